@@ -1,0 +1,213 @@
+//! Do the replicas agree? Compared only between up nodes at a common applied index.
+
+use super::Finding;
+use crate::outcome::Outcome;
+use nodes::api::ClusterView;
+use serde_json::json;
+use std::collections::{BTreeMap, BTreeSet};
+
+pub const CHECKER: &str = "divergence";
+
+/// Replicas (up nodes) grouped by applied index must hold equal state maps; nodes
+/// whose model has no log (`applied: None`) form one group, compared at quiescence.
+pub fn check(view: &ClusterView) -> Vec<Finding> {
+    let mut groups: BTreeMap<Option<u64>, Vec<usize>> = BTreeMap::new();
+    for (i, node) in view.nodes.iter().enumerate() {
+        if node.up {
+            groups.entry(node.observation.applied).or_default().push(i);
+        }
+    }
+    let mut findings = Vec::new();
+    for (applied, members) in &groups {
+        if let Some(finding) = compare(view, *applied, members) {
+            findings.push(finding);
+        }
+    }
+    let indexed: Vec<_> = groups.keys().filter(|k| k.is_some()).collect();
+    if indexed.len() > 1 {
+        let positions: BTreeMap<&str, u64> = view
+            .nodes
+            .iter()
+            .filter(|n| n.up)
+            .filter_map(|n| n.observation.applied.map(|a| (n.name.as_str(), a)))
+            .collect();
+        let listed = positions
+            .iter()
+            .map(|(n, a)| format!("{n}={a}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        findings.push(
+            Finding::new(
+                CHECKER,
+                Some(Outcome::Stuck),
+                format!("replicas did not reach a common applied index ({listed})"),
+            )
+            .with_detail(json!({ "applied": positions })),
+        );
+    }
+    findings
+}
+
+fn compare(view: &ClusterView, applied: Option<u64>, members: &[usize]) -> Option<Finding> {
+    if members.len() < 2 {
+        return None;
+    }
+    let keys: BTreeSet<&String> = members
+        .iter()
+        .flat_map(|&i| view.nodes[i].observation.state.keys())
+        .collect();
+    let mut differing = 0usize;
+    let mut first: Option<(&String, BTreeMap<&str, Option<&String>>)> = None;
+    for key in keys {
+        let values: BTreeMap<&str, Option<&String>> = members
+            .iter()
+            .map(|&i| {
+                (
+                    view.nodes[i].name.as_str(),
+                    view.nodes[i].observation.state.get(key),
+                )
+            })
+            .collect();
+        let distinct: BTreeSet<Option<&String>> = values.values().copied().collect();
+        if distinct.len() > 1 {
+            differing += 1;
+            if first.is_none() {
+                first = Some((key, values));
+            }
+        }
+    }
+    let (key, values) = first?;
+    let at = applied
+        .map(|a| format!(" at applied index {a}"))
+        .unwrap_or_default();
+    let shown = values
+        .iter()
+        .map(|(n, v)| {
+            format!(
+                "{n}={}",
+                v.map(|v| format!("{v:?}"))
+                    .unwrap_or_else(|| "<absent>".into())
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    let message = format!(
+        "replicas disagree{at}: first differing key `{key}`: {shown} ({differing} key(s) differ)"
+    );
+    Some(
+        Finding::new(CHECKER, Some(Outcome::Diverged), message).with_detail(json!({
+            "applied": applied,
+            "key": key,
+            "values": values,
+            "differing_keys": differing,
+        })),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nodes::api::{NodeView, Observation};
+
+    fn node(name: &str, up: bool, applied: Option<u64>, state: &[(&str, &str)]) -> NodeView {
+        let mut observation = Observation {
+            applied,
+            ..Observation::default()
+        };
+        for (k, v) in state {
+            observation.state.insert(k.to_string(), v.to_string());
+        }
+        NodeView {
+            name: name.into(),
+            role: "replica".into(),
+            up,
+            observation,
+        }
+    }
+
+    #[test]
+    fn equal_replicas_pass() {
+        let view = ClusterView {
+            now_ms: 0,
+            nodes: vec![
+                node("a", true, Some(3), &[("k", "1")]),
+                node("b", true, Some(3), &[("k", "1")]),
+            ],
+        };
+        assert!(check(&view).is_empty());
+    }
+
+    #[test]
+    fn names_the_first_differing_key_and_every_value() {
+        let view = ClusterView {
+            now_ms: 0,
+            nodes: vec![
+                node(
+                    "a",
+                    true,
+                    Some(5),
+                    &[("k1", "x"), ("k2", "same"), ("k3", "p")],
+                ),
+                node("b", true, Some(5), &[("k1", "y"), ("k2", "same")]),
+                node(
+                    "c",
+                    true,
+                    Some(5),
+                    &[("k1", "x"), ("k2", "same"), ("k3", "p")],
+                ),
+            ],
+        };
+        let findings = check(&view);
+        assert_eq!(findings.len(), 1);
+        assert_eq!(findings[0].outcome, Some(Outcome::Diverged));
+        assert_eq!(findings[0].detail["key"], "k1");
+        assert_eq!(findings[0].detail["values"]["b"], "y");
+        assert_eq!(findings[0].detail["differing_keys"], 2);
+        assert!(
+            findings[0].message.contains("b=\"y\""),
+            "{}",
+            findings[0].message
+        );
+    }
+
+    #[test]
+    fn down_nodes_are_not_compared() {
+        let view = ClusterView {
+            now_ms: 0,
+            nodes: vec![
+                node("a", true, Some(2), &[("k", "1")]),
+                node("b", false, Some(2), &[("k", "2")]),
+            ],
+        };
+        assert!(check(&view).is_empty());
+    }
+
+    #[test]
+    fn different_applied_indices_are_stuck_not_diverged() {
+        let view = ClusterView {
+            now_ms: 0,
+            nodes: vec![
+                node("a", true, Some(2), &[("k", "1")]),
+                node("b", true, Some(4), &[("k", "2")]),
+            ],
+        };
+        let findings = check(&view);
+        assert_eq!(findings.len(), 1);
+        assert_eq!(findings[0].outcome, Some(Outcome::Stuck));
+        assert!(findings[0].message.contains("a=2, b=4"));
+    }
+
+    #[test]
+    fn logless_models_compare_at_quiescence() {
+        let view = ClusterView {
+            now_ms: 0,
+            nodes: vec![
+                node("dn", true, None, &[("C1", "CLOSED")]),
+                node("recon", true, None, &[("C1", "UNHEALTHY")]),
+            ],
+        };
+        let findings = check(&view);
+        assert_eq!(findings[0].outcome, Some(Outcome::Diverged));
+        assert_eq!(findings[0].detail["key"], "C1");
+    }
+}

@@ -1,0 +1,340 @@
+//! The `faultline` command line. Exit codes: 0 every run met its expectation,
+//! 1 some run did not, 2 bad input or usage.
+
+use crate::report;
+use crate::runner::{self, RunResult};
+use crate::scenario::{self, LoadError, Scenario};
+use clap::{Parser, Subcommand};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+pub const EXIT_OK: u8 = 0;
+pub const EXIT_FAILED: u8 = 1;
+pub const EXIT_BAD_INPUT: u8 = 2;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "faultline",
+    version,
+    about = "Deterministic fault-injection scenarios on turmoil"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run scenarios (files, or directories searched for *.yaml) and judge them.
+    Run {
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Seed for every run (default: each scenario's `defaults.seed`, else 1).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Run only this variant.
+        #[arg(long)]
+        variant: Option<String>,
+        /// Write report.json per run, junit.xml and summary.md here.
+        #[arg(long)]
+        report_dir: Option<PathBuf>,
+        /// Print one JSON object per variant run instead of the readable summary.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Validate scenario files without running them.
+    Validate {
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+    },
+    /// List models (ops, fail points, invariants, bug keys) and bundled scenarios.
+    List {
+        /// Where to look for scenarios.
+        #[arg(long, default_value = "scenarios")]
+        scenarios: PathBuf,
+    },
+    /// Rerun a saved report.json and confirm the same trail digest.
+    Replay { report: PathBuf },
+}
+
+pub fn main_with(cli: Cli) -> ExitCode {
+    let code = match cli.command {
+        Command::Run {
+            paths,
+            seed,
+            variant,
+            report_dir,
+            json,
+        } => run(
+            &paths,
+            seed,
+            variant.as_deref(),
+            report_dir.as_deref(),
+            json,
+        ),
+        Command::Validate { paths } => validate(&paths),
+        Command::List { scenarios } => list(&scenarios),
+        Command::Replay { report } => replay(&report),
+    };
+    ExitCode::from(code)
+}
+
+/// Every scenario file under the given paths, sorted, directories searched recursively.
+pub fn scenario_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+    let mut files = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            collect(path, &mut files).map_err(|e| format!("{}: {e}", path.display()))?;
+        } else if path.exists() {
+            files.push(path.clone());
+        } else {
+            return Err(format!("{}: no such file or directory", path.display()));
+        }
+    }
+    Ok(files)
+}
+
+fn collect(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            collect(&path, out)?;
+        } else if matches!(
+            path.extension().and_then(|e| e.to_str()),
+            Some("yaml" | "yml")
+        ) {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// Load every file; print every error of every file. `None` if any was bad.
+pub fn load_all(paths: &[PathBuf]) -> Option<Vec<Scenario>> {
+    let files = match scenario_files(paths) {
+        Ok(files) => files,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return None;
+        }
+    };
+    if files.is_empty() {
+        eprintln!("error: no scenario files (*.yaml) under the given paths");
+        return None;
+    }
+    let mut scenarios = Vec::new();
+    let mut bad = false;
+    for file in files {
+        match scenario::load(&file) {
+            Ok(s) => scenarios.push(s),
+            Err(LoadError::Io(message)) => {
+                eprintln!("error: {message}");
+                bad = true;
+            }
+            Err(LoadError::Invalid(diagnostics)) => {
+                eprint!("{diagnostics}");
+                bad = true;
+            }
+        }
+    }
+    (!bad).then_some(scenarios)
+}
+
+fn run(
+    paths: &[PathBuf],
+    seed: Option<u64>,
+    variant: Option<&str>,
+    report_dir: Option<&Path>,
+    json: bool,
+) -> u8 {
+    let Some(scenarios) = load_all(paths) else {
+        return EXIT_BAD_INPUT;
+    };
+    if let Some(v) = variant {
+        if !scenarios.iter().any(|s| s.variant(v).is_some()) {
+            eprintln!("error: no scenario has a variant named `{v}`");
+            return EXIT_BAD_INPUT;
+        }
+    }
+    let mut results: Vec<RunResult> = Vec::new();
+    for scenario in &scenarios {
+        for v in scenario
+            .variants
+            .iter()
+            .filter(|v| variant.is_none_or(|name| v.name == name))
+        {
+            let result = runner::run(scenario, v, seed.unwrap_or(scenario.settings.seed));
+            if json {
+                println!("{}", report::json_line(&result));
+            } else {
+                print!("{}", report::terminal_summary(&result));
+            }
+            if let Some(dir) = report_dir {
+                // Written as each run ends, so a later failure loses nothing.
+                if let Err(e) = report::write_run(dir, &result) {
+                    eprintln!(
+                        "error: writing the report of {} [{}]: {e}",
+                        result.scenario, result.variant
+                    );
+                    return EXIT_BAD_INPUT;
+                }
+            }
+            results.push(result);
+        }
+    }
+    if let Some(dir) = report_dir {
+        if let Err(e) = report::write_summaries(dir, &results) {
+            eprintln!("error: writing summaries to {}: {e}", dir.display());
+            return EXIT_BAD_INPUT;
+        }
+    }
+    let failed = results.iter().filter(|r| !r.passed).count();
+    if !json {
+        println!(
+            "{} run(s): {} passed, {failed} failed",
+            results.len(),
+            results.len() - failed
+        );
+    }
+    if failed == 0 {
+        EXIT_OK
+    } else {
+        EXIT_FAILED
+    }
+}
+
+fn validate(paths: &[PathBuf]) -> u8 {
+    let Some(scenarios) = load_all(paths) else {
+        return EXIT_BAD_INPUT;
+    };
+    for s in &scenarios {
+        let variants: Vec<&str> = s.variants.iter().map(|v| v.name.as_str()).collect();
+        println!(
+            "ok {} ({}; {} step(s); variants: {})",
+            s.file,
+            s.model.info().name,
+            s.steps.len(),
+            variants.join(", ")
+        );
+    }
+    EXIT_OK
+}
+
+fn list(scenarios_dir: &Path) -> u8 {
+    for model in nodes::registry::models() {
+        let info = model.info();
+        println!("model {}: {}", info.name, info.summary);
+        let roles: Vec<String> = info
+            .roles
+            .iter()
+            .map(|r| format!("{} ({}..={})", r.name, r.count_min, r.count_max))
+            .collect();
+        println!("  roles: {}", roles.join(", "));
+        println!("  ops:");
+        for op in &info.ops {
+            println!("    {:<20} {}  e.g. {}", op.name, op.summary, op.example);
+        }
+        println!("  fail points:");
+        for p in &info.fail_points {
+            let mut actions = Vec::new();
+            if !p.errors.is_empty() {
+                actions.push(format!("error: {}", p.errors.join("|")));
+            }
+            if p.stall {
+                actions.push("stall".into());
+            }
+            if p.panic {
+                actions.push("panic".into());
+            }
+            println!("    {:<28} {} [{}]", p.name, p.summary, actions.join(", "));
+        }
+        println!("  invariants:");
+        for i in &info.invariants {
+            println!("    {:<28} ({:?}) {}", i.name, i.kind, i.summary);
+        }
+        println!("  bugs:");
+        for b in &info.bugs {
+            println!("    {:<16} {}", b.key, b.summary);
+        }
+        println!();
+    }
+    if scenarios_dir.is_dir() {
+        println!("bundled scenarios ({}):", scenarios_dir.display());
+        match scenario_files(&[scenarios_dir.to_path_buf()]) {
+            Ok(files) => {
+                for file in files {
+                    match scenario::load(&file) {
+                        Ok(s) => {
+                            let v: Vec<&str> = s.variants.iter().map(|v| v.name.as_str()).collect();
+                            println!(
+                                "  {} [{}] variants: {}",
+                                file.display(),
+                                s.model.info().name,
+                                v.join(", ")
+                            );
+                        }
+                        Err(_) => println!(
+                            "  {} (invalid: run `faultline validate` on it)",
+                            file.display()
+                        ),
+                    }
+                }
+            }
+            Err(message) => eprintln!("error: {message}"),
+        }
+    }
+    EXIT_OK
+}
+
+fn replay(path: &Path) -> u8 {
+    let saved = match report::read_run(path) {
+        Ok(r) => r,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return EXIT_BAD_INPUT;
+        }
+    };
+    let scenario = match scenario::load(Path::new(&saved.file)) {
+        Ok(s) => s,
+        Err(e) => {
+            eprint!(
+                "error: the report's scenario {} no longer loads:\n{e}",
+                saved.file
+            );
+            return EXIT_BAD_INPUT;
+        }
+    };
+    if scenario.sha256 != saved.scenario_sha256 {
+        eprintln!(
+            "warning: {} changed since the report was written (sha256 differs)",
+            saved.file
+        );
+    }
+    let Some(variant) = scenario.variant(&saved.variant) else {
+        eprintln!(
+            "error: {} has no variant `{}` any more",
+            saved.file, saved.variant
+        );
+        return EXIT_BAD_INPUT;
+    };
+    let rerun = runner::run(&scenario, variant, saved.seed);
+    print!("{}", report::terminal_summary(&rerun));
+    if rerun.trail_digest == saved.trail_digest {
+        println!("replay: same trail digest {}", rerun.trail_digest);
+        EXIT_OK
+    } else {
+        println!(
+            "replay: DIFFERENT trail digest: saved {} now {}",
+            saved.trail_digest, rerun.trail_digest
+        );
+        if let Some((i, a, b)) =
+            crate::trail::first_difference(&saved.trail.events, &rerun.trail.events)
+        {
+            println!("  first difference at event {i}:\n    saved: {a:?}\n    now:   {b:?}");
+        }
+        EXIT_FAILED
+    }
+}

@@ -1,0 +1,17 @@
+//! faultline: a deterministic fault-injection chaos harness on turmoil.
+//!
+//! A scenario (`scenario`) is validated from YAML (`yaml`), run on a fresh
+//! simulation (`runner`) that records one trail (`trail`), judged by checkers
+//! (`check`) into an outcome (`outcome`), and reported (`report`).
+
+pub mod check;
+pub mod cli;
+pub mod diag;
+pub mod duration;
+pub mod faults;
+pub mod outcome;
+pub mod report;
+pub mod runner;
+pub mod scenario;
+pub mod trail;
+pub mod yaml;

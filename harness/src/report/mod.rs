@@ -1,0 +1,168 @@
+//! Reports: per-run `report.json`, `junit.xml` and `summary.md` over all runs, the
+//! per-variant JSON line of `--json`, and the terminal summary. Every file is
+//! written atomically (temporary file, fsync, rename): a killed process leaves the
+//! old file or the new one, never half of one.
+
+mod junit;
+mod summary;
+
+pub use junit::junit_xml;
+pub use summary::{summary_md, terminal_summary};
+
+use crate::runner::RunResult;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Write `bytes` to `path` atomically.
+pub fn atomic_write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "out".into());
+    let tmp = dir.join(format!(".{name}.tmp.{}", std::process::id()));
+    {
+        let mut file = std::fs::File::create(&tmp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+    }
+    std::fs::rename(&tmp, path)?;
+    // Make the rename itself durable.
+    if let Ok(dir) = std::fs::File::open(dir) {
+        let _ = dir.sync_all();
+    }
+    Ok(())
+}
+
+/// A path component made only of safe characters: scenario data never steers a
+/// report outside the report directory (no `..`, no `/`, no absolute names).
+pub fn safe_component(text: &str) -> String {
+    let mut out: String = text
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(100)
+        .collect();
+    while out.starts_with('.') {
+        out.replace_range(0..1, "_");
+    }
+    if out.is_empty() {
+        out.push('_');
+    }
+    out
+}
+
+/// Where one run's files go: `<dir>/<scenario>/<variant>/seed-<N>/`.
+pub fn run_dir(root: &Path, result: &RunResult) -> PathBuf {
+    root.join(safe_component(&result.scenario))
+        .join(safe_component(&result.variant))
+        .join(format!("seed-{}", result.seed))
+}
+
+/// Write `report.json` for one run; returns its path.
+pub fn write_run(root: &Path, result: &RunResult) -> std::io::Result<PathBuf> {
+    let path = run_dir(root, result).join("report.json");
+    let bytes = serde_json::to_vec_pretty(result).expect("results serialize");
+    atomic_write(&path, &bytes)?;
+    Ok(path)
+}
+
+/// Write `junit.xml` and `summary.md` over all runs.
+pub fn write_summaries(root: &Path, results: &[RunResult]) -> std::io::Result<()> {
+    atomic_write(&root.join("junit.xml"), junit_xml(results).as_bytes())?;
+    atomic_write(&root.join("summary.md"), summary_md(results).as_bytes())?;
+    Ok(())
+}
+
+/// The one-line JSON object `--json` prints per variant run.
+pub fn json_line(result: &RunResult) -> String {
+    serde_json::json!({
+        "scenario": result.scenario,
+        "file": result.file,
+        "variant": result.variant,
+        "seed": result.seed,
+        "outcome": result.outcome,
+        "expected": result.expected,
+        "passed": result.passed,
+        "trail_digest": result.trail_digest,
+        "sim_elapsed_ms": result.sim_elapsed_ms,
+        "wall_ms": result.wall_ms,
+        "findings": result.findings,
+        "replay": result.replay,
+    })
+    .to_string()
+}
+
+/// Read a saved report.
+pub fn read_run(path: &Path) -> Result<RunResult, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+    serde_json::from_slice(&bytes)
+        .map_err(|e| format!("{}: not a faultline report: {e}", path.display()))
+}
+
+pub fn xml_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            // XML 1.0 forbids most control characters even when escaped.
+            c if (c as u32) < 0x20 && c != '\n' && c != '\t' && c != '\r' => out.push('?'),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn safe_components_never_escape_the_directory() {
+        assert_eq!(safe_component("../../etc/passwd"), "___.._etc_passwd");
+        assert_eq!(safe_component("/abs"), "_abs");
+        assert_eq!(safe_component(".."), "__");
+        assert_eq!(safe_component(""), "_");
+        assert_eq!(
+            safe_component("raftkv-leader_crash.v2"),
+            "raftkv-leader_crash.v2"
+        );
+        assert!(!safe_component("a/b\\c").contains('/'));
+    }
+
+    #[test]
+    fn atomic_write_replaces_whole_files() {
+        let dir = std::env::temp_dir().join(format!("faultline-atomic-{}", std::process::id()));
+        let path = dir.join("x.json");
+        atomic_write(&path, b"old").unwrap();
+        atomic_write(&path, b"new").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"new");
+        let leftovers: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .collect();
+        assert_eq!(leftovers.len(), 1, "no temporary file is left behind");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn xml_escape_covers_markup_and_controls() {
+        assert_eq!(
+            xml_escape("<a href=\"x\">&'</a>\u{1}"),
+            "&lt;a href=&quot;x&quot;&gt;&amp;&apos;&lt;/a&gt;?"
+        );
+    }
+}

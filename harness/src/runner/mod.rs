@@ -1,0 +1,541 @@
+//! One run: a scenario variant and a seed on a fresh turmoil simulation.
+//!
+//! The scenario's steps run outside the simulation, between its steps (only `Sim`
+//! can crash and bounce hosts). After the scripted steps, the heal phase repairs
+//! the network, clears fail points and restarts down nodes, waits for the replicas
+//! to settle, and the checkers judge.
+
+pub mod env;
+mod interpret;
+pub mod net;
+pub mod panic;
+mod result;
+
+pub use result::{FinalNode, MessageCount, RunResult};
+
+use crate::check::{self, divergence, expect, history, invariants, Finding};
+use crate::faults::FaultTable;
+use crate::outcome::Outcome;
+use crate::scenario::{Condition, Heal, Scenario, Variant};
+use crate::trail::{Kind, Trail};
+use env::{NodeState, RunEnv, RunState};
+use net::NetState;
+use nodes::api::{ClusterView, NodeCtx, NodeStart, NodeView};
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, UNIX_EPOCH};
+use tokio::sync::mpsc::unbounded_channel;
+use turmoil::Sim;
+
+/// A fixed epoch: the default is the wall clock, which would leak into every run.
+const EPOCH_SECS: u64 = 1_700_000_000;
+/// How often (in simulation steps) the in-flight message count is checked.
+const IN_FLIGHT_CHECK_STEPS: u64 = 256;
+
+static RUN_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// Why the scripted steps stopped early.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Halt {
+    /// An await missed its deadline: the rest of the script is meaningless.
+    Await(String),
+    /// A limit was hit: the run ends here.
+    Limit(String),
+    /// A panic in the simulation: the run ends here.
+    Crashed(String),
+}
+
+/// Run one variant of a scenario with one seed.
+pub fn run(scenario: &Scenario, variant: &Variant, seed: u64) -> RunResult {
+    let wall = std::time::Instant::now(); // wall-clock ok: reported, never in the trail
+    let mut driver = Driver::new(scenario, variant, seed);
+    let halt = driver.script();
+    let halt = match halt {
+        Ok(()) | Err(Halt::Await(_)) => match &scenario.settings.heal {
+            Some(heal) => driver.heal(heal).err().or(halt.err()),
+            None => halt.err(),
+        },
+        Err(other) => Some(other),
+    };
+    driver.finish(halt, wall.elapsed())
+}
+
+pub(crate) struct Driver<'s> {
+    sim: Sim<'static>,
+    scenario: &'s Scenario,
+    variant: &'s Variant,
+    seed: u64,
+    state: Rc<RefCell<RunState>>,
+    names: Vec<String>,
+    net: NetState,
+    findings: Vec<Finding>,
+    next_op: u64,
+    sim_steps: u64,
+}
+
+impl<'s> Driver<'s> {
+    fn new(scenario: &'s Scenario, variant: &'s Variant, seed: u64) -> Self {
+        let run_id = format!(
+            "{}-{}-{seed}-{}",
+            scenario.name,
+            variant.name,
+            RUN_COUNTER.fetch_add(1, Ordering::Relaxed)
+        );
+        let names: Vec<String> = scenario.nodes.iter().map(|n| n.name.clone()).collect();
+        let state = Rc::new(RefCell::new(RunState {
+            trail: Trail::default(),
+            nodes: names
+                .iter()
+                .map(|name| NodeState {
+                    name: name.clone(),
+                    up: true,
+                    incarnation: 0,
+                    observation: Default::default(),
+                    inbox: None,
+                    stopped: false,
+                })
+                .collect(),
+            ops: BTreeMap::new(),
+            exits: Vec::new(),
+            faults: FaultTable::new(&run_id, seed),
+            messages: BTreeMap::new(),
+            messages_total: 0,
+            now: Duration::ZERO,
+            line: None,
+            events_max: scenario.settings.limits.events,
+            events_over: false,
+        }));
+        let env = Rc::new(RunEnv {
+            run_id,
+            state: state.clone(),
+        });
+        let sim = build_sim(scenario, variant, seed, &state, env);
+        Driver {
+            sim,
+            scenario,
+            variant,
+            seed,
+            state,
+            names,
+            net: NetState::default(),
+            findings: Vec::new(),
+            next_op: 1,
+            sim_steps: 0,
+        }
+    }
+
+    /// The scripted steps, in order.
+    fn script(&mut self) -> Result<(), Halt> {
+        for step in &self.scenario.steps {
+            self.exec(step)?;
+        }
+        Ok(())
+    }
+
+    // ---- time ----
+
+    /// One simulation step, with every limit checked.
+    pub(crate) fn advance(&mut self) -> Result<(), Halt> {
+        let limits = &self.scenario.settings.limits;
+        if self.sim.elapsed() >= limits.duration {
+            return Err(self.limit(format!(
+                "simulated duration limit of {} reached",
+                crate::duration::format(limits.duration)
+            )));
+        }
+        if self.sim_steps >= limits.steps {
+            return Err(self.limit(format!(
+                "step limit of {} simulation steps reached",
+                limits.steps
+            )));
+        }
+        let sim = &mut self.sim;
+        match panic::catch(|| sim.step()) {
+            Ok(Ok(_)) => {}
+            Ok(Err(error)) => return Err(Halt::Crashed(format!("the simulation failed: {error}"))),
+            Err(message) => return Err(Halt::Crashed(message)),
+        }
+        self.sim_steps += 1;
+        self.state.borrow_mut().now = self.sim.elapsed();
+        self.reap_exits();
+        if self.state.borrow().events_over {
+            return Err(self.limit(format!("trail limit of {} events reached", limits.events)));
+        }
+        if self.sim_steps.is_multiple_of(IN_FLIGHT_CHECK_STEPS) {
+            let in_flight = self.in_flight();
+            if in_flight > limits.messages_in_flight {
+                return Err(self.limit(format!(
+                    "{in_flight} messages in flight, over the limit of {}",
+                    limits.messages_in_flight
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    fn limit(&mut self, message: String) -> Halt {
+        self.event(None, Kind::Limit, message.clone());
+        Halt::Limit(message)
+    }
+
+    fn in_flight(&self) -> usize {
+        let mut count = 0;
+        self.sim.links(|links| {
+            for link in links {
+                count += link.count();
+            }
+        });
+        count
+    }
+
+    /// Stop the hosts of nodes that terminated themselves during the last step.
+    fn reap_exits(&mut self) {
+        let exits = std::mem::take(&mut self.state.borrow_mut().exits);
+        for (node, reason) in exits {
+            if self.state.borrow().nodes[node].up {
+                self.kill(node);
+                self.event(Some(node), Kind::Crash, format!("process exited: {reason}"));
+            }
+        }
+    }
+
+    /// Run for a simulated duration.
+    pub(crate) fn run_for(&mut self, duration: Duration) -> Result<(), Halt> {
+        let until = self.sim.elapsed() + duration;
+        while self.sim.elapsed() < until {
+            self.advance()?;
+        }
+        Ok(())
+    }
+
+    /// Step until `condition` holds, or `within` passes. Ok(false) on timeout.
+    pub(crate) fn run_until(
+        &mut self,
+        condition: &Condition,
+        within: Duration,
+    ) -> Result<bool, Halt> {
+        let deadline = self.sim.elapsed() + within;
+        loop {
+            if self.holds(condition) {
+                return Ok(true);
+            }
+            if self.sim.elapsed() >= deadline {
+                return Ok(false);
+            }
+            self.advance()?;
+        }
+    }
+
+    /// Step until `condition` has held for `settle` without a break, or `within` passes.
+    pub(crate) fn run_until_stable(
+        &mut self,
+        condition: &Condition,
+        within: Duration,
+        settle: Duration,
+    ) -> Result<bool, Halt> {
+        let deadline = self.sim.elapsed() + within;
+        let mut since: Option<Duration> = None;
+        loop {
+            let now = self.sim.elapsed();
+            if self.holds(condition) {
+                let start = *since.get_or_insert(now);
+                if now - start >= settle {
+                    return Ok(true);
+                }
+            } else {
+                since = None;
+            }
+            if now >= deadline {
+                return Ok(false);
+            }
+            self.advance()?;
+        }
+    }
+
+    // ---- the cluster as the harness sees it ----
+
+    pub(crate) fn up(&self, node: usize) -> bool {
+        self.state.borrow().nodes[node].up
+    }
+
+    /// The up node that leads with the highest term.
+    pub(crate) fn leader(&self) -> Option<usize> {
+        let state = self.state.borrow();
+        state
+            .nodes
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| n.up && n.observation.role.as_deref() == Some("leader"))
+            .max_by_key(|(i, n)| (n.observation.term, std::cmp::Reverse(*i)))
+            .map(|(i, _)| i)
+    }
+
+    pub(crate) fn holds(&self, condition: &Condition) -> bool {
+        match condition {
+            Condition::Leader(None) => self.leader().is_some(),
+            Condition::Leader(Some(node)) => self.leader() == Some(*node),
+            Condition::Applied { index, nodes } => {
+                let state = self.state.borrow();
+                let wanted: Vec<usize> = if nodes.is_empty() {
+                    (0..state.nodes.len())
+                        .filter(|&i| state.nodes[i].up)
+                        .collect()
+                } else {
+                    nodes.clone()
+                };
+                wanted.iter().all(|&i| {
+                    state.nodes[i].up && state.nodes[i].observation.applied.unwrap_or(0) >= *index
+                })
+            }
+            Condition::Up(node) => self.up(*node),
+            Condition::Down(node) => !self.up(*node),
+            Condition::OpsDone => self
+                .state
+                .borrow()
+                .ops
+                .values()
+                .all(|op| op.result.is_some() || op.timed_out),
+            Condition::Quiescent => self.quiescent(),
+            Condition::Observed { node, key, value } => {
+                let state = self.state.borrow();
+                let obs = &state.nodes[*node].observation;
+                obs.state.get(key).or_else(|| obs.facts.get(key)) == Some(value)
+            }
+        }
+    }
+
+    /// Up nodes agree on their applied index, none has pending work, and no op is in flight.
+    fn quiescent(&self) -> bool {
+        let state = self.state.borrow();
+        let mut applied = None;
+        for node in state.nodes.iter().filter(|n| n.up) {
+            if node.observation.pending > 0 {
+                return false;
+            }
+            if let Some(a) = node.observation.applied {
+                if *applied.get_or_insert(a) != a {
+                    return false;
+                }
+            }
+        }
+        state
+            .ops
+            .values()
+            .all(|op| op.result.is_some() || op.timed_out)
+    }
+
+    pub(crate) fn view(&self) -> ClusterView {
+        let state = self.state.borrow();
+        ClusterView {
+            now_ms: self.sim.elapsed().as_millis() as u64,
+            nodes: state
+                .nodes
+                .iter()
+                .zip(&self.scenario.nodes)
+                .map(|(n, spec)| NodeView {
+                    name: n.name.clone(),
+                    role: spec.role.clone(),
+                    up: n.up,
+                    observation: n.observation.clone(),
+                })
+                .collect(),
+        }
+    }
+
+    // ---- acting on nodes ----
+
+    pub(crate) fn event(&mut self, node: Option<usize>, kind: Kind, detail: impl Into<String>) {
+        let name = node.map(|n| self.names[n].clone());
+        self.state
+            .borrow_mut()
+            .harness_event(name.as_deref(), kind, detail);
+    }
+
+    /// Stop a node's host (losing its unsynced writes) and fail its ops in flight.
+    pub(crate) fn kill(&mut self, node: usize) {
+        self.sim.crash(self.names[node].as_str());
+        let mut state = self.state.borrow_mut();
+        state.nodes[node].up = false;
+        state.nodes[node].inbox = None;
+        state.exits.retain(|(n, _)| *n != node);
+    }
+
+    /// Start a node's host from its durable state.
+    pub(crate) fn boot(&mut self, node: usize) {
+        self.sim.bounce(self.names[node].as_str());
+        self.state.borrow_mut().nodes[node].up = true;
+    }
+
+    pub(crate) fn finding(&mut self, finding: Finding) {
+        self.findings.push(finding);
+    }
+
+    // ---- heal and judge ----
+
+    fn heal(&mut self, heal: &Heal) -> Result<(), Halt> {
+        self.state.borrow_mut().line = None;
+        let names = self.names.clone();
+        let cuts = self.net.repair_all(&self.sim, &names);
+        let holds = self.net.release_all(&self.sim, &names);
+        let settings = &self.scenario.settings;
+        let latencies = self.net.reset_latencies(
+            &self.sim,
+            &names,
+            settings.latency_min,
+            settings.latency_max,
+        );
+        let cleared = self.state.borrow_mut().faults.clear_all();
+        let down: Vec<usize> = (0..names.len()).filter(|&n| !self.up(n)).collect();
+        let cleared_names: Vec<String> = cleared.iter().map(|(n, p)| format!("{n}/{p}")).collect();
+        let down_names: Vec<&str> = down.iter().map(|&n| names[n].as_str()).collect();
+        self.event(
+            None,
+            Kind::Heal,
+            format!(
+                "heal: repaired {cuts} cut(s), released {holds} hold(s), reset latency on {latencies} link(s), cleared fail points [{}], starting [{}]",
+                cleared_names.join(", "),
+                down_names.join(", ")
+            ),
+        );
+        for node in down {
+            self.boot(node);
+            self.event(Some(node), Kind::Start, "heal: start from durable state");
+        }
+        let settled = self.run_until_stable(&Condition::Quiescent, heal.within, heal.settle)?;
+        let detail = if settled {
+            "heal: replicas settled"
+        } else {
+            "heal: replicas did not settle within the heal window"
+        };
+        self.event(None, Kind::Heal, detail);
+        Ok(())
+    }
+
+    fn judge(&mut self, view: &ClusterView, trail: &Trail) -> Vec<Finding> {
+        let model = self.scenario.model;
+        let mut findings = std::mem::take(&mut self.findings);
+        findings.extend(check::guarded(divergence::CHECKER, || {
+            divergence::check(view)
+        }));
+        findings.extend(invariants::check_all(model, view));
+        if model.info().has_leader {
+            findings.extend(check::guarded(history::ELECTION_SAFETY, || {
+                history::election_safety(trail)
+            }));
+        }
+        findings.extend(self.ineffective_fail_points());
+        let expect = &self.variant.expect;
+        let file = &self.scenario.file;
+        findings.extend(expect::trail_present(file, &expect.trail, trail));
+        findings.extend(expect::trail_absent(file, &expect.absent, trail));
+        findings.extend(expect::observed(self.scenario, &expect.observed, view));
+        findings
+    }
+
+    /// A fail point armed but never fired tested nothing: the run fails, saying so.
+    fn ineffective_fail_points(&self) -> Vec<Finding> {
+        let state = self.state.borrow();
+        state
+            .faults
+            .arms()
+            .iter()
+            .filter(|arm| arm.fired == 0 && !arm.optional)
+            .map(|arm| {
+                let reached = if arm.hits == 0 { "never reached" } else { "reached but never fired" };
+                Finding::new(
+                    "fault-effectiveness",
+                    None,
+                    format!(
+                        "{}:{}:{}: fail point `{}` on {} was armed but {reached}; the run tested nothing there (mark the step `optional: true` if that is expected)",
+                        self.scenario.file, arm.loc.line, arm.loc.col, arm.point, arm.node
+                    ),
+                )
+            })
+            .collect()
+    }
+
+    fn finish(mut self, halt: Option<Halt>, wall: Duration) -> RunResult {
+        match &halt {
+            Some(Halt::Crashed(message)) => self.findings.push(Finding::new(
+                "panic",
+                Some(Outcome::Crashed),
+                format!("unexpected panic: {message}"),
+            )),
+            Some(Halt::Limit(message)) => self.findings.push(Finding::new(
+                "limits",
+                Some(Outcome::Stuck),
+                message.clone(),
+            )),
+            Some(Halt::Await(_)) | None => {}
+        }
+        let view = self.view();
+        let mut trail = std::mem::take(&mut self.state.borrow_mut().trail);
+        trail.finish();
+        let findings = self.judge(&view, &trail);
+        let crashed = matches!(halt, Some(Halt::Crashed(_)));
+        let result = RunResult::build(&self, view, trail, findings, wall);
+        // The fail registry is process-global: disarm this run's points now.
+        self.state.borrow_mut().faults.clear_all();
+        if crashed {
+            // A simulation that panicked mid-step may not drop cleanly; leak it.
+            std::mem::forget(self.sim);
+        }
+        result
+    }
+}
+
+fn build_sim(
+    scenario: &Scenario,
+    variant: &Variant,
+    seed: u64,
+    state: &Rc<RefCell<RunState>>,
+    env: Rc<RunEnv>,
+) -> Sim<'static> {
+    let settings = &scenario.settings;
+    let mut builder = turmoil::Builder::new();
+    builder
+        .rng_seed(seed)
+        .epoch(UNIX_EPOCH + Duration::from_secs(EPOCH_SECS))
+        .tick_duration(settings.tick)
+        .min_message_latency(settings.latency_min)
+        .max_message_latency(settings.latency_max)
+        // We step the simulation ourselves and enforce our own duration limit.
+        .simulation_duration(settings.limits.duration + Duration::from_secs(1));
+    if settings.random_order {
+        builder.enable_random_order();
+    }
+    let mut sim = builder.build();
+    // Hosts are registered in the scenario's order: it fixes their addresses and
+    // the per-host seeds turmoil draws from its world rng.
+    for (index, spec) in scenario.nodes.iter().enumerate() {
+        let state = state.clone();
+        let env = env.clone();
+        let model = scenario.model;
+        let nodes = scenario.nodes.clone();
+        let bugs = variant.bugs.clone();
+        let params = variant.params.clone();
+        sim.host(spec.name.as_str(), move || {
+            let (inbox, receiver) = unbounded_channel();
+            let incarnation = {
+                let mut state = state.borrow_mut();
+                let node = &mut state.nodes[index];
+                node.inbox = Some(inbox);
+                node.stopped = false;
+                node.incarnation += 1;
+                node.incarnation - 1
+            };
+            let start = NodeStart {
+                index,
+                nodes: nodes.clone(),
+                incarnation,
+                seed,
+                bugs: bugs.clone(),
+                params: params.clone(),
+            };
+            model.start(NodeCtx::new(start, env.clone(), receiver))
+        });
+    }
+    sim
+}

@@ -1,0 +1,161 @@
+//! Everything a run produced: the verdict, the trail, the final observations.
+
+use super::env::OpRecord;
+use super::Driver;
+use crate::check::{outcome_of, Finding};
+use crate::faults::ArmSummary;
+use crate::outcome::Outcome;
+use crate::trail::Trail;
+use nodes::api::{ClusterView, Observation};
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+pub const HARNESS_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct FinalNode {
+    pub name: String,
+    pub role: String,
+    pub up: bool,
+    pub starts: u32,
+    pub observation: Observation,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct MessageCount {
+    /// Start of the 100 ms bucket.
+    pub t_ms: u64,
+    pub from: String,
+    pub to: String,
+    pub kind: String,
+    pub count: u32,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RunResult {
+    pub harness_version: String,
+    pub scenario: String,
+    pub file: String,
+    pub scenario_sha256: String,
+    pub model: String,
+    pub variant: String,
+    pub seed: u64,
+    pub outcome: Outcome,
+    pub expected: Vec<Outcome>,
+    pub passed: bool,
+    pub trail_digest: String,
+    pub sim_elapsed_ms: u64,
+    pub sim_steps: u64,
+    /// Wall time of the run; varies between runs and is never part of the trail.
+    pub wall_ms: u64,
+    pub findings: Vec<Finding>,
+    pub fail_points: Vec<ArmSummary>,
+    pub replay: String,
+    pub nodes: Vec<FinalNode>,
+    pub ops: Vec<OpRecord>,
+    pub messages_total: u64,
+    pub messages: Vec<MessageCount>,
+    pub trail: Trail,
+}
+
+impl RunResult {
+    pub(super) fn build(
+        driver: &Driver<'_>,
+        view: ClusterView,
+        trail: Trail,
+        findings: Vec<Finding>,
+        wall: Duration,
+    ) -> RunResult {
+        let scenario = driver.scenario;
+        let variant = driver.variant;
+        let outcome = outcome_of(&findings);
+        let expected = variant.expect.outcomes.clone();
+        let passed = expected.contains(&outcome) && findings.iter().all(|f| f.outcome.is_some());
+        let state = driver.state.borrow();
+        let nodes = view
+            .nodes
+            .into_iter()
+            .zip(&state.nodes)
+            .map(|(v, n)| FinalNode {
+                name: v.name,
+                role: v.role,
+                up: v.up,
+                starts: n.incarnation,
+                observation: v.observation,
+            })
+            .collect();
+        let messages = state
+            .messages
+            .iter()
+            .map(|((t_ms, from, to, kind), count)| MessageCount {
+                t_ms: *t_ms,
+                from: from.clone(),
+                to: to.clone(),
+                kind: kind.clone(),
+                count: *count,
+            })
+            .collect();
+        RunResult {
+            harness_version: HARNESS_VERSION.to_string(),
+            scenario: scenario.name.clone(),
+            file: scenario.file.clone(),
+            scenario_sha256: scenario.sha256.clone(),
+            model: scenario.model.info().name.to_string(),
+            variant: variant.name.clone(),
+            seed: driver.seed,
+            outcome,
+            expected,
+            passed,
+            trail_digest: trail.digest(),
+            sim_elapsed_ms: driver.sim.elapsed().as_millis() as u64,
+            sim_steps: driver.sim_steps,
+            wall_ms: wall.as_millis() as u64,
+            findings,
+            fail_points: state.faults.summaries(),
+            replay: replay_command(&scenario.file, &variant.name, driver.seed),
+            nodes,
+            ops: state.ops.values().cloned().collect(),
+            messages_total: state.messages_total,
+            messages,
+            trail,
+        }
+    }
+
+    /// The faults that fired, one line each.
+    pub fn faults_fired(&self) -> Vec<String> {
+        self.trail
+            .iter()
+            .filter(|e| e.kind.is_fault() || e.kind == crate::trail::Kind::FailPointHit)
+            .map(|e| {
+                format!(
+                    "{} ms {}{}",
+                    e.t_ms,
+                    e.node
+                        .as_ref()
+                        .map(|n| format!("{n}: "))
+                        .unwrap_or_default(),
+                    e.detail
+                )
+            })
+            .collect()
+    }
+}
+
+pub fn replay_command(file: &str, variant: &str, seed: u64) -> String {
+    format!(
+        "faultline run {} --variant {} --seed {seed}",
+        shell_quote(file),
+        shell_quote(variant)
+    )
+}
+
+fn shell_quote(text: &str) -> String {
+    if text
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "/._-".contains(c))
+    {
+        text.to_string()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
+}

@@ -1,0 +1,238 @@
+//! The scenario file as serde sees it. Every struct rejects unknown keys. Fields
+//! whose shape varies (a node name or a mapping) are read by `validate` from the
+//! YAML tree, which keeps their locations.
+
+use crate::yaml::Spanned;
+use serde::Deserialize;
+
+/// Top-level keys, except `steps` and `variants`, which are read one entry at a
+/// time so that every entry's errors are reported.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Header {
+    pub name: Option<Spanned<String>>,
+    pub description: Option<String>,
+    pub model: Spanned<String>,
+    // The shapes of these are checked by `validate`; serde only sees that they exist.
+    pub nodes: serde::de::IgnoredAny,
+    #[serde(default)]
+    pub params: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    pub defaults: Option<Defaults>,
+    #[serde(default)]
+    pub heal: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    pub expect: Option<serde::de::IgnoredAny>,
+}
+
+pub const TOP_LEVEL_KEYS: &[&str] = &[
+    "name",
+    "description",
+    "model",
+    "nodes",
+    "params",
+    "defaults",
+    "heal",
+    "expect",
+    "variants",
+    "steps",
+];
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodeFull {
+    pub name: Spanned<String>,
+    pub role: Spanned<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Defaults {
+    pub seed: Option<Spanned<u64>>,
+    pub tick: Option<Spanned<String>>,
+    pub latency: Option<Latency>,
+    pub op_timeout: Option<Spanned<String>>,
+    pub limits: Option<RawLimits>,
+    pub random_order: Option<bool>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Latency {
+    pub min: Spanned<String>,
+    pub max: Spanned<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawLimits {
+    pub duration: Option<Spanned<String>>,
+    pub steps: Option<Spanned<u64>>,
+    pub events: Option<Spanned<u64>>,
+    pub messages_in_flight: Option<Spanned<u64>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HealSpec {
+    pub within: Option<Spanned<String>>,
+    pub settle: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Variant {
+    #[serde(default)]
+    pub bugs: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    pub params: Option<serde::de::IgnoredAny>,
+    pub expect: serde::de::IgnoredAny,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectFull {
+    pub outcome: serde::de::IgnoredAny,
+    #[serde(default)]
+    pub trail: Vec<Spanned<TrailMatch>>,
+    #[serde(default)]
+    pub absent: Vec<Spanned<TrailMatch>>,
+    #[serde(default)]
+    pub observed: Vec<Spanned<Observed>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrailMatch {
+    pub node: Option<Spanned<String>>,
+    pub kind: Option<Spanned<String>>,
+    pub contains: Option<String>,
+    pub count: Option<usize>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Observed {
+    pub node: Spanned<String>,
+    pub key: String,
+    pub value: String,
+}
+
+// ---- steps ----
+
+/// Options of a `client` step; every other key of the mapping belongs to the op.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClientOptions {
+    pub on: Option<Spanned<String>>,
+    pub wait: Option<bool>,
+    pub timeout: Option<Spanned<String>>,
+    pub expect: Option<Spanned<String>>,
+}
+
+pub const CLIENT_OPTION_KEYS: &[&str] = &["on", "wait", "timeout", "expect"];
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TransferLeader {
+    pub to: Spanned<String>,
+    pub timeout: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Partition {
+    pub groups: Option<Vec<Vec<Spanned<String>>>>,
+    pub isolate: Option<Spanned<String>>,
+    pub from: Option<Spanned<String>>,
+    pub to: Option<Vec<Spanned<String>>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Between {
+    pub between: Spanned<Vec<Spanned<String>>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Latency2 {
+    pub between: Spanned<Vec<Spanned<String>>>,
+    pub delay: Spanned<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Process {
+    pub node: Spanned<String>,
+    #[serde(default)]
+    pub optional: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FailPoint {
+    pub node: Spanned<String>,
+    pub point: Spanned<String>,
+    pub action: Spanned<Action>,
+    pub count: Option<Spanned<u32>>,
+    pub probability: Option<Spanned<f64>>,
+    #[serde(default)]
+    pub optional: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    /// `{error: codec}`
+    Error(String),
+    /// `panic`
+    Panic,
+    /// `{stall: 3s}` or `{stall: release}`
+    Stall(String),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PointRef {
+    pub node: Spanned<String>,
+    pub point: Spanned<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Release {
+    pub between: Option<Spanned<Vec<Spanned<String>>>>,
+    pub node: Option<Spanned<String>>,
+    pub failpoint: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Await {
+    pub leader: Option<Spanned<String>>,
+    pub applied: Option<Spanned<u64>>,
+    pub nodes: Option<Vec<Spanned<String>>>,
+    pub up: Option<Spanned<String>>,
+    pub down: Option<Spanned<String>>,
+    pub ops_done: Option<bool>,
+    pub quiescent: Option<bool>,
+    pub observed: Option<Spanned<Observed>>,
+    pub within: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Check {
+    pub converged: Option<bool>,
+    pub invariant: Option<Spanned<String>>,
+    pub within: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Repeat {
+    pub count: Spanned<u32>,
+    /// Read entry by entry by `validate`.
+    pub steps: serde::de::IgnoredAny,
+}

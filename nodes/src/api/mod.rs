@@ -1,0 +1,22 @@
+//! The node API: the small contract between a simulated system and the harness.
+//!
+//! A model sees only this module. The harness implements [`Env`] (trail, fail-point
+//! decisions, observations, process exit) and builds a [`NodeCtx`] for every start
+//! of every node. Nothing here knows about scenarios, runners or reports.
+
+mod ctx;
+mod disk;
+mod faults;
+mod model;
+mod net;
+mod observe;
+
+pub use ctx::{Command, Env, EventKind, NodeCtx, NodeEvent, NodeSpec, NodeStart, OpResult};
+pub use disk::{Disk, RecordLog};
+pub use faults::{fail_point_name, FailPoint, FailPointInfo, FailScope, Fault};
+pub use model::{
+    parse_json, BugInfo, BugMode, BugSet, Check, ClusterView, InvariantInfo, InvariantKind, Model,
+    ModelInfo, NodeView, OpInfo, ParsedOp, RoleInfo,
+};
+pub use net::Net;
+pub use observe::Observation;

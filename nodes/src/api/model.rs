@@ -1,0 +1,189 @@
+//! The contract every simulated system implements, and its static description.
+
+use super::ctx::{NodeCtx, NodeSpec};
+use super::faults::FailPointInfo;
+use super::observe::Observation;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
+
+/// A known defect a model can run with, by report key.
+#[derive(Debug, PartialEq, Eq)]
+pub struct BugInfo {
+    /// The report key, e.g. `HDDS-17603`.
+    pub key: &'static str,
+    pub summary: &'static str,
+    /// What the model does in `buggy` mode (the reported behaviour).
+    pub buggy: &'static str,
+    /// What the model does in `fixed` mode (the proposed fix).
+    pub fixed: &'static str,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BugMode {
+    Buggy,
+    Fixed,
+}
+
+/// The mode of every known bug for one run. A bug the scenario does not mention
+/// runs in its `fixed` form.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BugSet(pub BTreeMap<String, BugMode>);
+
+impl BugSet {
+    pub fn mode(&self, bug: &BugInfo) -> BugMode {
+        self.0.get(bug.key).copied().unwrap_or(BugMode::Fixed)
+    }
+    pub fn buggy(&self, bug: &BugInfo) -> bool {
+        self.mode(bug) == BugMode::Buggy
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InvariantKind {
+    /// Must hold in every observed state ("always").
+    Safety,
+    /// Must come true within a bound; failing it makes the run `stuck`.
+    Liveness,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub struct InvariantInfo {
+    pub name: &'static str,
+    pub kind: InvariantKind,
+    pub summary: &'static str,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub struct OpInfo {
+    pub name: &'static str,
+    pub summary: &'static str,
+    /// A scenario line showing the op, e.g. `{op: put, key: a, value: "1"}`.
+    pub example: &'static str,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub struct RoleInfo {
+    pub name: &'static str,
+    pub summary: &'static str,
+    pub count_min: usize,
+    pub count_max: usize,
+}
+
+/// Everything `faultline list` shows and validation checks against.
+#[derive(Debug)]
+pub struct ModelInfo {
+    pub name: &'static str,
+    pub summary: &'static str,
+    /// The first role is the default for nodes listed by name only.
+    pub roles: Vec<RoleInfo>,
+    pub ops: Vec<OpInfo>,
+    pub fail_points: Vec<&'static FailPointInfo>,
+    pub invariants: Vec<InvariantInfo>,
+    pub bugs: Vec<&'static BugInfo>,
+    /// Whether the model has leaders: `on: leader` resolves, `await: leader` makes sense.
+    pub has_leader: bool,
+    /// Whether `transfer_leader` steps are supported.
+    pub leader_transfer: bool,
+}
+
+impl ModelInfo {
+    pub fn fail_point(&self, name: &str) -> Option<&'static FailPointInfo> {
+        self.fail_points.iter().copied().find(|p| p.name == name)
+    }
+    pub fn bug(&self, key: &str) -> Option<&'static BugInfo> {
+        self.bugs.iter().copied().find(|b| b.key == key)
+    }
+    pub fn invariant(&self, name: &str) -> Option<&InvariantInfo> {
+        self.invariants.iter().find(|i| i.name == name)
+    }
+    pub fn op(&self, name: &str) -> Option<&OpInfo> {
+        self.ops.iter().find(|o| o.name == name)
+    }
+    pub fn role(&self, name: &str) -> Option<&RoleInfo> {
+        self.roles.iter().find(|r| r.name == name)
+    }
+
+    /// Default node-set check: every role's count within its bounds.
+    pub fn check_nodes(&self, nodes: &[NodeSpec]) -> Result<(), String> {
+        for role in &self.roles {
+            let count = nodes.iter().filter(|n| n.role == role.name).count();
+            if count < role.count_min || count > role.count_max {
+                return Err(format!(
+                    "model `{}` needs {}..={} node(s) with role `{}`, found {count}",
+                    self.name, role.count_min, role.count_max, role.name
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A validated client operation: canonical JSON handed to the node, plus a short
+/// human summary for the trail ("put a=1").
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ParsedOp {
+    pub op: serde_json::Value,
+    pub summary: String,
+}
+
+/// One node as the checkers see it at judgment time.
+#[derive(Clone, Debug, Serialize)]
+pub struct NodeView {
+    pub name: String,
+    pub role: String,
+    pub up: bool,
+    pub observation: Observation,
+}
+
+/// The cluster as the checkers see it.
+#[derive(Clone, Debug, Serialize)]
+pub struct ClusterView {
+    pub now_ms: u64,
+    pub nodes: Vec<NodeView>,
+}
+
+impl ClusterView {
+    pub fn node(&self, name: &str) -> Option<&NodeView> {
+        self.nodes.iter().find(|n| n.name == name)
+    }
+}
+
+/// The result of one invariant check. A checker that panics is turned into
+/// `unknown` by the harness, never into a pass.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Check {
+    Pass,
+    Fail(String),
+}
+
+/// A simulated system.
+pub trait Model {
+    fn info(&self) -> &ModelInfo;
+
+    /// Check the scenario's node list (roles and counts).
+    fn check_nodes(&self, nodes: &[NodeSpec]) -> Result<(), String> {
+        self.info().check_nodes(nodes)
+    }
+
+    /// Validate a client op (`{op: put, key: a, value: "1"}`); the op name is
+    /// already known to be one of `info().ops`.
+    fn parse_op(&self, op: &serde_json::Value) -> Result<ParsedOp, String>;
+
+    /// Validate the scenario's `params` for this model (unknown keys are errors).
+    fn parse_params(&self, params: &serde_json::Value) -> Result<(), String>;
+
+    /// The host software of one node: runs until the host is crashed.
+    fn start(&self, ctx: NodeCtx) -> Pin<Box<dyn Future<Output = turmoil::Result>>>;
+
+    /// Evaluate one declared invariant over the final (or mid-run) cluster view.
+    fn check(&self, invariant: &str, cluster: &ClusterView) -> Check;
+}
+
+/// Helper for models: deserialize params with unknown keys rejected.
+pub fn parse_json<T: serde::de::DeserializeOwned>(value: &serde_json::Value) -> Result<T, String> {
+    serde_json::from_value(value.clone()).map_err(|e| e.to_string())
+}

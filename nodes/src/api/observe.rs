@@ -1,0 +1,42 @@
+//! What a node publishes for checkers and reports.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// A node's latest self-description. Nodes publish a fresh one whenever it changes;
+/// the harness keeps the last one per node (also across a crash, marked down).
+///
+/// `state` is the replicated state as a per-key view: replicas that agree have equal
+/// maps at an equal `applied` index. `facts` are node-local values shown in reports
+/// (indices, flags, queue lengths) and read by model invariants, never compared
+/// between replicas.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Observation {
+    /// "leader", "follower", "candidate", or a model-specific role ("datanode").
+    pub role: Option<String>,
+    pub term: Option<u64>,
+    /// The leader this node believes in, if any.
+    pub leader: Option<String>,
+    /// The index up to which `state` reflects the replicated log; `None` when the
+    /// model has no log (then replicas are compared at quiescence).
+    pub applied: Option<u64>,
+    pub state: BTreeMap<String, String>,
+    pub facts: BTreeMap<String, String>,
+    /// Work the node still has in hand (queued requests, unflushed buffers). Zero on
+    /// every up node is part of quiescence.
+    pub pending: u64,
+}
+
+impl Observation {
+    pub fn fact(&self, key: &str) -> Option<&str> {
+        self.facts.get(key).map(String::as_str)
+    }
+
+    pub fn fact_u64(&self, key: &str) -> Option<u64> {
+        self.fact(key).and_then(|v| v.parse().ok())
+    }
+
+    pub fn fact_i64(&self, key: &str) -> Option<i64> {
+        self.fact(key).and_then(|v| v.parse().ok())
+    }
+}

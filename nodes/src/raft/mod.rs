@@ -1,0 +1,161 @@
+//! A pure Raft-style replicated-log core, standing in for Apache Ratis.
+//!
+//! [`RaftCore`] is a plain state machine: the caller feeds it time, messages and
+//! proposals, and drains [`Output`]s (persist, send, apply, role changes) that it
+//! must execute in order. There is no I/O, no clock and no async here, and all
+//! randomness comes from a seeded `ChaCha8Rng`, so the same inputs always give
+//! the same outputs. An async shell drives it over a simulated network.
+
+mod core;
+mod log;
+mod shell;
+#[cfg(test)]
+mod tests;
+
+use serde::{Deserialize, Serialize};
+
+pub use self::core::RaftCore;
+pub use self::shell::{role_name, Raft, RaftEvent};
+
+/// Index into the peer list; the cluster is `0..n`.
+pub type NodeId = usize;
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum EntryBody {
+    /// A state-machine entry carrying an opaque command (JSON text of a model op).
+    Sm(String),
+    /// The configuration entry a new leader appends at the start of its term
+    /// (Ratis STARTUP_ENTRY, CONF type). It reaches the state machine only as an
+    /// index notification, never as a write.
+    Conf,
+    /// Ratis metadata entry recording the leader's commit index.
+    Meta { commit: u64 },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Entry {
+    pub term: u64,
+    pub index: u64,
+    pub body: EntryBody,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Role {
+    Follower,
+    Candidate,
+    Leader,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct HardState {
+    pub term: u64,
+    pub voted_for: Option<NodeId>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Message {
+    RequestVote {
+        term: u64,
+        last_log_index: u64,
+        last_log_term: u64,
+        /// Sent because of a leadership transfer: bypasses leader stickiness.
+        transfer: bool,
+    },
+    VoteResponse {
+        term: u64,
+        granted: bool,
+    },
+    AppendEntries {
+        term: u64,
+        prev_index: u64,
+        prev_term: u64,
+        entries: Vec<Entry>,
+        leader_commit: u64,
+    },
+    AppendResponse {
+        term: u64,
+        success: bool,
+        /// On success: the last index this append verified on the follower.
+        /// On failure: a hint, the highest index the leader should retry after.
+        match_index: u64,
+    },
+    TimeoutNow {
+        term: u64,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Output {
+    /// Persist (write + fsync) before any later Send in the same batch is sent.
+    PersistHardState(HardState),
+    /// Persist: drop every log entry with index >= from, then append `entries`
+    /// (may be empty). fsync.
+    PersistLog {
+        truncate_from: Option<u64>,
+        entries: Vec<Entry>,
+    },
+    Send {
+        to: NodeId,
+        msg: Message,
+    },
+    /// A committed entry, handed out in index order exactly once per core instance.
+    Apply(Entry),
+    /// Role, term or known leader changed.
+    RoleChanged {
+        role: Role,
+        term: u64,
+        leader: Option<NodeId>,
+    },
+}
+
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub election_timeout_ms_min: u64,
+    /// Each election timeout is drawn uniformly from `[min, max]` with the core's rng.
+    /// Keep a real spread: with `min == max`, nodes started together split the
+    /// vote forever.
+    pub election_timeout_ms_max: u64,
+    pub heartbeat_ms: u64,
+    /// Bounds the number of entries in one AppendEntries (message size).
+    pub entries_per_append_max: usize,
+    /// Ratis-style `Meta { commit }` entries after every commit advance.
+    pub metadata_entries: bool,
+    /// The leader steps down if it has not heard from a majority within
+    /// `election_timeout_ms_max`.
+    pub check_quorum: bool,
+    /// Give up a leadership transfer after this.
+    pub transfer_timeout_ms: u64,
+    /// Canary defect: when true, the leader treats an entry as committed as soon
+    /// as it appends it locally (no quorum). Used to prove that the harness
+    /// catches divergence.
+    pub bug_commit_without_quorum: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            election_timeout_ms_min: 150,
+            election_timeout_ms_max: 300,
+            heartbeat_ms: 50,
+            entries_per_append_max: 64,
+            metadata_entries: true,
+            check_quorum: true,
+            transfer_timeout_ms: 1_000,
+            bug_commit_without_quorum: false,
+        }
+    }
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub enum ProposeError {
+    NotLeader { leader: Option<NodeId> },
+    TransferInProgress,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub enum TransferError {
+    NotLeader,
+    UnknownTarget,
+    SelfTarget,
+    AlreadyInProgress,
+}

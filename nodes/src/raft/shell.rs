@@ -1,0 +1,293 @@
+//! The async shell around [`RaftCore`]: datagrams on the simulated network, the
+//! durable log and hard state on the simulated disk, timers in simulated time.
+//!
+//! The shell persists before it sends (the core orders its outputs so), and hands
+//! committed entries and role changes to the state machine through a channel, so
+//! the state machine applies at its own pace (the OM's apply path has its own
+//! tasks and may stop applying altogether when it terminates).
+
+use super::{
+    Config, Entry, HardState, Message, Output, ProposeError, RaftCore, Role, TransferError,
+};
+use crate::api::{Disk, EventKind, Net, NodeCtx, RecordLog};
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::time::Duration;
+use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
+use tokio::sync::Notify;
+
+const HARD_STATE_FILE: &str = "raft.hard";
+const LOG_FILE: &str = "raft.log";
+
+/// What the state machine hears from Raft, in order.
+#[derive(Clone, Debug)]
+pub enum RaftEvent {
+    /// A committed entry (state-machine, configuration or metadata).
+    Apply(Entry),
+    /// This node's role, term or known leader changed.
+    Role {
+        role: Role,
+        term: u64,
+        leader: Option<String>,
+    },
+}
+
+/// A handle to this node's Raft server. Cheap to clone.
+#[derive(Clone)]
+pub struct Raft {
+    inner: Rc<Inner>,
+}
+
+struct Inner {
+    core: RefCell<RaftCore>,
+    /// The log exactly as persisted, to rewrite it after a truncation.
+    persisted: RefCell<Vec<Entry>>,
+    peers: Vec<String>,
+    me: String,
+    net: Net,
+    disk: Disk,
+    log: RecordLog,
+    events: UnboundedSender<RaftEvent>,
+    kick: Notify,
+    ctx_env: Rc<dyn crate::api::Env>,
+}
+
+impl Raft {
+    /// Load the durable log and hard state, start the driver task, and return the
+    /// handle plus the event stream. `peers` lists every member (this node too) in
+    /// canonical order; `applied` is what the state machine has durably applied.
+    pub async fn start(
+        ctx: &NodeCtx,
+        config: Config,
+        peers: Vec<String>,
+        port: u16,
+        applied: u64,
+    ) -> std::io::Result<(Raft, UnboundedReceiver<RaftEvent>)> {
+        let me = ctx.name().to_string();
+        let id = peers
+            .iter()
+            .position(|p| *p == me)
+            .expect("this node is a member");
+        let disk = ctx.disk().clone();
+        let hard = match disk.read(HARD_STATE_FILE)? {
+            Some(bytes) => serde_json::from_slice(&bytes).unwrap_or_default(),
+            None => HardState::default(),
+        };
+        let log = RecordLog::new(&disk, LOG_FILE);
+        let entries = load_log(&log)?;
+        let seed = ctx.rng_seed_for("raft");
+        let now = ctx.now_ms();
+        let core = RaftCore::new(
+            id,
+            peers.len(),
+            config,
+            hard,
+            entries.clone(),
+            applied,
+            seed,
+            now,
+        );
+        let net = Net::bind(ctx, port).await?;
+        let (tx, rx) = unbounded_channel();
+        let raft = Raft {
+            inner: Rc::new(Inner {
+                core: RefCell::new(core),
+                persisted: RefCell::new(entries),
+                peers,
+                me,
+                net,
+                disk,
+                log,
+                events: tx,
+                kick: Notify::new(),
+                ctx_env: ctx.env().clone(),
+            }),
+        };
+        let driver = raft.clone();
+        tokio::task::spawn_local(async move { driver.drive().await });
+        Ok((raft, rx))
+    }
+
+    async fn drive(&self) {
+        let mut buffer = Net::buffer();
+        loop {
+            let now = self.now_ms();
+            let due = self.inner.core.borrow().next_deadline_ms();
+            let wait = Duration::from_millis(due.saturating_sub(now));
+            tokio::select! {
+                biased;
+                received = self.inner.net.recv::<Message>(&mut buffer) => {
+                    let Ok((from, message)) = received else { continue };
+                    let Some(from) = self.inner.peers.iter().position(|p| *p == from) else { continue };
+                    self.inner.core.borrow_mut().receive(self.now_ms(), from, message);
+                }
+                _ = self.inner.kick.notified() => {}
+                _ = tokio::time::sleep(wait) => {
+                    self.inner.core.borrow_mut().tick(self.now_ms());
+                }
+            }
+            self.flush();
+        }
+    }
+
+    fn now_ms(&self) -> u64 {
+        self.inner.ctx_env.now().as_millis() as u64
+    }
+
+    /// Execute the core's outputs in order: persist, then send, apply, announce.
+    fn flush(&self) {
+        let outputs = self.inner.core.borrow_mut().drain_outputs();
+        for output in outputs {
+            match output {
+                Output::PersistHardState(hard) => {
+                    let bytes = serde_json::to_vec(&hard).expect("serializes");
+                    self.inner
+                        .disk
+                        .write_atomic(HARD_STATE_FILE, &bytes)
+                        .expect("simulated disk write");
+                }
+                Output::PersistLog {
+                    truncate_from,
+                    entries,
+                } => self.persist_log(truncate_from, entries),
+                Output::Send { to, msg } => {
+                    let kind = message_kind(&msg);
+                    self.inner.net.send(&self.inner.peers[to], kind, &msg);
+                }
+                Output::Apply(entry) => {
+                    let _ = self.inner.events.send(RaftEvent::Apply(entry));
+                }
+                Output::RoleChanged { role, term, leader } => {
+                    let leader = leader.map(|l| self.inner.peers[l].clone());
+                    let detail = match (&role, &leader) {
+                        (Role::Leader, _) => format!("leader term {term}"),
+                        (r, Some(l)) => format!("{} term {term} leader {l}", role_name(*r)),
+                        (r, None) => format!("{} term {term}", role_name(*r)),
+                    };
+                    self.inner.ctx_env.record(
+                        &self.inner.me,
+                        crate::api::NodeEvent::new(EventKind::Leader, detail),
+                    );
+                    let _ = self
+                        .inner
+                        .events
+                        .send(RaftEvent::Role { role, term, leader });
+                }
+            }
+        }
+    }
+
+    fn persist_log(&self, truncate_from: Option<u64>, entries: Vec<Entry>) {
+        let mut persisted = self.inner.persisted.borrow_mut();
+        let records = |list: &[Entry]| -> Vec<Vec<u8>> {
+            list.iter()
+                .map(|e| serde_json::to_vec(e).expect("serializes"))
+                .collect()
+        };
+        match truncate_from {
+            Some(from) => {
+                persisted.truncate(from.saturating_sub(1) as usize);
+                persisted.extend(entries);
+                self.inner
+                    .log
+                    .rewrite(&records(&persisted))
+                    .expect("simulated disk write");
+            }
+            None => {
+                self.inner
+                    .log
+                    .append(&records(&entries))
+                    .expect("simulated disk write");
+                self.inner.log.sync().expect("simulated disk sync");
+                persisted.extend(entries);
+            }
+        }
+    }
+
+    /// Append a state-machine entry (leader only). Returns its index.
+    pub fn propose(&self, command: String) -> Result<u64, ProposeError> {
+        let result = self.inner.core.borrow_mut().propose(self.now_ms(), command);
+        self.flush();
+        result
+    }
+
+    pub fn transfer_leadership(&self, to: &str) -> Result<(), TransferError> {
+        let Some(to) = self.inner.peers.iter().position(|p| p == to) else {
+            return Err(TransferError::UnknownTarget);
+        };
+        let result = self
+            .inner
+            .core
+            .borrow_mut()
+            .transfer_leadership(self.now_ms(), to);
+        self.flush();
+        self.inner.kick.notify_one();
+        result
+    }
+
+    pub fn role(&self) -> Role {
+        self.inner.core.borrow().role()
+    }
+    pub fn is_leader(&self) -> bool {
+        self.role() == Role::Leader
+    }
+    pub fn term(&self) -> u64 {
+        self.inner.core.borrow().term()
+    }
+    pub fn leader(&self) -> Option<String> {
+        self.inner
+            .core
+            .borrow()
+            .leader()
+            .map(|l| self.inner.peers[l].clone())
+    }
+    pub fn commit_index(&self) -> u64 {
+        self.inner.core.borrow().commit_index()
+    }
+    pub fn last_index(&self) -> u64 {
+        self.inner.core.borrow().last_index()
+    }
+    pub fn startup_index(&self) -> Option<u64> {
+        self.inner.core.borrow().startup_index()
+    }
+    pub fn entry_term(&self, index: u64) -> Option<u64> {
+        self.inner.core.borrow().entry(index).map(|e| e.term)
+    }
+    pub fn leader_hint(&self, leader: Option<usize>) -> Option<String> {
+        leader.map(|l| self.inner.peers[l].clone())
+    }
+}
+
+pub fn role_name(role: Role) -> &'static str {
+    match role {
+        Role::Leader => "leader",
+        Role::Follower => "follower",
+        Role::Candidate => "candidate",
+    }
+}
+
+fn message_kind(message: &Message) -> &'static str {
+    match message {
+        Message::RequestVote { .. } => "RequestVote",
+        Message::VoteResponse { .. } => "VoteResponse",
+        Message::AppendEntries { entries, .. } if entries.is_empty() => "Heartbeat",
+        Message::AppendEntries { .. } => "AppendEntries",
+        Message::AppendResponse { .. } => "AppendResponse",
+        Message::TimeoutNow { .. } => "TimeoutNow",
+    }
+}
+
+/// The durable log: every intact record, kept while indices are contiguous from 1.
+fn load_log(log: &RecordLog) -> std::io::Result<Vec<Entry>> {
+    let mut entries: Vec<Entry> = Vec::new();
+    for record in log.read_all()? {
+        let Ok(entry) = serde_json::from_slice::<Entry>(&record) else {
+            break;
+        };
+        if entry.index != entries.len() as u64 + 1 {
+            break;
+        }
+        entries.push(entry);
+    }
+    Ok(entries)
+}

@@ -1,0 +1,18 @@
+//! The one table of models. Adding a model is one file plus one line here.
+
+use crate::api::Model;
+
+static RAFTKV: crate::raftkv::RaftKv = crate::raftkv::RaftKv;
+
+/// Every model, in the order `faultline list` shows them.
+pub fn models() -> Vec<&'static dyn Model> {
+    vec![&RAFTKV]
+}
+
+pub fn find(name: &str) -> Option<&'static dyn Model> {
+    models().into_iter().find(|m| m.info().name == name)
+}
+
+pub fn names() -> Vec<&'static str> {
+    models().into_iter().map(|m| m.info().name).collect()
+}
