@@ -132,7 +132,7 @@ mod tests {
 
     #[test]
     fn safe_components_never_escape_the_directory() {
-        assert_eq!(safe_component("../../etc/passwd"), "___.._etc_passwd");
+        assert_eq!(safe_component("../../etc/passwd"), "_._.._etc_passwd");
         assert_eq!(safe_component("/abs"), "_abs");
         assert_eq!(safe_component(".."), "__");
         assert_eq!(safe_component(""), "_");
