@@ -4,6 +4,9 @@
 //! only the node API in [`api`]; they never import harness types.
 
 pub mod api;
+pub mod hdds;
+pub mod ozone;
 pub mod raft;
 pub mod raftkv;
 pub mod registry;
+pub mod zookeeper;

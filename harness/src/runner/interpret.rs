@@ -6,7 +6,8 @@ use crate::duration::format as fmt_duration;
 use crate::faults::describe;
 use crate::outcome::Outcome;
 use crate::scenario::{
-    ArmStep, CheckStep, ClientStep, Condition, Cut, OpExpect, ProcessStep, Step, StepKind, Target,
+    ArmStep, CheckStep, ClientStep, Condition, Cut, OpExpect, Partition, ProcessStep, Step,
+    StepKind, Target,
 };
 use crate::trail::Kind;
 use nodes::api::{Command, OpResult};
@@ -21,10 +22,7 @@ impl Driver<'_> {
         match &step.kind {
             StepKind::Client(client) => self.client(client, step),
             StepKind::TransferLeader { to, timeout } => self.transfer_leader(*to, *timeout, step),
-            StepKind::Partition(cuts) => {
-                self.partition(cuts);
-                Ok(())
-            }
+            StepKind::Partition(partition) => self.partition(partition, step),
             StepKind::Heal => {
                 let names = self.names.clone();
                 let repaired = self.net.repair_all(&self.sim, &names);
@@ -461,9 +459,83 @@ impl Driver<'_> {
 
     // ---- network ----
 
-    fn partition(&mut self, cuts: &[Cut]) {
+    /// Resolve the partition's targets (the leader, now) into the links it cuts.
+    fn cuts(&mut self, partition: &Partition) -> Result<Option<Vec<Cut>>, Halt> {
+        let timeout = self.scenario.settings.op_timeout;
+        let resolve = |driver: &mut Self, target: Target| driver.resolve(target, timeout);
+        let mut cuts = Vec::new();
+        match partition {
+            Partition::Groups(groups) => {
+                let mut ids: Vec<Vec<usize>> = Vec::new();
+                for group in groups {
+                    let mut g = Vec::new();
+                    for target in group {
+                        let Some(id) = resolve(self, *target)? else {
+                            return Ok(None);
+                        };
+                        g.push(id);
+                    }
+                    ids.push(g);
+                }
+                for (i, a) in ids.iter().enumerate() {
+                    for b in &ids[i + 1..] {
+                        for &x in a {
+                            for &y in b.iter().filter(|&&y| y != x) {
+                                cuts.push(Cut {
+                                    from: x,
+                                    to: y,
+                                    oneway: false,
+                                });
+                            }
+                        }
+                    }
+                }
+            }
+            Partition::Isolate(target) => {
+                let Some(id) = resolve(self, *target)? else {
+                    return Ok(None);
+                };
+                cuts.extend((0..self.names.len()).filter(|&o| o != id).map(|o| Cut {
+                    from: id,
+                    to: o,
+                    oneway: false,
+                }));
+            }
+            Partition::OneWay { from, to } => {
+                let Some(from) = resolve(self, *from)? else {
+                    return Ok(None);
+                };
+                for target in to {
+                    let Some(id) = resolve(self, *target)? else {
+                        return Ok(None);
+                    };
+                    if id != from {
+                        cuts.push(Cut {
+                            from,
+                            to: id,
+                            oneway: true,
+                        });
+                    }
+                }
+            }
+        }
+        Ok(Some(cuts))
+    }
+
+    fn partition(&mut self, partition: &Partition, step: &Step) -> Result<(), Halt> {
+        let Some(cuts) = self.cuts(partition)? else {
+            self.ineffective(step, "partition: no leader to cut".into());
+            return Ok(());
+        };
+        if cuts.is_empty() {
+            self.ineffective(
+                step,
+                "partition: it cuts no link (the leader is on both sides?)".into(),
+            );
+            return Ok(());
+        }
         let names = self.names.clone();
-        for cut in cuts {
+        for cut in &cuts {
             self.net.cut(&self.sim, &names, *cut);
         }
         let shown: Vec<String> = cuts
@@ -482,6 +554,7 @@ impl Driver<'_> {
             Kind::Network,
             format!("partition {}", shown.join(", ")),
         );
+        Ok(())
     }
 
     // ---- processes ----

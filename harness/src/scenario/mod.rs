@@ -128,7 +128,7 @@ pub enum StepKind {
         to: NodeId,
         timeout: Duration,
     },
-    Partition(Vec<Cut>),
+    Partition(Partition),
     Heal,
     Hold {
         a: NodeId,
@@ -166,6 +166,17 @@ pub enum StepKind {
         count: u32,
         steps: Vec<Step>,
     },
+}
+
+/// A partition as written; `leader` is resolved when the step runs.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Partition {
+    /// Every link between two different groups is cut, both ways.
+    Groups(Vec<Vec<Target>>),
+    /// One node cut from every other node.
+    Isolate(Target),
+    /// `from`'s messages to each of `to` are dropped.
+    OneWay { from: Target, to: Vec<Target> },
 }
 
 /// One link cut by a partition: `from` can no longer reach `to` (and, unless

@@ -1129,75 +1129,65 @@ impl<'a> Validator<'a> {
             self.error_hint(
                 body.loc,
                 "a partition is one of: `groups`, `isolate`, or `from` + `to` (one-way)",
-                "for example `{groups: [[n1], [n2, n3]]}`, `{isolate: n1}` or `{from: n1, to: [n2]}`",
+                "for example `{groups: [[n1], [n2, n3]]}`, `{isolate: leader}` or `{from: n1, to: [n2]}`",
             );
             return None;
         }
-        let n = self.nodes.len();
-        let mut cuts = Vec::new();
         if let Some(groups) = &raw.groups {
             let mut seen = BTreeSet::new();
-            let mut ids: Vec<Vec<NodeId>> = Vec::new();
+            let mut targets = Vec::new();
             for group in groups {
                 let mut g = Vec::new();
                 for name in group {
-                    let id = self.node_ref(name)?;
-                    if !seen.insert(id) {
-                        self.error(name.loc, format!("node `{}` is in two groups", name.value));
+                    let target = self.target(name)?;
+                    if !seen.insert(name.value.clone()) {
+                        self.error(name.loc, format!("`{}` is in two groups", name.value));
                         return None;
                     }
-                    g.push(id);
+                    g.push(target);
                 }
-                ids.push(g);
+                if g.is_empty() {
+                    self.error(body.loc, "a partition group is empty");
+                    return None;
+                }
+                targets.push(g);
             }
-            if ids.len() < 2 {
+            if targets.len() < 2 {
                 self.error(body.loc, "`groups` needs at least two groups");
                 return None;
             }
-            for (i, a) in ids.iter().enumerate() {
-                for b in &ids[i + 1..] {
-                    for &x in a {
-                        for &y in b {
-                            cuts.push(Cut {
-                                from: x,
-                                to: y,
-                                oneway: false,
-                            });
-                        }
-                    }
-                }
-            }
-        } else if let Some(isolate) = &raw.isolate {
-            let id = self.node_ref(isolate)?;
-            cuts.extend((0..n).filter(|&o| o != id).map(|o| Cut {
-                from: id,
-                to: o,
-                oneway: false,
-            }));
-        } else {
-            let (Some(from), Some(to)) = (&raw.from, &raw.to) else {
-                self.error(body.loc, "a one-way partition needs both `from` and `to`");
-                return None;
-            };
-            let from = self.node_ref(from)?;
-            for name in to {
-                let id = self.node_ref(name)?;
-                if id == from {
-                    self.error(name.loc, "a node cannot be cut from itself");
-                    return None;
-                }
-                cuts.push(Cut {
-                    from,
-                    to: id,
-                    oneway: true,
-                });
-            }
+            return Some(StepKind::Partition(Partition::Groups(targets)));
         }
-        if cuts.is_empty() {
-            self.error(body.loc, "this partition cuts no link");
+        if let Some(isolate) = &raw.isolate {
+            if self.nodes.len() < 2 {
+                self.error(isolate.loc, "isolating the only node cuts no link");
+                return None;
+            }
+            return Some(StepKind::Partition(Partition::Isolate(
+                self.target(isolate)?,
+            )));
+        }
+        let (Some(from), Some(to)) = (&raw.from, &raw.to) else {
+            self.error(body.loc, "a one-way partition needs both `from` and `to`");
+            return None;
+        };
+        if to.is_empty() {
+            self.error(body.loc, "`to` names at least one node");
             return None;
         }
-        Some(StepKind::Partition(cuts))
+        let from_target = self.target(from)?;
+        let mut targets = Vec::new();
+        for name in to {
+            if name.value == from.value {
+                self.error(name.loc, "a node cannot be cut from itself");
+                return None;
+            }
+            targets.push(self.target(name)?);
+        }
+        Some(StepKind::Partition(Partition::OneWay {
+            from: from_target,
+            to: targets,
+        }))
     }
 
     fn release(&mut self, body: &Node) -> Option<StepKind> {
