@@ -408,15 +408,25 @@ impl Driver<'_> {
         }
     }
 
-    fn transfer_leader(&mut self, to: usize, timeout: Duration, step: &Step) -> Result<(), Halt> {
+    fn transfer_leader(
+        &mut self,
+        to: Option<usize>,
+        timeout: Duration,
+        step: &Step,
+    ) -> Result<(), Halt> {
         let Some(leader) = self.resolve(Target::Leader, timeout)? else {
+            let message = format!(
+                "transfer_leader: no leader within {}",
+                fmt_duration(timeout)
+            );
+            self.ineffective(step, message);
+            return Ok(());
+        };
+        let follower = (0..self.names.len()).find(|&n| n != leader && self.up(n));
+        let Some(to) = to.or(follower) else {
             self.ineffective(
                 step,
-                format!(
-                    "transfer_leader to {}: no leader within {}",
-                    self.names[to],
-                    fmt_duration(timeout)
-                ),
+                "transfer_leader: no up follower to transfer to".into(),
             );
             return Ok(());
         };

@@ -164,6 +164,7 @@ impl<'s> Driver<'s> {
             return Err(self.limit(format!("trail limit of {} events reached", limits.events)));
         }
         if self.sim_steps.is_multiple_of(IN_FLIGHT_CHECK_STEPS) {
+            self.expire_ops();
             let in_flight = self.in_flight();
             if in_flight > limits.messages_in_flight {
                 return Err(self.limit(format!(
@@ -360,12 +361,64 @@ impl<'s> Driver<'s> {
         state.nodes[node].up = false;
         state.nodes[node].inbox = None;
         state.exits.retain(|(n, _)| *n != node);
+        // Ops in flight on a dead process never get an answer: the client gives up.
+        let name = self.names[node].clone();
+        let lost: Vec<u64> = state
+            .ops
+            .values()
+            .filter(|op| op.node == name && op.result.is_none() && !op.timed_out)
+            .map(|op| op.id)
+            .collect();
+        for id in lost {
+            let summary = {
+                let op = state.ops.get_mut(&id).expect("listed");
+                op.timed_out = true;
+                op.summary.clone()
+            };
+            state.harness_event(
+                Some(&name),
+                Kind::OpTimeout,
+                format!("{summary} -> no answer: the node went down"),
+            );
+        }
+    }
+
+    /// Ops unanswered for longer than the op timeout are given up on, so that an op
+    /// sent without waiting can never keep the run from quiescence.
+    fn expire_ops(&mut self) {
+        let now_ms = self.sim.elapsed().as_millis() as u64;
+        let timeout_ms = self.scenario.settings.op_timeout.as_millis() as u64;
+        let mut state = self.state.borrow_mut();
+        let expired: Vec<u64> = state
+            .ops
+            .values()
+            .filter(|op| {
+                op.result.is_none() && !op.timed_out && op.invoked_ms + timeout_ms <= now_ms
+            })
+            .map(|op| op.id)
+            .collect();
+        for id in expired {
+            let (node, summary) = {
+                let op = state.ops.get_mut(&id).expect("listed");
+                op.timed_out = true;
+                (op.node.clone(), op.summary.clone())
+            };
+            state.harness_event(
+                Some(&node),
+                Kind::OpTimeout,
+                format!("{summary} -> no answer within the op timeout"),
+            );
+        }
     }
 
     /// Start a node's host from its durable state.
     pub(crate) fn boot(&mut self, node: usize) {
         self.sim.bounce(self.names[node].as_str());
-        self.state.borrow_mut().nodes[node].up = true;
+        let mut state = self.state.borrow_mut();
+        state.nodes[node].up = true;
+        // The previous life's observation says nothing about this one (it may
+        // still claim to lead); the new incarnation publishes its own.
+        state.nodes[node].observation = Default::default();
     }
 
     pub(crate) fn finding(&mut self, finding: Finding) {

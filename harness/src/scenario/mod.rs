@@ -124,8 +124,9 @@ pub enum Target {
 
 pub enum StepKind {
     Client(ClientStep),
+    /// `to: None`: the first up node, in node order, that does not lead.
     TransferLeader {
-        to: NodeId,
+        to: Option<NodeId>,
         timeout: Duration,
     },
     Partition(Partition),

@@ -24,7 +24,7 @@ pub const REPEAT_COUNT_MAX: u32 = 100_000;
 pub const FAULTS_MAX: usize = 2_000;
 pub const DURATION_MAX: std::time::Duration = std::time::Duration::from_secs(7 * 24 * 3600);
 
-const RESERVED_NODE_NAMES: &[&str] = &["leader", "any", "all", "none"];
+const RESERVED_NODE_NAMES: &[&str] = &["leader", "follower", "any", "all", "none"];
 
 #[derive(Debug)]
 pub enum LoadError {
@@ -1113,7 +1113,11 @@ impl<'a> Validator<'a> {
             },
             _ => self.read::<raw::TransferLeader>(body)?,
         };
-        let to = self.node_ref(&raw.to)?;
+        let to = if raw.to.value == "follower" {
+            None
+        } else {
+            Some(self.node_ref(&raw.to)?)
+        };
         let timeout = self.duration_or(&raw.timeout, default_settings().op_timeout);
         Some(StepKind::TransferLeader { to, timeout })
     }
