@@ -8,7 +8,7 @@ struct SimTime;
 
 impl FormatTime for SimTime {
     fn format_time(&self, w: &mut Writer<'_>) -> std::fmt::Result {
-        match turmoil::sim_elapsed() {
+        match faultline::runner::sim_time() {
             Some(t) => write!(w, "{:>10.3}s", t.as_secs_f64()),
             None => write!(w, "{:>11}", "harness"),
         }

@@ -77,6 +77,14 @@ impl RunState {
     }
 
     pub fn push(&mut self, event: Event) {
+        tracing::debug!(
+            target: "faultline::trail",
+            t_ms = event.t_ms,
+            node = event.node.as_deref().unwrap_or("-"),
+            kind = %event.kind.name(),
+            "{}",
+            event.detail
+        );
         if self.trail.len() >= self.events_max {
             self.events_over = true;
             return;

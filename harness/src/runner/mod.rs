@@ -36,6 +36,17 @@ const IN_FLIGHT_CHECK_STEPS: u64 = 256;
 
 static RUN_COUNTER: AtomicU64 = AtomicU64::new(0);
 
+thread_local! {
+    /// The simulated time of the run on this thread, for log lines written outside
+    /// any host (inside a host, `turmoil::sim_elapsed` knows).
+    static SIM_NOW: std::cell::Cell<Option<Duration>> = const { std::cell::Cell::new(None) };
+}
+
+/// Simulated time for log lines: the current host's clock, else the run's.
+pub fn sim_time() -> Option<Duration> {
+    turmoil::sim_elapsed().or_else(|| SIM_NOW.with(|t| t.get()))
+}
+
 /// Why the scripted steps stopped early.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Halt {
@@ -50,6 +61,10 @@ pub enum Halt {
 /// Run one variant of a scenario with one seed.
 pub fn run(scenario: &Scenario, variant: &Variant, seed: u64) -> RunResult {
     let wall = std::time::Instant::now(); // wall-clock ok: reported, never in the trail
+    let span = tracing::info_span!("run", scenario = %scenario.name, variant = %variant.name, seed);
+    let _entered = span.enter();
+    SIM_NOW.with(|t| t.set(Some(Duration::ZERO)));
+    tracing::info!("start");
     let mut driver = Driver::new(scenario, variant, seed);
     let halt = driver.script();
     let halt = match halt {
@@ -159,6 +174,7 @@ impl<'s> Driver<'s> {
         }
         self.sim_steps += 1;
         self.state.borrow_mut().now = self.sim.elapsed();
+        SIM_NOW.with(|t| t.set(Some(self.sim.elapsed())));
         self.reap_exits();
         if self.state.borrow().events_over {
             return Err(self.limit(format!("trail limit of {} events reached", limits.events)));
@@ -510,6 +526,7 @@ impl<'s> Driver<'s> {
     }
 
     fn finish(mut self, halt: Option<Halt>, wall: Duration) -> RunResult {
+        SIM_NOW.with(|t| t.set(None));
         match &halt {
             Some(Halt::Crashed(message)) => self.findings.push(Finding::new(
                 "panic",

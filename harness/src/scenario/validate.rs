@@ -675,7 +675,14 @@ impl<'a> Validator<'a> {
                 .or(base.as_ref())
                 .map(|(loc, _)| *loc)
                 .unwrap_or(fallback);
-            self.error(loc, format!("invalid params: {message}"));
+            match serde_suggestion(&message) {
+                Some(best) => self.error_hint(
+                    loc,
+                    format!("invalid params: {message}"),
+                    format!("did you mean `{best}`?"),
+                ),
+                None => self.error(loc, format!("invalid params: {message}")),
+            }
         }
         merged
     }
@@ -1042,11 +1049,11 @@ impl<'a> Validator<'a> {
             Err(message) => {
                 let loc = locate_field(&op_node, &message).unwrap_or(body.loc);
                 let example = info.op(op_name).map(|o| o.example).unwrap_or("");
-                self.error_hint(
-                    loc,
-                    format!("op `{op_name}`: {message}"),
-                    format!("for example {example}"),
-                );
+                let hint = match serde_suggestion(&message) {
+                    Some(best) => format!("did you mean `{best}`? for example {example}"),
+                    None => format!("for example {example}"),
+                };
+                self.error_hint(loc, format!("op `{op_name}`: {message}"), hint);
                 return None;
             }
         };
@@ -1542,21 +1549,27 @@ fn map_filtered(node: &Node, keep: impl Fn(&str) -> bool) -> Node {
     }
 }
 
-/// Point at the key a serde message names (`unknown field `kye``, `invalid type ... `key``).
+/// Point at the key a serde message names first (`unknown field `kye`, expected
+/// `key``): the key itself for an unknown field, else that key's value.
 fn locate_field(map: &Node, message: &str) -> Option<Loc> {
     let Value::Map(entries) = &map.value else {
         return None;
     };
-    let mut found = None;
-    for (key, value) in entries {
-        let Some(k) = key.as_str() else { continue };
-        if message.contains(&format!("`{k}`")) {
-            found = Some(if message.contains("unknown field") {
-                key.loc
-            } else {
-                value.loc
-            });
-        }
+    let named = message.split('`').nth(1)?;
+    let (key, value) = entries.iter().find(|(k, _)| k.as_str() == Some(named))?;
+    Some(if message.contains("unknown field") {
+        key.loc
+    } else {
+        value.loc
+    })
+}
+
+/// serde's "unknown field `kye`, expected `key` or `value`": the nearest valid name.
+fn serde_suggestion(message: &str) -> Option<String> {
+    if !message.starts_with("unknown field") && !message.starts_with("unknown variant") {
+        return None;
     }
-    found
+    let names: Vec<&str> = message.split('`').skip(1).step_by(2).collect();
+    let (wrong, valid) = names.split_first()?;
+    nearest(wrong, valid.iter().copied()).map(str::to_string)
 }

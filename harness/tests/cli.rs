@@ -1,0 +1,162 @@
+//! The command line as CI uses it: exit codes, JSON lines, report files, replay.
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn faultline(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_faultline"))
+        .args(args)
+        .current_dir(common::workspace())
+        .output()
+        .unwrap()
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("faultline-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn a_passing_run_exits_0_and_writes_every_report() {
+    let dir = temp_dir("reports");
+    let out = faultline(&[
+        "run",
+        "scenarios/raftkv/leader-crash.yaml",
+        "--report-dir",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("PASS raftkv-leader-crash [default] converged (expected converged) seed=1"),
+        "{stdout}"
+    );
+    let report = dir.join("raftkv-leader-crash/default/seed-1/report.json");
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    for key in [
+        "trail",
+        "nodes",
+        "harness_version",
+        "scenario_sha256",
+        "replay",
+        "trail_digest",
+        "findings",
+    ] {
+        assert!(json.get(key).is_some(), "report.json lacks {key}");
+    }
+    let junit = std::fs::read_to_string(dir.join("junit.xml")).unwrap();
+    assert!(
+        junit.contains("<testcase classname=\"raftkv-leader-crash\" name=\"default seed=1\""),
+        "{junit}"
+    );
+    assert!(std::fs::read_to_string(dir.join("summary.md"))
+        .unwrap()
+        .contains("| raftkv-leader-crash | default | 1 | converged"));
+
+    let replay = faultline(&["replay", report.to_str().unwrap()]);
+    assert_eq!(replay.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&replay.stdout).contains("replay: same trail digest"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn json_lines_carry_the_documented_fields() {
+    let out = faultline(&["run", "scenarios/raftkv/canary-quorum.yaml", "--json"]);
+    assert_eq!(out.status.code(), Some(0));
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2, "one object per variant");
+    for line in &lines {
+        for key in [
+            "scenario",
+            "variant",
+            "seed",
+            "outcome",
+            "expected",
+            "passed",
+            "trail_digest",
+            "sim_elapsed_ms",
+            "findings",
+        ] {
+            assert!(line.get(key).is_some(), "{key} missing in {line}");
+        }
+    }
+    assert_eq!(lines[0]["variant"], "buggy");
+    assert_eq!(lines[0]["outcome"], "diverged");
+    assert_eq!(lines[0]["passed"], true);
+}
+
+#[test]
+fn an_unmet_expectation_exits_1_and_prints_the_replay_command() {
+    let dir = temp_dir("unmet");
+    let file = dir.join("wrong.yaml");
+    std::fs::write(
+        &file,
+        "model: raftkv\nnodes: [n1, n2, n3]\nexpect: diverged\nsteps:\n  - await: leader\n",
+    )
+    .unwrap();
+    let out = faultline(&["run", file.to_str().unwrap(), "--seed", "9"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("FAIL wrong [default] converged (expected diverged) seed=9"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!(
+            "replay: faultline run {} --variant default --seed 9",
+            file.display()
+        )),
+        "{stdout}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn bad_input_and_usage_errors_exit_2() {
+    assert_eq!(faultline(&["run", "no-such.yaml"]).status.code(), Some(2));
+    assert_eq!(
+        faultline(&["run", "--frobnicate", "scenarios"])
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(
+        faultline(&["run", "scenarios/raftkv", "--variant", "no-such-variant"])
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(
+        faultline(&["replay", "no-such-report.json"]).status.code(),
+        Some(2)
+    );
+}
+
+#[test]
+fn list_shows_models_with_ops_fail_points_invariants_and_bugs() {
+    let out = faultline(&["list"]);
+    assert_eq!(out.status.code(), Some(0));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    for needle in [
+        "model raftkv",
+        "put",
+        "propose",
+        "applied_entries_stable",
+        "CANARY-QUORUM",
+        "scenarios/raftkv/canary-quorum.yaml",
+    ] {
+        assert!(stdout.contains(needle), "list lacks {needle}:\n{stdout}");
+    }
+}

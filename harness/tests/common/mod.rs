@@ -1,0 +1,29 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use faultline::scenario::{self, Scenario};
+use std::path::{Path, PathBuf};
+
+pub fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+/// Every bundled scenario, loaded (they must all be valid).
+pub fn bundled() -> Vec<Scenario> {
+    let root = workspace().join("scenarios");
+    let files = faultline::cli::scenario_files(&[root]).unwrap();
+    assert!(!files.is_empty(), "no bundled scenarios found");
+    files
+        .iter()
+        .map(|f| {
+            scenario::load(f).unwrap_or_else(|e| panic!("{} does not load:\n{e}", f.display()))
+        })
+        .collect()
+}
+
+pub fn load_text(name: &str, text: &str) -> Scenario {
+    scenario::load_str(name, text).unwrap_or_else(|e| panic!("{name} does not load:\n{e}"))
+}
