@@ -9,7 +9,10 @@ mod summary;
 pub use junit::junit_xml;
 pub use summary::{summary_md, terminal_summary};
 
+use crate::check::Finding;
+use crate::outcome::Outcome;
 use crate::runner::RunResult;
+use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -83,23 +86,54 @@ pub fn write_summaries(root: &Path, results: &[RunResult]) -> std::io::Result<()
     Ok(())
 }
 
+/// One finished run in a line: what `--json` prints and what a sweep appends to its
+/// results file (one JSON object per line).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    pub scenario: String,
+    pub file: String,
+    pub variant: String,
+    pub seed: u64,
+    pub outcome: Outcome,
+    pub expected: Vec<Outcome>,
+    pub passed: bool,
+    pub trail_digest: String,
+    pub sim_elapsed_ms: u64,
+    pub wall_ms: u64,
+    pub findings: Vec<Finding>,
+    pub replay: String,
+    /// The run's report.json, relative to the report directory, when one was written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub report: Option<String>,
+    /// Wall milliseconds since the sweep started, when the run ended (sweeps only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended_ms: Option<u64>,
+}
+
+impl RunRecord {
+    pub fn of(result: &RunResult) -> RunRecord {
+        RunRecord {
+            scenario: result.scenario.clone(),
+            file: result.file.clone(),
+            variant: result.variant.clone(),
+            seed: result.seed,
+            outcome: result.outcome,
+            expected: result.expected.clone(),
+            passed: result.passed,
+            trail_digest: result.trail_digest.clone(),
+            sim_elapsed_ms: result.sim_elapsed_ms,
+            wall_ms: result.wall_ms,
+            findings: result.findings.clone(),
+            replay: result.replay.clone(),
+            report: None,
+            ended_ms: None,
+        }
+    }
+}
+
 /// The one-line JSON object `--json` prints per variant run.
 pub fn json_line(result: &RunResult) -> String {
-    serde_json::json!({
-        "scenario": result.scenario,
-        "file": result.file,
-        "variant": result.variant,
-        "seed": result.seed,
-        "outcome": result.outcome,
-        "expected": result.expected,
-        "passed": result.passed,
-        "trail_digest": result.trail_digest,
-        "sim_elapsed_ms": result.sim_elapsed_ms,
-        "wall_ms": result.wall_ms,
-        "findings": result.findings,
-        "replay": result.replay,
-    })
-    .to_string()
+    serde_json::to_string(&RunRecord::of(result)).expect("records serialize")
 }
 
 /// Read a saved report.
