@@ -93,6 +93,10 @@ pub struct Event {
     /// The scenario line of the step that caused it (harness events only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub line: Option<u32>,
+    /// The action as a scenario step with every target resolved (`{"crash": "n2"}`),
+    /// so that a trail can be turned back into a scenario (`faultline shrink`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<serde_json::Value>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -169,6 +173,7 @@ mod tests {
             detail: detail.into(),
             keys: vec![],
             line: None,
+            step: None,
         }
     }
 

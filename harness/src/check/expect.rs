@@ -123,6 +123,7 @@ mod tests {
             detail: detail.into(),
             keys: vec![],
             line: None,
+            step: None,
         }
     }
 

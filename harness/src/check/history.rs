@@ -54,6 +54,7 @@ mod tests {
             detail: detail.into(),
             keys: vec![],
             line: None,
+            step: None,
         }
     }
 

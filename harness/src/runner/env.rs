@@ -65,6 +65,17 @@ impl RunState {
 
     /// Append a harness event at the driver's current time.
     pub fn harness_event(&mut self, node: Option<&str>, kind: Kind, detail: impl Into<String>) {
+        self.harness_action(node, kind, detail, None);
+    }
+
+    /// Append a harness event that is an action, with its step payload.
+    pub fn harness_action(
+        &mut self,
+        node: Option<&str>,
+        kind: Kind,
+        detail: impl Into<String>,
+        step: Option<serde_json::Value>,
+    ) {
         let event = Event {
             t_ms: self.now.as_millis() as u64,
             node: node.map(str::to_string),
@@ -72,6 +83,7 @@ impl RunState {
             detail: detail.into(),
             keys: Vec::new(),
             line: self.line,
+            step,
         };
         self.push(event);
     }
@@ -123,6 +135,7 @@ impl Env for RunEnv {
             detail: event.detail,
             keys: event.keys,
             line: None,
+            step: None,
         });
     }
 
@@ -147,6 +160,7 @@ impl Env for RunEnv {
             detail: decision.description,
             keys: Vec::new(),
             line: None,
+            step: None,
         });
         decision.fault
     }
@@ -184,6 +198,7 @@ impl Env for RunEnv {
             detail,
             keys: Vec::new(),
             line: None,
+            step: None,
         });
     }
 

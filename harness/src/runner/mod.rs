@@ -5,6 +5,7 @@
 //! the network, clears fail points and restarts down nodes, waits for the replicas
 //! to settle, and the checkers judge.
 
+mod actions;
 pub mod env;
 mod interpret;
 pub mod net;

@@ -81,6 +81,21 @@ impl NetState {
         self.latencies.insert(pair(a, b));
     }
 
+    /// Put one link back on the global latency range.
+    pub fn reset_latency(
+        &mut self,
+        sim: &Sim<'_>,
+        names: &[String],
+        a: NodeId,
+        b: NodeId,
+        min: std::time::Duration,
+        max: std::time::Duration,
+    ) {
+        sim.set_link_latency(names[a].as_str(), names[b].as_str(), min);
+        sim.set_link_max_message_latency(names[a].as_str(), names[b].as_str(), max);
+        self.latencies.remove(&pair(a, b));
+    }
+
     /// Put every changed link back on the global latency range.
     pub fn reset_latencies(
         &mut self,

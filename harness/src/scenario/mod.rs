@@ -139,10 +139,11 @@ pub enum StepKind {
         a: NodeId,
         b: NodeId,
     },
+    /// `delay: None` puts the link back on the scenario's latency range.
     Latency {
         a: NodeId,
         b: NodeId,
-        delay: Duration,
+        delay: Option<Duration>,
     },
     Crash(ProcessStep),
     Restart(ProcessStep),

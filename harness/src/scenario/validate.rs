@@ -957,13 +957,12 @@ impl<'a> Validator<'a> {
             KindName::Latency => {
                 let raw = self.read::<raw::Latency2>(body)?;
                 let pair = self.node_pair(&raw.between);
-                let delay = self.duration(&raw.delay);
+                let delay = match raw.delay.value.as_str() {
+                    "default" => None,
+                    _ => Some(self.duration(&raw.delay)?),
+                };
                 let (a, b) = pair?;
-                Some(StepKind::Latency {
-                    a,
-                    b,
-                    delay: delay?,
-                })
+                Some(StepKind::Latency { a, b, delay })
             }
             KindName::Crash => self.process(body, true).map(StepKind::Crash),
             KindName::Restart => self.process(body, true).map(StepKind::Restart),
