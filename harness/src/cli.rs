@@ -2,7 +2,7 @@
 //! 1 some run did not, 2 bad input or usage.
 
 use crate::report;
-use crate::runner::{self, RunResult};
+use crate::runner;
 use crate::scenario::{self, LoadError, Scenario};
 use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
@@ -55,6 +55,52 @@ pub enum Command {
     },
     /// Rerun a saved report.json and confirm the same trail digest.
     Replay { report: PathBuf },
+    /// Run every scenario over a seed range, in parallel, resumable and shardable.
+    Sweep {
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Seed range, inclusive: `1..1000` (or one seed).
+        #[arg(long, default_value = "1..100")]
+        seeds: String,
+        /// Worker threads (default: the number of cores).
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Take the K-th of N deterministic slices: `--shard 2/4`.
+        #[arg(long)]
+        shard: Option<String>,
+        /// Output directory: results.jsonl, summaries, failing runs' reports.
+        #[arg(long, default_value = "reports/sweep")]
+        out: PathBuf,
+        /// Stop starting new runs after this much wall time (`20m`).
+        #[arg(long)]
+        time_budget: Option<String>,
+        /// Continue a sweep in --out, skipping runs already recorded.
+        #[arg(long)]
+        resume: bool,
+        /// Rerun this percentage of runs and compare trail digests.
+        #[arg(long, default_value_t = 0.0)]
+        check_determinism: f64,
+        /// Only this variant.
+        #[arg(long)]
+        variant: Option<String>,
+    },
+    /// Reduce a failing run's report to a minimal scenario that fails the same way.
+    Shrink {
+        report: PathBuf,
+        /// Write the scenario here (default: print it).
+        #[arg(short, long)]
+        out: Option<PathBuf>,
+        /// Most candidate runs to try.
+        #[arg(long, default_value_t = 300)]
+        budget: usize,
+    },
+    /// Join the results of sweep shards into one summary, junit.xml and dashboard.
+    Merge {
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        #[arg(long, default_value = "reports/merged")]
+        out: PathBuf,
+    },
 }
 
 pub fn main_with(cli: Cli) -> ExitCode {
@@ -75,6 +121,49 @@ pub fn main_with(cli: Cli) -> ExitCode {
         Command::Validate { paths } => validate(&paths),
         Command::List { scenarios } => list(&scenarios),
         Command::Replay { report } => replay(&report),
+        Command::Sweep {
+            paths,
+            seeds,
+            jobs,
+            shard,
+            out,
+            time_budget,
+            resume,
+            check_determinism,
+            variant,
+        } => {
+            match sweep_options(
+                paths,
+                &seeds,
+                jobs,
+                shard.as_deref(),
+                out,
+                time_budget.as_deref(),
+                resume,
+                check_determinism,
+                variant,
+            ) {
+                Ok(options) => {
+                    crate::sweep::catch_interrupts();
+                    crate::sweep::sweep(&options)
+                }
+                Err(message) => {
+                    eprintln!("error: {message}");
+                    EXIT_BAD_INPUT
+                }
+            }
+        }
+        Command::Shrink {
+            report,
+            out,
+            budget,
+        } => crate::shrink::shrink(&crate::shrink::ShrinkOptions {
+            report,
+            out,
+            budget,
+            quiet: false,
+        }),
+        Command::Merge { dirs, out } => crate::sweep::merge::merge(&dirs, &out, false),
     };
     ExitCode::from(code)
 }
@@ -159,7 +248,7 @@ fn run(
             return EXIT_BAD_INPUT;
         }
     }
-    let mut results: Vec<RunResult> = Vec::new();
+    let mut results: Vec<report::RunRecord> = Vec::new();
     for scenario in &scenarios {
         for v in scenario
             .variants
@@ -172,17 +261,23 @@ fn run(
             } else {
                 print!("{}", report::terminal_summary(&result));
             }
+            let mut record = report::RunRecord::of(&result);
             if let Some(dir) = report_dir {
                 // Written as each run ends, so a later failure loses nothing.
-                if let Err(e) = report::write_run(dir, &result) {
-                    eprintln!(
-                        "error: writing the report of {} [{}]: {e}",
-                        result.scenario, result.variant
-                    );
-                    return EXIT_BAD_INPUT;
+                match report::write_run(dir, &result) {
+                    Ok(path) => {
+                        record.report = path.strip_prefix(dir).ok().map(|p| p.display().to_string())
+                    }
+                    Err(e) => {
+                        eprintln!(
+                            "error: writing the report of {} [{}]: {e}",
+                            result.scenario, result.variant
+                        );
+                        return EXIT_BAD_INPUT;
+                    }
                 }
             }
-            results.push(result);
+            results.push(record);
         }
     }
     if let Some(dir) = report_dir {
@@ -337,4 +432,45 @@ fn replay(path: &Path) -> u8 {
         }
         EXIT_FAILED
     }
+}
+
+#[allow(clippy::too_many_arguments)] // one per command-line flag
+fn sweep_options(
+    paths: Vec<PathBuf>,
+    seeds: &str,
+    jobs: Option<usize>,
+    shard: Option<&str>,
+    out: PathBuf,
+    time_budget: Option<&str>,
+    resume: bool,
+    check_determinism: f64,
+    variant: Option<String>,
+) -> Result<crate::sweep::SweepOptions, String> {
+    if !(0.0..=100.0).contains(&check_determinism) {
+        return Err(format!(
+            "--check-determinism is a percentage in 0..=100, got {check_determinism}"
+        ));
+    }
+    let jobs = jobs.unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    });
+    if jobs == 0 || jobs > 256 {
+        return Err("--jobs is 1..=256".into());
+    }
+    Ok(crate::sweep::SweepOptions {
+        paths,
+        seeds: crate::sweep::parse_seeds(seeds)?,
+        jobs,
+        shard: shard.map(crate::sweep::parse_shard).transpose()?,
+        out,
+        time_budget: time_budget
+            .map(|t| crate::duration::parse(t).map_err(|e| format!("--time-budget: {e}")))
+            .transpose()?,
+        resume,
+        check_determinism,
+        variant,
+        quiet: false,
+    })
 }

@@ -13,5 +13,7 @@ pub mod outcome;
 pub mod report;
 pub mod runner;
 pub mod scenario;
+pub mod shrink;
+pub mod sweep;
 pub mod trail;
 pub mod yaml;

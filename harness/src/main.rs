@@ -16,6 +16,12 @@ impl FormatTime for SimTime {
 }
 
 fn main() -> ExitCode {
+    // Like other Unix tools, end quietly when the reader of stdout goes away
+    // (`faultline list | head`) instead of panicking on a broken pipe.
+    // SAFETY: setting a signal disposition to its default before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     tracing_subscriber::fmt()
         .with_timer(SimTime)
         .with_ansi(false)

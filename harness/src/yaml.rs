@@ -308,3 +308,67 @@ fn edit_distance(a: &[char], b: &[char]) -> usize {
     }
     prev[b.len()]
 }
+
+/// Write a JSON value as one line of flow-style YAML (`{crash: n1}`), quoting only
+/// what YAML would otherwise read differently. The output always parses back to
+/// the same value.
+pub fn flow(value: &serde_json::Value) -> String {
+    use serde_json::Value as J;
+    match value {
+        J::Null => "null".into(),
+        J::Bool(b) => b.to_string(),
+        J::Number(n) => n.to_string(),
+        J::String(s) => flow_string(s),
+        J::Array(items) => format!(
+            "[{}]",
+            items.iter().map(flow).collect::<Vec<_>>().join(", ")
+        ),
+        J::Object(map) => {
+            let entries: Vec<String> = map
+                .iter()
+                .map(|(k, v)| format!("{}: {}", flow_string(k), flow(v)))
+                .collect();
+            format!("{{{}}}", entries.join(", "))
+        }
+    }
+}
+
+fn flow_string(text: &str) -> String {
+    let plain = !text.is_empty()
+        && text
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == '/')
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-./".contains(c))
+        && !matches!(
+            text.to_ascii_lowercase().as_str(),
+            // The YAML 1.2 core schema's special plain scalars (our parser's schema).
+            "true" | "false" | "null" | ".inf" | ".nan"
+        );
+    if plain {
+        text.to_string()
+    } else {
+        // A JSON string is a valid YAML double-quoted scalar.
+        serde_json::to_string(text).expect("strings serialize")
+    }
+}
+
+#[cfg(test)]
+mod flow_tests {
+    use super::*;
+
+    #[test]
+    fn flow_yaml_round_trips() {
+        let value = serde_json::json!({
+            "client": {"on": "n1", "op": "put", "key": "a b", "value": "1", "wait": false},
+            "list": ["true", "x:y", "#c", "", "ok/path.v2", -3, 2.5, null, "null", "日本"],
+        });
+        let text = flow(&value);
+        assert!(text.contains("on: n1"), "{text}");
+        assert!(text.contains("value: \"1\""), "{text}");
+        let back = parse(&text, &Limits::default()).unwrap().to_json();
+        assert_eq!(back, value);
+    }
+}

@@ -80,9 +80,9 @@ pub fn write_run(root: &Path, result: &RunResult) -> std::io::Result<PathBuf> {
 }
 
 /// Write `junit.xml` and `summary.md` over all runs.
-pub fn write_summaries(root: &Path, results: &[RunResult]) -> std::io::Result<()> {
-    atomic_write(&root.join("junit.xml"), junit_xml(results).as_bytes())?;
-    atomic_write(&root.join("summary.md"), summary_md(results).as_bytes())?;
+pub fn write_summaries(root: &Path, records: &[RunRecord]) -> std::io::Result<()> {
+    atomic_write(&root.join("junit.xml"), junit_xml(records).as_bytes())?;
+    atomic_write(&root.join("summary.md"), summary_md(records).as_bytes())?;
     Ok(())
 }
 
@@ -108,6 +108,10 @@ pub struct RunRecord {
     /// Wall milliseconds since the sweep started, when the run ended (sweeps only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ended_ms: Option<u64>,
+    /// Set when a determinism recheck of this run gave another trail: the first
+    /// differing event. Such a run never passes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nondeterminism: Option<String>,
 }
 
 impl RunRecord {
@@ -127,6 +131,7 @@ impl RunRecord {
             replay: result.replay.clone(),
             report: None,
             ended_ms: None,
+            nondeterminism: None,
         }
     }
 }

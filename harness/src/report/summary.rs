@@ -1,11 +1,14 @@
 //! Human summaries: the terminal block per run and `summary.md` over all runs.
 
+use super::RunRecord;
 use crate::duration::format as fmt_duration;
+use crate::outcome::Outcome;
 use crate::runner::RunResult;
+use std::collections::BTreeMap;
 use std::time::Duration;
 
-fn expected(r: &RunResult) -> String {
-    r.expected
+fn expected(outcomes: &[Outcome]) -> String {
+    outcomes
         .iter()
         .map(|o| o.name())
         .collect::<Vec<_>>()
@@ -20,7 +23,7 @@ pub fn terminal_summary(r: &RunResult) -> String {
         r.scenario,
         r.variant,
         r.outcome,
-        expected(r),
+        expected(&r.expected),
         r.seed,
         fmt_duration(Duration::from_millis(r.sim_elapsed_ms)),
         r.wall_ms,
@@ -53,31 +56,66 @@ pub fn terminal_summary(r: &RunResult) -> String {
     out
 }
 
-pub fn summary_md(results: &[RunResult]) -> String {
-    let passed = results.iter().filter(|r| r.passed).count();
+/// `summary.md`: outcome counts per scenario and variant, then every failure with
+/// its seed and replay command. Runs are listed one per row when there are few.
+pub fn summary_md(records: &[RunRecord]) -> String {
+    let passed = records.iter().filter(|r| r.passed).count();
     let mut md = format!(
         "# faultline summary\n\n{passed} of {} run(s) met their expectation.\n\n",
-        results.len()
+        records.len()
     );
-    md.push_str("| scenario | variant | seed | outcome | expected | result | sim time | wall ms | digest |\n");
-    md.push_str("|---|---|---|---|---|---|---|---|---|\n");
-    for r in results {
-        md.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | `{}` |\n",
-            md_escape(&r.scenario),
-            md_escape(&r.variant),
-            r.seed,
-            r.outcome,
-            expected(r),
-            if r.passed { "pass" } else { "**FAIL**" },
-            fmt_duration(Duration::from_millis(r.sim_elapsed_ms)),
-            r.wall_ms,
-            &r.trail_digest[..16.min(r.trail_digest.len())]
-        ));
+    md.push_str("## Outcomes\n\n| scenario | variant | runs | ");
+    for o in Outcome::ALL {
+        md.push_str(&format!("{o} | "));
     }
-    let failures: Vec<&RunResult> = results.iter().filter(|r| !r.passed).collect();
+    md.push_str("nondeterministic | failed |\n|---|---|---|");
+    md.push_str(&"---|".repeat(Outcome::ALL.len() + 2));
+    md.push('\n');
+    let mut groups: BTreeMap<(&str, &str), Vec<&RunRecord>> = BTreeMap::new();
+    for r in records {
+        groups
+            .entry((r.scenario.as_str(), r.variant.as_str()))
+            .or_default()
+            .push(r);
+    }
+    for ((scenario, variant), runs) in &groups {
+        md.push_str(&format!(
+            "| {} | {} | {} | ",
+            md_escape(scenario),
+            md_escape(variant),
+            runs.len()
+        ));
+        for o in Outcome::ALL {
+            md.push_str(&format!(
+                "{} | ",
+                runs.iter().filter(|r| r.outcome == o).count()
+            ));
+        }
+        let nondet = runs.iter().filter(|r| r.nondeterminism.is_some()).count();
+        let failed = runs.iter().filter(|r| !r.passed).count();
+        md.push_str(&format!("{nondet} | {failed} |\n"));
+    }
+    if records.len() <= 200 {
+        md.push_str("\n## Runs\n\n| scenario | variant | seed | outcome | expected | result | sim time | wall ms | digest |\n");
+        md.push_str("|---|---|---|---|---|---|---|---|---|\n");
+        for r in records {
+            md.push_str(&format!(
+                "| {} | {} | {} | {} | {} | {} | {} | {} | `{}` |\n",
+                md_escape(&r.scenario),
+                md_escape(&r.variant),
+                r.seed,
+                r.outcome,
+                expected(&r.expected),
+                if r.passed { "pass" } else { "**FAIL**" },
+                fmt_duration(Duration::from_millis(r.sim_elapsed_ms)),
+                r.wall_ms,
+                &r.trail_digest[..16.min(r.trail_digest.len())]
+            ));
+        }
+    }
+    let failures: Vec<&RunRecord> = records.iter().filter(|r| !r.passed).collect();
     if !failures.is_empty() {
-        md.push_str("\n## Failures\n\n");
+        md.push_str(&format!("\n## Failures ({})\n\n", failures.len()));
         for r in failures {
             md.push_str(&format!(
                 "### {} [{}] seed {}\n\n",
@@ -85,10 +123,25 @@ pub fn summary_md(results: &[RunResult]) -> String {
                 md_escape(&r.variant),
                 r.seed
             ));
+            if let Some(diff) = &r.nondeterminism {
+                md.push_str(&format!("- **nondeterministic**: {}\n", md_escape(diff)));
+            }
+            md.push_str(&format!(
+                "- outcome `{}`, expected `{}`\n",
+                r.outcome,
+                expected(&r.expected)
+            ));
             for f in &r.findings {
                 md.push_str(&format!("- `{}`: {}\n", f.checker, md_escape(&f.message)));
             }
-            md.push_str(&format!("\nReplay: `{}`\n\n", r.replay));
+            md.push_str(&format!("\nReplay: `{}`\n", r.replay));
+            if let Some(report) = &r.report {
+                md.push_str(&format!(
+                    "\nShrink: `faultline shrink {report} -o {}-seed{}.yaml`\n",
+                    r.scenario, r.seed
+                ));
+            }
+            md.push('\n');
         }
     }
     md

@@ -21,11 +21,19 @@ impl Driver<'_> {
     /// Record an action: one trail event with its replayable step.
     fn action(&mut self, node: Option<usize>, kind: Kind, detail: impl Into<String>, step: Value) {
         let name = node.map(|n| self.names[n].clone());
-        self.state.borrow_mut().harness_action(name.as_deref(), kind, detail, Some(step));
+        self.state
+            .borrow_mut()
+            .harness_action(name.as_deref(), kind, detail, Some(step));
     }
 
     /// Send a command to a node's inbox; returns the op id.
-    pub(crate) fn send(&mut self, node: usize, summary: String, admin: bool, make: impl FnOnce(u64) -> Command) -> Option<u64> {
+    pub(crate) fn send(
+        &mut self,
+        node: usize,
+        summary: String,
+        admin: bool,
+        make: impl FnOnce(u64) -> Command,
+    ) -> Option<u64> {
         let id = self.next_op;
         self.next_op += 1;
         let t_ms = self.sim.elapsed().as_millis() as u64;
@@ -41,13 +49,22 @@ impl Driver<'_> {
             admin,
         };
         state.ops.insert(id, record);
-        let sent = state.nodes[node].inbox.as_ref().map(|inbox| inbox.send(make(id)).is_ok()).unwrap_or(false);
+        let sent = state.nodes[node]
+            .inbox
+            .as_ref()
+            .map(|inbox| inbox.send(make(id)).is_ok())
+            .unwrap_or(false);
         sent.then_some(id)
     }
 
     /// Send a client op to `node`; with `wait`, step until its answer or the timeout
     /// and return the answer (a timeout or a down node is an error result).
-    pub(crate) fn act_client(&mut self, node: usize, op: &ParsedOp, wait: Option<Duration>) -> Result<Option<OpResult>, Halt> {
+    pub(crate) fn act_client(
+        &mut self,
+        node: usize,
+        op: &ParsedOp,
+        wait: Option<Duration>,
+    ) -> Result<Option<OpResult>, Halt> {
         let summary = op.summary.clone();
         let mut step = op.op.clone();
         if let Value::Object(map) = &mut step {
@@ -56,13 +73,25 @@ impl Driver<'_> {
         }
         let step = json!({ "client": step });
         if !self.up(node) {
-            self.action(Some(node), Kind::OpError, format!("{summary} -> error node down"), step);
+            self.action(
+                Some(node),
+                Kind::OpError,
+                format!("{summary} -> error node down"),
+                step,
+            );
             return Ok(Some(OpResult::error("node down")));
         }
         self.action(Some(node), Kind::OpInvoke, summary.clone(), step);
         let payload = op.op.clone();
-        let Some(id) = self.send(node, summary.clone(), false, |id| Command::Op { id, op: payload }) else {
-            self.event(Some(node), Kind::OpError, format!("{summary} -> error node not accepting commands"));
+        let Some(id) = self.send(node, summary.clone(), false, |id| Command::Op {
+            id,
+            op: payload,
+        }) else {
+            self.event(
+                Some(node),
+                Kind::OpError,
+                format!("{summary} -> error node not accepting commands"),
+            );
             return Ok(Some(OpResult::error("node not accepting commands")));
         };
         let Some(timeout) = wait else { return Ok(None) };
@@ -74,8 +103,17 @@ impl Driver<'_> {
         Ok(Some(match result {
             Some(result) => result,
             None => {
-                self.state.borrow_mut().ops.get_mut(&id).expect("recorded").timed_out = true;
-                self.event(Some(node), Kind::OpTimeout, format!("{summary} -> no answer within {}", fmt_duration(timeout)));
+                self.state
+                    .borrow_mut()
+                    .ops
+                    .get_mut(&id)
+                    .expect("recorded")
+                    .timed_out = true;
+                self.event(
+                    Some(node),
+                    Kind::OpTimeout,
+                    format!("{summary} -> no answer within {}", fmt_duration(timeout)),
+                );
                 OpResult::error("timeout")
             }
         }))
@@ -83,13 +121,24 @@ impl Driver<'_> {
 
     /// Ask `leader` to hand leadership to `to`; wait until `to` leads. Returns
     /// whether it did within `timeout`.
-    pub(crate) fn act_transfer(&mut self, leader: usize, to: usize, timeout: Duration) -> Result<bool, Halt> {
+    pub(crate) fn act_transfer(
+        &mut self,
+        leader: usize,
+        to: usize,
+        timeout: Duration,
+    ) -> Result<bool, Halt> {
         let target = self.names[to].clone();
         let summary = format!("transfer leadership {} -> {target}", self.names[leader]);
         let step = json!({ "transfer_leader": { "to": target } });
         self.action(Some(leader), Kind::Transfer, summary.clone(), step);
         let to_name = target.clone();
-        if self.send(leader, summary, true, |id| Command::TransferLeader { id, to: to_name }).is_none() {
+        if self
+            .send(leader, summary, true, |id| Command::TransferLeader {
+                id,
+                to: to_name,
+            })
+            .is_none()
+        {
             return Ok(false);
         }
         self.run_until(&Condition::Leader(Some(to)), timeout)
@@ -102,15 +151,23 @@ impl Driver<'_> {
         }
         let (detail, step) = match partition {
             Partitioned::Groups(groups) => {
-                let named: Vec<Vec<&str>> =
-                    groups.iter().map(|g| g.iter().map(|&n| names[n].as_str()).collect()).collect();
+                let named: Vec<Vec<&str>> = groups
+                    .iter()
+                    .map(|g| g.iter().map(|&n| names[n].as_str()).collect())
+                    .collect();
                 let shown: Vec<String> = named.iter().map(|g| g.join(",")).collect();
-                (format!("partition {}", shown.join(" | ")), json!({ "partition": { "groups": named } }))
+                (
+                    format!("partition {}", shown.join(" | ")),
+                    json!({ "partition": { "groups": named } }),
+                )
             }
             Partitioned::OneWay { from, to } => {
                 let targets: Vec<&str> = to.iter().map(|&n| names[n].as_str()).collect();
                 let detail = format!("partition {} -/-> {}", names[*from], targets.join(","));
-                (detail, json!({ "partition": { "from": names[*from], "to": targets } }))
+                (
+                    detail,
+                    json!({ "partition": { "from": names[*from], "to": targets } }),
+                )
             }
         };
         self.action(None, Kind::Network, detail, step);
@@ -119,14 +176,24 @@ impl Driver<'_> {
     pub(crate) fn act_heal(&mut self) {
         let names = self.names.clone();
         let repaired = self.net.repair_all(&self.sim, &names);
-        self.action(None, Kind::Network, format!("heal: repaired {repaired} cut link(s)"), json!({ "heal": "all" }));
+        self.action(
+            None,
+            Kind::Network,
+            format!("heal: repaired {repaired} cut link(s)"),
+            json!({ "heal": "all" }),
+        );
     }
 
     pub(crate) fn act_hold(&mut self, a: usize, b: usize) {
         let names = self.names.clone();
         self.net.hold(&self.sim, &names, a, b);
         let step = json!({ "hold": { "between": [names[a], names[b]] } });
-        self.action(None, Kind::Network, format!("hold messages between {} and {}", names[a], names[b]), step);
+        self.action(
+            None,
+            Kind::Network,
+            format!("hold messages between {} and {}", names[a], names[b]),
+            step,
+        );
     }
 
     /// Release held messages; returns whether anything was held.
@@ -134,7 +201,12 @@ impl Driver<'_> {
         let names = self.names.clone();
         let held = self.net.release(&self.sim, &names, a, b);
         let step = json!({ "release": { "between": [names[a], names[b]] } });
-        self.action(None, Kind::Network, format!("release messages between {} and {}", names[a], names[b]), step);
+        self.action(
+            None,
+            Kind::Network,
+            format!("release messages between {} and {}", names[a], names[b]),
+            step,
+        );
         held
     }
 
@@ -145,11 +217,32 @@ impl Driver<'_> {
         let (detail, text) = match delay {
             Some(d) => {
                 self.net.set_latency(&self.sim, &names, a, b, d);
-                (format!("latency {} between {} and {}", fmt_duration(d), names[a], names[b]), fmt_duration(d))
+                (
+                    format!(
+                        "latency {} between {} and {}",
+                        fmt_duration(d),
+                        names[a],
+                        names[b]
+                    ),
+                    fmt_duration(d),
+                )
             }
             None => {
-                self.net.reset_latency(&self.sim, &names, a, b, settings.latency_min, settings.latency_max);
-                (format!("latency back to default between {} and {}", names[a], names[b]), "default".to_string())
+                self.net.reset_latency(
+                    &self.sim,
+                    &names,
+                    a,
+                    b,
+                    settings.latency_min,
+                    settings.latency_max,
+                );
+                (
+                    format!(
+                        "latency back to default between {} and {}",
+                        names[a], names[b]
+                    ),
+                    "default".to_string(),
+                )
             }
         };
         let step = json!({ "latency": { "between": [names[a], names[b]], "delay": text } });
@@ -164,7 +257,12 @@ impl Driver<'_> {
         }
         self.kill(node);
         let step = json!({ "crash": self.names[node] });
-        self.action(Some(node), Kind::Crash, "crash (unsynced writes lost)", step);
+        self.action(
+            Some(node),
+            Kind::Crash,
+            "crash (unsynced writes lost)",
+            step,
+        );
         true
     }
 
@@ -189,17 +287,34 @@ impl Driver<'_> {
             return Ok(false);
         }
         let step = json!({ "stop": self.names[node] });
-        self.action(Some(node), Kind::Stop, "stop: clean shutdown requested", step);
-        let sent = self.state.borrow().nodes[node].inbox.as_ref().map(|i| i.send(Command::Stop).is_ok()).unwrap_or(false);
+        self.action(
+            Some(node),
+            Kind::Stop,
+            "stop: clean shutdown requested",
+            step,
+        );
+        let sent = self.state.borrow().nodes[node]
+            .inbox
+            .as_ref()
+            .map(|i| i.send(Command::Stop).is_ok())
+            .unwrap_or(false);
         let deadline = self.sim.elapsed() + STOP_TIMEOUT;
-        while sent && !self.state.borrow().nodes[node].stopped && self.up(node) && self.sim.elapsed() < deadline {
+        while sent
+            && !self.state.borrow().nodes[node].stopped
+            && self.up(node)
+            && self.sim.elapsed() < deadline
+        {
             self.advance()?;
         }
         let clean = self.state.borrow().nodes[node].stopped;
         if self.up(node) {
             self.kill(node);
         }
-        let detail = if clean { "stopped cleanly" } else { "did not stop cleanly within 10s; killed" };
+        let detail = if clean {
+            "stopped cleanly"
+        } else {
+            "did not stop cleanly within 10s; killed"
+        };
         self.event(Some(node), Kind::Stop, detail);
         Ok(true)
     }
@@ -238,23 +353,57 @@ impl Driver<'_> {
         }
         {
             let faults = &mut self.state.borrow_mut().faults;
-            faults.arm(&node, arm.point.name, arm.action.clone(), arm.count, arm.probability, arm.optional, loc);
+            faults.arm(
+                &node,
+                arm.point.name,
+                arm.action.clone(),
+                arm.count,
+                arm.probability,
+                arm.optional,
+                loc,
+            );
         }
-        self.action(Some(arm.node), Kind::FailPointArm, detail, json!({ "failpoint": step }));
+        self.action(
+            Some(arm.node),
+            Kind::FailPointArm,
+            detail,
+            json!({ "failpoint": step }),
+        );
     }
 
     pub(crate) fn act_clear_failpoint(&mut self, node: usize, point: &'static FailPointInfo) {
-        let cleared = self.state.borrow_mut().faults.clear(&self.names[node], point.name);
-        let detail = format!("{}: {}", point.name, if cleared { "cleared" } else { "was not armed" });
+        let cleared = self
+            .state
+            .borrow_mut()
+            .faults
+            .clear(&self.names[node], point.name);
+        let detail = format!(
+            "{}: {}",
+            point.name,
+            if cleared { "cleared" } else { "was not armed" }
+        );
         let step = json!({ "clear_failpoint": { "node": self.names[node], "point": point.name } });
         self.action(Some(node), Kind::FailPointClear, detail, step);
     }
 
     /// Wake tasks stalled on a point; returns how many there were.
-    pub(crate) fn act_release_failpoint(&mut self, node: usize, point: &'static FailPointInfo) -> usize {
-        let woken = self.state.borrow_mut().faults.release(&self.names[node], point.name);
+    pub(crate) fn act_release_failpoint(
+        &mut self,
+        node: usize,
+        point: &'static FailPointInfo,
+    ) -> usize {
+        let woken = self
+            .state
+            .borrow_mut()
+            .faults
+            .release(&self.names[node], point.name);
         let step = json!({ "release": { "node": self.names[node], "failpoint": point.name } });
-        self.action(Some(node), Kind::FailPointRelease, format!("{}: released {woken} stalled task(s)", point.name), step);
+        self.action(
+            Some(node),
+            Kind::FailPointRelease,
+            format!("{}: released {woken} stalled task(s)", point.name),
+            step,
+        );
         woken
     }
 }

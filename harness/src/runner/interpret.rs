@@ -5,7 +5,9 @@ use super::{Driver, Halt};
 use crate::check::Finding;
 use crate::duration::format as fmt_duration;
 use crate::outcome::Outcome;
-use crate::scenario::{CheckStep, ClientStep, Condition, Cut, OpExpect, Partition, ProcessStep, Step, StepKind, Target};
+use crate::scenario::{
+    CheckStep, ClientStep, Condition, Cut, OpExpect, Partition, ProcessStep, Step, StepKind, Target,
+};
 use crate::trail::Kind;
 use nodes::api::OpResult;
 use std::time::Duration;
@@ -27,7 +29,10 @@ impl Driver<'_> {
             }
             StepKind::Release { a, b } => {
                 if !self.act_release(*a, *b) {
-                    let message = format!("release between {} and {}: nothing was held", self.names[*a], self.names[*b]);
+                    let message = format!(
+                        "release between {} and {}: nothing was held",
+                        self.names[*a], self.names[*b]
+                    );
                     self.ineffective(step, message);
                 }
                 Ok(())
@@ -39,7 +44,10 @@ impl Driver<'_> {
             StepKind::Crash(p) => {
                 if let Some(node) = self.process_node(p, step)? {
                     if !self.act_crash(node) && !p.optional {
-                        self.ineffective(step, format!("crash of {}: it is already down", self.names[node]));
+                        self.ineffective(
+                            step,
+                            format!("crash of {}: it is already down", self.names[node]),
+                        );
                     }
                 }
                 Ok(())
@@ -53,7 +61,10 @@ impl Driver<'_> {
             StepKind::Stop(p) => {
                 if let Some(node) = self.process_node(p, step)? {
                     if !self.act_stop(node)? && !p.optional {
-                        self.ineffective(step, format!("stop of {}: it is already down", self.names[node]));
+                        self.ineffective(
+                            step,
+                            format!("stop of {}: it is already down", self.names[node]),
+                        );
                     }
                 }
                 Ok(())
@@ -61,7 +72,10 @@ impl Driver<'_> {
             StepKind::Start(p) => {
                 if let Some(node) = self.process_node(p, step)? {
                     if !self.act_start(node) && !p.optional {
-                        self.ineffective(step, format!("start of {}: it is already up", self.names[node]));
+                        self.ineffective(
+                            step,
+                            format!("start of {}: it is already up", self.names[node]),
+                        );
                     }
                 }
                 Ok(())
@@ -76,13 +90,20 @@ impl Driver<'_> {
             }
             StepKind::ReleaseFailPoint { node, point } => {
                 if self.act_release_failpoint(*node, point) == 0 {
-                    let message = format!("release of {} on {}: no task was stalled there", point.name, self.names[*node]);
+                    let message = format!(
+                        "release of {} on {}: no task was stalled there",
+                        point.name, self.names[*node]
+                    );
                     self.ineffective(step, message);
                 }
                 Ok(())
             }
             StepKind::Sleep(duration) => {
-                self.event(None, Kind::Sleep, format!("sleep {}", fmt_duration(*duration)));
+                self.event(
+                    None,
+                    Kind::Sleep,
+                    format!("sleep {}", fmt_duration(*duration)),
+                );
                 self.run_for(*duration)
             }
             StepKind::Await { condition, within } => self.await_condition(condition, *within, step),
@@ -100,7 +121,10 @@ impl Driver<'_> {
 
     pub(crate) fn ineffective(&mut self, step: &Step, message: String) {
         let file = &self.scenario.file;
-        let message = format!("{file}:{}:{}: {message}; the step had no effect", step.loc.line, step.loc.col);
+        let message = format!(
+            "{file}:{}:{}: {message}; the step had no effect",
+            step.loc.line, step.loc.col
+        );
         self.finding(Finding::new("fault-effectiveness", None, message));
     }
 
@@ -108,7 +132,9 @@ impl Driver<'_> {
         match condition {
             Condition::Leader(None) => "a leader".into(),
             Condition::Leader(Some(n)) => format!("{} leading", self.names[*n]),
-            Condition::Applied { index, nodes } if nodes.is_empty() => format!("every up node applied >= {index}"),
+            Condition::Applied { index, nodes } if nodes.is_empty() => {
+                format!("every up node applied >= {index}")
+            }
             Condition::Applied { index, nodes } => {
                 let names: Vec<&str> = nodes.iter().map(|n| self.names[*n].as_str()).collect();
                 format!("{} applied >= {index}", names.join(", "))
@@ -117,22 +143,39 @@ impl Driver<'_> {
             Condition::Down(n) => format!("{} down", self.names[*n]),
             Condition::OpsDone => "every op completed".into(),
             Condition::Quiescent => "quiescence".into(),
-            Condition::Observed { node, key, value } => format!("{}.{key} = {value:?}", self.names[*node]),
+            Condition::Observed { node, key, value } => {
+                format!("{}.{key} = {value:?}", self.names[*node])
+            }
         }
     }
 
-    fn await_condition(&mut self, condition: &Condition, within: Duration, step: &Step) -> Result<(), Halt> {
+    fn await_condition(
+        &mut self,
+        condition: &Condition,
+        within: Duration,
+        step: &Step,
+    ) -> Result<(), Halt> {
         let what = self.describe_condition(condition);
         let start = self.sim.elapsed();
         if self.run_until(condition, within)? {
             let took = self.sim.elapsed() - start;
-            self.event(None, Kind::Await, format!("await {what}: reached after {}", fmt_duration(took)));
+            self.event(
+                None,
+                Kind::Await,
+                format!("await {what}: reached after {}", fmt_duration(took)),
+            );
             return Ok(());
         }
         let deadline = fmt_duration(within);
-        let message =
-            format!("{}:{}:{}: await {what} missed its deadline of {deadline}", self.scenario.file, step.loc.line, step.loc.col);
-        self.event(None, Kind::Await, format!("await {what}: missed its deadline of {deadline}"));
+        let message = format!(
+            "{}:{}:{}: await {what} missed its deadline of {deadline}",
+            self.scenario.file, step.loc.line, step.loc.col
+        );
+        self.event(
+            None,
+            Kind::Await,
+            format!("await {what}: missed its deadline of {deadline}"),
+        );
         self.finding(Finding::new("await", Some(Outcome::Stuck), message.clone()));
         Err(Halt::Await(message))
     }
@@ -141,16 +184,29 @@ impl Driver<'_> {
         let line = format!("{}:{}:{}", self.scenario.file, step.loc.line, step.loc.col);
         let findings = match check {
             CheckStep::Converged { within } => {
-                let settle = self.scenario.settings.heal.as_ref().map(|h| h.settle).unwrap_or(Duration::from_secs(1));
+                let settle = self
+                    .scenario
+                    .settings
+                    .heal
+                    .as_ref()
+                    .map(|h| h.settle)
+                    .unwrap_or(Duration::from_secs(1));
                 let settled = self.run_until_stable(&Condition::Quiescent, *within, settle)?;
                 let view = self.view();
-                let mut findings = crate::check::guarded("divergence", || crate::check::divergence::check(&view));
+                let mut findings =
+                    crate::check::guarded("divergence", || crate::check::divergence::check(&view));
                 if !settled && findings.is_empty() {
-                    findings.push(Finding::new("check", Some(Outcome::Stuck), "replicas did not settle"));
+                    findings.push(Finding::new(
+                        "check",
+                        Some(Outcome::Stuck),
+                        "replicas did not settle",
+                    ));
                 }
                 findings
             }
-            CheckStep::Invariant(name) => crate::check::invariants::check_one(self.scenario.model, name, &self.view()),
+            CheckStep::Invariant(name) => {
+                crate::check::invariants::check_one(self.scenario.model, name, &self.view())
+            }
         };
         let what = match check {
             CheckStep::Converged { .. } => "converged".to_string(),
@@ -160,7 +216,11 @@ impl Driver<'_> {
             self.event(None, Kind::Check, format!("check {what}: pass"));
         }
         for mut finding in findings {
-            self.event(None, Kind::Check, format!("check {what}: {}", finding.message));
+            self.event(
+                None,
+                Kind::Check,
+                format!("check {what}: {}", finding.message),
+            );
             finding.message = format!("{line}: mid-run check {what}: {}", finding.message);
             self.finding(finding);
         }
@@ -169,7 +229,11 @@ impl Driver<'_> {
 
     // ---- resolving targets ----
 
-    pub(crate) fn resolve(&mut self, target: Target, timeout: Duration) -> Result<Option<usize>, Halt> {
+    pub(crate) fn resolve(
+        &mut self,
+        target: Target,
+        timeout: Duration,
+    ) -> Result<Option<usize>, Halt> {
         match target {
             Target::Node(n) => Ok(Some(n)),
             Target::Leader => {
@@ -185,14 +249,21 @@ impl Driver<'_> {
         let timeout = self.scenario.settings.op_timeout;
         let node = self.resolve(p.target, timeout)?;
         if node.is_none() && !p.optional {
-            self.ineffective(step, format!("no leader within {} to act on", fmt_duration(timeout)));
+            self.ineffective(
+                step,
+                format!("no leader within {} to act on", fmt_duration(timeout)),
+            );
         }
         Ok(node)
     }
 
     fn client(&mut self, client: &ClientStep, step: &Step) -> Result<(), Halt> {
         let Some(node) = self.resolve(client.target, client.timeout)? else {
-            let detail = format!("{} -> error no leader within {}", client.op.summary, fmt_duration(client.timeout));
+            let detail = format!(
+                "{} -> error no leader within {}",
+                client.op.summary,
+                fmt_duration(client.timeout)
+            );
             self.event(None, Kind::OpError, detail);
             self.check_op(client, step, &OpResult::error("no leader"));
             return Ok(());
@@ -209,7 +280,14 @@ impl Driver<'_> {
         let ok = match expect {
             OpExpect::Ok => result.ok,
             OpExpect::Error(None) => !result.ok,
-            OpExpect::Error(Some(text)) => !result.ok && result.error.as_deref().unwrap_or("").contains(text.as_str()),
+            OpExpect::Error(Some(text)) => {
+                !result.ok
+                    && result
+                        .error
+                        .as_deref()
+                        .unwrap_or("")
+                        .contains(text.as_str())
+            }
         };
         if !ok {
             let want = match expect {
@@ -218,23 +296,43 @@ impl Driver<'_> {
                 OpExpect::Error(Some(text)) => format!("an error containing {text:?}"),
             };
             let (file, line, col) = (&self.scenario.file, step.loc.line, step.loc.col);
-            let message = format!("{file}:{line}:{col}: {} expected {want}, got {result}", client.op.summary);
+            let message = format!(
+                "{file}:{line}:{col}: {} expected {want}, got {result}",
+                client.op.summary
+            );
             self.finding(Finding::new("op-expect", None, message));
         }
     }
 
-    fn transfer_leader(&mut self, to: Option<usize>, timeout: Duration, step: &Step) -> Result<(), Halt> {
+    fn transfer_leader(
+        &mut self,
+        to: Option<usize>,
+        timeout: Duration,
+        step: &Step,
+    ) -> Result<(), Halt> {
         let Some(leader) = self.resolve(Target::Leader, timeout)? else {
-            self.ineffective(step, format!("transfer_leader: no leader within {}", fmt_duration(timeout)));
+            self.ineffective(
+                step,
+                format!(
+                    "transfer_leader: no leader within {}",
+                    fmt_duration(timeout)
+                ),
+            );
             return Ok(());
         };
         let follower = (0..self.names.len()).find(|&n| n != leader && self.up(n));
         let Some(to) = to.or(follower) else {
-            self.ineffective(step, "transfer_leader: no up follower to transfer to".into());
+            self.ineffective(
+                step,
+                "transfer_leader: no up follower to transfer to".into(),
+            );
             return Ok(());
         };
         if leader == to {
-            self.ineffective(step, format!("transfer_leader: {} already leads", self.names[to]));
+            self.ineffective(
+                step,
+                format!("transfer_leader: {} already leads", self.names[to]),
+            );
             return Ok(());
         }
         if !self.act_transfer(leader, to, timeout)? {
@@ -260,7 +358,9 @@ impl Driver<'_> {
                 for group in groups {
                     let mut g = Vec::new();
                     for target in group {
-                        let Some(id) = self.resolve(*target, timeout)? else { return Ok(None) };
+                        let Some(id) = self.resolve(*target, timeout)? else {
+                            return Ok(None);
+                        };
                         if !g.contains(&id) {
                             g.push(id);
                         }
@@ -270,15 +370,21 @@ impl Driver<'_> {
                 Partitioned::Groups(ids)
             }
             Partition::Isolate(target) => {
-                let Some(id) = self.resolve(*target, timeout)? else { return Ok(None) };
+                let Some(id) = self.resolve(*target, timeout)? else {
+                    return Ok(None);
+                };
                 let others = (0..self.names.len()).filter(|&o| o != id).collect();
                 Partitioned::Groups(vec![vec![id], others])
             }
             Partition::OneWay { from, to } => {
-                let Some(from) = self.resolve(*from, timeout)? else { return Ok(None) };
+                let Some(from) = self.resolve(*from, timeout)? else {
+                    return Ok(None);
+                };
                 let mut ids = Vec::new();
                 for target in to {
-                    let Some(id) = self.resolve(*target, timeout)? else { return Ok(None) };
+                    let Some(id) = self.resolve(*target, timeout)? else {
+                        return Ok(None);
+                    };
                     if id != from && !ids.contains(&id) {
                         ids.push(id);
                     }
@@ -295,7 +401,10 @@ impl Driver<'_> {
             return Ok(());
         };
         if resolved.cuts().is_empty() {
-            self.ineffective(step, "partition: it cuts no link (the leader is on both sides?)".into());
+            self.ineffective(
+                step,
+                "partition: it cuts no link (the leader is on both sides?)".into(),
+            );
             return Ok(());
         }
         self.act_partition(&resolved);
@@ -319,14 +428,22 @@ impl Partitioned {
                     for b in &groups[i + 1..] {
                         for &x in a {
                             for &y in b.iter().filter(|&&y| y != x) {
-                                cuts.push(Cut { from: x, to: y, oneway: false });
+                                cuts.push(Cut {
+                                    from: x,
+                                    to: y,
+                                    oneway: false,
+                                });
                             }
                         }
                     }
                 }
             }
             Partitioned::OneWay { from, to } => {
-                cuts.extend(to.iter().map(|&t| Cut { from: *from, to: t, oneway: true }));
+                cuts.extend(to.iter().map(|&t| Cut {
+                    from: *from,
+                    to: t,
+                    oneway: true,
+                }));
             }
         }
         cuts

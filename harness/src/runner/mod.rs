@@ -6,6 +6,7 @@
 //! to settle, and the checkers judge.
 
 mod actions;
+mod chaos;
 pub mod env;
 mod interpret;
 pub mod net;
@@ -142,10 +143,13 @@ impl<'s> Driver<'s> {
         }
     }
 
-    /// The scripted steps, in order.
+    /// The scripted steps, in order, then the chaos window if there is one.
     fn script(&mut self) -> Result<(), Halt> {
         for step in &self.scenario.steps {
             self.exec(step)?;
+        }
+        if let Some(chaos) = &self.scenario.chaos {
+            self.chaos(chaos)?;
         }
         Ok(())
     }

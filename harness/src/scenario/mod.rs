@@ -7,7 +7,7 @@
 pub mod raw;
 mod validate;
 
-pub use validate::{load, load_str, LoadError};
+pub use validate::{expand_template, load, load_str, LoadError};
 
 use crate::outcome::Outcome;
 use crate::trail::Kind;
@@ -29,6 +29,8 @@ pub struct Scenario {
     pub settings: Settings,
     pub variants: Vec<Variant>,
     pub steps: Vec<Step>,
+    /// A random nemesis and workload run after the steps, before the heal phase.
+    pub chaos: Option<Chaos>,
 }
 
 impl Scenario {
@@ -264,4 +266,78 @@ pub enum CheckStep {
         within: Duration,
     },
     Invariant(&'static str),
+}
+
+/// A nemesis that injects faults at random over a window, plus a workload. Every
+/// draw comes from the run's seed.
+#[derive(Clone, Debug)]
+pub struct Chaos {
+    pub loc: Loc,
+    pub window: Duration,
+    /// Each seed also picks which fault kinds are enabled at all.
+    pub swarm: bool,
+    pub concurrent_max: usize,
+    /// Time between the starts of two faults.
+    pub spacing: (Duration, Duration),
+    /// How long a lasting fault (partition, crash, fail point, ...) lasts.
+    pub duration: (Duration, Duration),
+    pub faults: Vec<ChaosFault>,
+    pub workload: Option<Workload>,
+}
+
+#[derive(Clone, Debug)]
+pub struct ChaosFault {
+    pub kind: ChaosKind,
+    pub weight: u32,
+}
+
+#[derive(Clone, Debug)]
+pub enum ChaosKind {
+    /// Two random groups, cut both ways.
+    Partition,
+    /// One node's messages to some others dropped.
+    OneWay,
+    Hold,
+    Latency {
+        min: Duration,
+        max: Duration,
+    },
+    Crash,
+    Restart,
+    Stop,
+    TransferLeader,
+    FailPoint(Vec<ChaosPoint>),
+}
+
+impl ChaosKind {
+    pub fn name(&self) -> &'static str {
+        match self {
+            ChaosKind::Partition => "partition",
+            ChaosKind::OneWay => "oneway",
+            ChaosKind::Hold => "hold",
+            ChaosKind::Latency { .. } => "latency",
+            ChaosKind::Crash => "crash",
+            ChaosKind::Restart => "restart",
+            ChaosKind::Stop => "stop",
+            ChaosKind::TransferLeader => "transfer_leader",
+            ChaosKind::FailPoint(_) => "failpoint",
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct ChaosPoint {
+    pub point: &'static FailPointInfo,
+    pub action: FaultAction,
+    /// Nodes it may be armed on (all when empty).
+    pub nodes: Vec<NodeId>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Workload {
+    pub every: Duration,
+    pub target: Target,
+    /// Op templates: string values may hold `{A..B}` (a number drawn in A..=B) and
+    /// `{seq}` (the op's sequence number).
+    pub ops: Vec<serde_json::Value>,
 }

@@ -23,6 +23,8 @@ pub struct Header {
     pub heal: Option<serde::de::IgnoredAny>,
     #[serde(default)]
     pub expect: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    pub chaos: Option<serde::de::IgnoredAny>,
 }
 
 pub const TOP_LEVEL_KEYS: &[&str] = &[
@@ -36,6 +38,7 @@ pub const TOP_LEVEL_KEYS: &[&str] = &[
     "expect",
     "variants",
     "steps",
+    "chaos",
 ];
 
 #[derive(Debug, Deserialize)]
@@ -235,4 +238,66 @@ pub struct Repeat {
     pub count: Spanned<u32>,
     /// Read entry by entry by `validate`.
     pub steps: serde::de::IgnoredAny,
+}
+
+// ---- chaos ----
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Chaos {
+    pub window: Spanned<String>,
+    #[serde(default)]
+    pub swarm: bool,
+    pub concurrent_max: Option<Spanned<u32>>,
+    pub spacing: Option<Range>,
+    pub duration: Option<Range>,
+    /// Read entry by entry by `validate` (a weight, or a mapping with `weight`).
+    pub faults: serde::de::IgnoredAny,
+    pub workload: Option<serde::de::IgnoredAny>,
+}
+
+pub const CHAOS_FAULT_KINDS: &[&str] = &[
+    "partition",
+    "oneway",
+    "hold",
+    "latency",
+    "crash",
+    "restart",
+    "stop",
+    "transfer_leader",
+    "failpoint",
+];
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Range {
+    pub min: Spanned<String>,
+    pub max: Spanned<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChaosFault {
+    pub weight: Spanned<u32>,
+    /// `latency` only.
+    pub delay: Option<Range>,
+    /// `failpoint` only.
+    pub points: Option<Vec<Spanned<ChaosPoint>>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChaosPoint {
+    pub point: Spanned<String>,
+    pub action: Spanned<Action>,
+    pub nodes: Option<Vec<Spanned<String>>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Workload {
+    pub every: Spanned<String>,
+    pub on: Option<Spanned<String>>,
+    /// Op templates, checked by `validate`.
+    pub ops: serde::de::IgnoredAny,
 }

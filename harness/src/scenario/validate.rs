@@ -15,6 +15,7 @@ use nodes::api::{BugMode, ModelInfo};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeSet;
 use std::path::Path;
+use std::time::Duration;
 
 /// Bounds on what a scenario file may ask for. Documented in docs/scenario-format.md.
 pub const FILE_BYTES_MAX: usize = 1024 * 1024;
@@ -244,6 +245,7 @@ impl<'a> Validator<'a> {
         let settings = self.settings(&defaults, root.get("heal"));
         let params = self.params(root.get("params"));
         let variants = self.variants(root, &params);
+        let chaos = root.get("chaos").and_then(|node| self.chaos(node));
         let steps = match root.get("steps") {
             None => {
                 self.error_hint(
@@ -275,6 +277,7 @@ impl<'a> Validator<'a> {
             settings,
             variants,
             steps,
+            chaos,
         })
     }
 
@@ -1262,55 +1265,52 @@ impl<'a> Validator<'a> {
         })
     }
 
+    fn fault_action(
+        &mut self,
+        point: &'static FailPointInfo,
+        action: &Spanned<raw::Action>,
+    ) -> Option<FaultAction> {
+        let loc = action.loc;
+        match &action.value {
+            raw::Action::Error(_) if point.errors.is_empty() => {
+                self.error(loc, format!("fail point `{}` raises no errors", point.name));
+                None
+            }
+            raw::Action::Error(kind) if !point.errors.contains(&kind.as_str()) => {
+                self.unknown_name(loc, "error kind", kind, point.errors.iter().copied());
+                None
+            }
+            raw::Action::Error(kind) => Some(FaultAction::Error(kind.clone())),
+            raw::Action::Panic if point.panic => Some(FaultAction::Panic),
+            raw::Action::Panic => {
+                self.error(loc, format!("fail point `{}` cannot panic", point.name));
+                None
+            }
+            raw::Action::Stall(_) if !point.stall => {
+                let message = format!(
+                    "fail point `{}` cannot stall (it is not on an await path)",
+                    point.name
+                );
+                self.error(loc, message);
+                None
+            }
+            raw::Action::Stall(until) if until == "release" => Some(FaultAction::StallUntilRelease),
+            raw::Action::Stall(duration) => {
+                let text = Spanned {
+                    loc,
+                    value: duration.clone(),
+                };
+                self.duration(&text).map(FaultAction::Stall)
+            }
+        }
+    }
+
     fn failpoint(&mut self, body: &Node) -> Option<StepKind> {
         let raw = self.read::<raw::FailPoint>(body)?;
         let node = self.node_ref(&raw.node);
         let point = self.point(&raw.point);
         let (node, point) = (node?, point?);
-        let action = match &raw.action.value {
-            raw::Action::Error(kind) => {
-                if point.errors.is_empty() {
-                    self.error(
-                        raw.action.loc,
-                        format!("fail point `{}` raises no errors", point.name),
-                    );
-                    return None;
-                }
-                if !point.errors.contains(&kind.as_str()) {
-                    self.unknown_name(
-                        raw.action.loc,
-                        "error kind",
-                        kind,
-                        point.errors.iter().copied(),
-                    );
-                    return None;
-                }
-                FaultAction::Error(kind.clone())
-            }
-            raw::Action::Panic if point.panic => FaultAction::Panic,
-            raw::Action::Panic => {
-                self.error(
-                    raw.action.loc,
-                    format!("fail point `{}` cannot panic", point.name),
-                );
-                return None;
-            }
-            raw::Action::Stall(_) if !point.stall => {
-                self.error(
-                    raw.action.loc,
-                    format!(
-                        "fail point `{}` cannot stall (it is not on an await path)",
-                        point.name
-                    ),
-                );
-                return None;
-            }
-            raw::Action::Stall(until) if until == "release" => FaultAction::StallUntilRelease,
-            raw::Action::Stall(duration) => FaultAction::Stall(self.duration(&Spanned {
-                loc: raw.action.loc,
-                value: duration.clone(),
-            })?),
-        };
+        let action = self.fault_action(point, &raw.action)?;
         if let Some(count) = &raw.count {
             if count.value == 0 {
                 self.error(
@@ -1456,6 +1456,284 @@ impl<'a> Validator<'a> {
             }
         }
     }
+}
+
+impl Validator<'_> {
+    fn range(
+        &mut self,
+        range: &Option<raw::Range>,
+        default: (Duration, Duration),
+    ) -> (Duration, Duration) {
+        let Some(range) = range else { return default };
+        let min = self.duration(&range.min).unwrap_or(default.0);
+        let max = self.duration(&range.max).unwrap_or(default.1);
+        if min > max {
+            self.error(range.min.loc, "`min` is greater than `max`");
+        }
+        (min, max)
+    }
+
+    fn chaos(&mut self, node: &Node) -> Option<Chaos> {
+        let raw = self.read::<raw::Chaos>(node)?;
+        let window = self.duration(&raw.window)?;
+        if window.is_zero() {
+            self.error(raw.window.loc, "the chaos `window` must be longer than 0s");
+        }
+        let concurrent_max = raw.concurrent_max.as_ref().map(|c| c.value).unwrap_or(2);
+        if concurrent_max == 0 {
+            self.error(
+                raw.concurrent_max.as_ref().expect("given").loc,
+                "`concurrent_max` is at least 1",
+            );
+        }
+        let spacing = self.range(
+            &raw.spacing,
+            (Duration::from_millis(200), Duration::from_secs(2)),
+        );
+        let duration = self.range(
+            &raw.duration,
+            (Duration::from_millis(500), Duration::from_secs(5)),
+        );
+        let faults = self.chaos_faults(node.get("faults").expect("serde checked"));
+        let workload = node.get("workload").and_then(|w| self.workload(w));
+        if faults.is_empty() && workload.is_none() {
+            self.error(
+                node.loc,
+                "chaos with no fault kinds and no workload tests nothing",
+            );
+        }
+        Some(Chaos {
+            loc: node.loc,
+            window,
+            swarm: raw.swarm,
+            concurrent_max: concurrent_max as usize,
+            spacing,
+            duration,
+            faults,
+            workload,
+        })
+    }
+
+    fn chaos_faults(&mut self, node: &Node) -> Vec<ChaosFault> {
+        let info = self.info.expect("model");
+        let Value::Map(entries) = &node.value else {
+            self.error(
+                node.loc,
+                "`faults` maps fault kinds to weights, e.g. {partition: 2, crash: 1}",
+            );
+            return Vec::new();
+        };
+        let mut faults = Vec::new();
+        for (key, body) in entries {
+            let name = key.as_str().unwrap_or("");
+            if !raw::CHAOS_FAULT_KINDS.contains(&name) {
+                self.unknown_name(
+                    key.loc,
+                    "chaos fault kind",
+                    name,
+                    raw::CHAOS_FAULT_KINDS.iter().copied(),
+                );
+                continue;
+            }
+            let spec = match &body.value {
+                Value::Int(w) if *w >= 0 => raw::ChaosFault {
+                    weight: Spanned {
+                        loc: body.loc,
+                        value: *w as u32,
+                    },
+                    delay: None,
+                    points: None,
+                },
+                _ => match self.read::<raw::ChaosFault>(body) {
+                    Some(spec) => spec,
+                    None => continue,
+                },
+            };
+            if spec.weight.value == 0 {
+                continue;
+            }
+            let kind = match name {
+                "partition" => ChaosKind::Partition,
+                "oneway" => ChaosKind::OneWay,
+                "hold" => ChaosKind::Hold,
+                "latency" => {
+                    let (min, max) = self.range(
+                        &spec.delay,
+                        (Duration::from_millis(20), Duration::from_millis(500)),
+                    );
+                    ChaosKind::Latency { min, max }
+                }
+                "crash" => ChaosKind::Crash,
+                "restart" => ChaosKind::Restart,
+                "stop" => ChaosKind::Stop,
+                "transfer_leader" if !info.leader_transfer => {
+                    self.error(
+                        key.loc,
+                        format!("model `{}` does not support `transfer_leader`", info.name),
+                    );
+                    continue;
+                }
+                "transfer_leader" => ChaosKind::TransferLeader,
+                _ => {
+                    let Some(points) = &spec.points else {
+                        self.error_hint(
+                            body.loc,
+                            "`failpoint` needs `points`",
+                            "e.g. {weight: 1, points: [{point: P, action: {error: K}}]}",
+                        );
+                        continue;
+                    };
+                    ChaosKind::FailPoint(
+                        points.iter().filter_map(|p| self.chaos_point(p)).collect(),
+                    )
+                }
+            };
+            faults.push(ChaosFault {
+                kind,
+                weight: spec.weight.value,
+            });
+        }
+        faults
+    }
+
+    fn chaos_point(&mut self, raw: &Spanned<raw::ChaosPoint>) -> Option<ChaosPoint> {
+        let point = self.point(&raw.value.point)?;
+        let action = self.fault_action(point, &raw.value.action)?;
+        let mut nodes = Vec::new();
+        for name in raw.value.nodes.iter().flatten() {
+            nodes.push(self.node_ref(name)?);
+        }
+        Some(ChaosPoint {
+            point,
+            action,
+            nodes,
+        })
+    }
+
+    fn workload(&mut self, node: &Node) -> Option<Workload> {
+        let info = self.info.expect("model");
+        let raw = self.read::<raw::Workload>(node)?;
+        let every = self.duration(&raw.every)?;
+        if every.is_zero() {
+            self.error(
+                raw.every.loc,
+                "the workload's `every` must be longer than 0s",
+            );
+            return None;
+        }
+        let target = match &raw.on {
+            Some(on) => self.target(on)?,
+            None if info.has_leader => Target::Leader,
+            None => {
+                self.error_hint(
+                    node.loc,
+                    format!("model `{}` has no leader: say which node", info.name),
+                    "add `on: NODE`",
+                );
+                return None;
+            }
+        };
+        let ops_node = node.get("ops").expect("serde checked");
+        let Value::Seq(items) = &ops_node.value else {
+            self.error(ops_node.loc, "`ops` is a list of op templates");
+            return None;
+        };
+        let model = nodes::registry::find(info.name).expect("registered");
+        let mut ops = Vec::new();
+        for item in items {
+            let template = item.to_json();
+            // Check the template with the smallest and the largest draws.
+            for pick in [Pick::Low, Pick::High] {
+                let sample = match expand_template(
+                    &template,
+                    &mut |lo, hi| if pick == Pick::Low { lo } else { hi },
+                    0,
+                ) {
+                    Ok(sample) => sample,
+                    Err(message) => {
+                        self.error(item.loc, message);
+                        return None;
+                    }
+                };
+                if let Err(message) = model.parse_op(&sample) {
+                    let loc = locate_field(item, &message).unwrap_or(item.loc);
+                    self.error(loc, format!("workload op: {message}"));
+                    return None;
+                }
+            }
+            ops.push(template);
+        }
+        if ops.is_empty() {
+            self.error(ops_node.loc, "the workload needs at least one op");
+            return None;
+        }
+        Some(Workload { every, target, ops })
+    }
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Pick {
+    Low,
+    High,
+}
+
+/// Fill a workload op template: in string values, `{A..B}` becomes a number drawn
+/// by `draw(A, B)` and `{seq}` the op's sequence number.
+pub fn expand_template(
+    template: &serde_json::Value,
+    draw: &mut dyn FnMut(i64, i64) -> i64,
+    seq: u64,
+) -> Result<serde_json::Value, String> {
+    use serde_json::Value as J;
+    Ok(match template {
+        J::String(text) => {
+            let mut out = String::new();
+            let mut rest = text.as_str();
+            while let Some(open) = rest.find('{') {
+                out.push_str(&rest[..open]);
+                let close = rest[open..]
+                    .find('}')
+                    .ok_or_else(|| format!("unclosed `{{` in template `{text}`"))?
+                    + open;
+                let inner = &rest[open + 1..close];
+                if inner == "seq" {
+                    out.push_str(&seq.to_string());
+                } else if let Some((lo, hi)) = inner.split_once("..") {
+                    let (lo, hi) = (lo.trim().parse::<i64>(), hi.trim().parse::<i64>());
+                    let (Ok(lo), Ok(hi)) = (lo, hi) else {
+                        return Err(format!(
+                            "`{{{inner}}}` in `{text}` is not a range like {{1..5}}"
+                        ));
+                    };
+                    if lo > hi {
+                        return Err(format!("range `{{{inner}}}` in `{text}` is empty"));
+                    }
+                    out.push_str(&draw(lo, hi).to_string());
+                } else {
+                    return Err(format!(
+                        "unknown placeholder `{{{inner}}}` in `{text}`; use {{A..B}} or {{seq}}"
+                    ));
+                }
+                rest = &rest[close + 1..];
+            }
+            out.push_str(rest);
+            J::String(out)
+        }
+        J::Object(map) => {
+            let mut out = serde_json::Map::new();
+            for (k, v) in map {
+                out.insert(k.clone(), expand_template(v, draw, seq)?);
+            }
+            J::Object(out)
+        }
+        J::Array(items) => J::Array(
+            items
+                .iter()
+                .map(|v| expand_template(v, draw, seq))
+                .collect::<Result<_, _>>()?,
+        ),
+        other => other.clone(),
+    })
 }
 
 fn is_fault(kind: KindName) -> bool {

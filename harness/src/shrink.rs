@@ -1,0 +1,423 @@
+//! `faultline shrink <report.json>`: reduce a failing run (random or scripted) to a
+//! minimal scripted scenario that still fails the same way.
+//!
+//! Every action of a run (fault, fail-point arming, client op) is on its trail as a
+//! step with its targets resolved. The shrinker turns that list into a scenario
+//! (`sleep` to each action's time, then the action), checks that it reproduces the
+//! failure, then delta-debugs (ddmin) over the actions, keeping a subset when its
+//! run ends in the same outcome with a finding from the same checker. The output is
+//! an ordinary scenario file, commented with where it came from; running it fails
+//! until the defect is fixed.
+
+use crate::cli::{EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK};
+use crate::outcome::Outcome;
+use crate::report::{self, atomic_write};
+use crate::runner::{self, RunResult};
+use crate::scenario::{self, Scenario};
+use crate::trail::Kind;
+use crate::yaml::{self, flow, Node, Value};
+use serde_json::json;
+use std::path::{Path, PathBuf};
+
+pub struct ShrinkOptions {
+    pub report: PathBuf,
+    pub out: Option<PathBuf>,
+    /// Most candidate runs to try.
+    pub budget: usize,
+    pub quiet: bool,
+}
+
+/// One action of the original run.
+#[derive(Clone, Debug)]
+pub struct Action {
+    pub t_ms: u64,
+    pub step: serde_json::Value,
+    pub detail: String,
+}
+
+/// What "fails the same way" means: the outcome and the checker that caused it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Target {
+    pub outcome: Outcome,
+    pub checker: String,
+}
+
+impl Target {
+    pub fn of(result: &RunResult) -> Option<Target> {
+        if result.outcome == Outcome::Converged {
+            return None;
+        }
+        let finding = result
+            .findings
+            .iter()
+            .find(|f| f.outcome == Some(result.outcome))?;
+        Some(Target {
+            outcome: result.outcome,
+            checker: finding.checker.clone(),
+        })
+    }
+
+    fn met_by(&self, result: &RunResult) -> bool {
+        result.outcome == self.outcome
+            && result
+                .findings
+                .iter()
+                .any(|f| f.outcome == Some(self.outcome) && f.checker == self.checker)
+    }
+}
+
+/// The actions on a trail, in time order.
+pub fn actions(result: &RunResult) -> Vec<Action> {
+    result
+        .trail
+        .iter()
+        .filter_map(|e| {
+            e.step.clone().map(|step| Action {
+                t_ms: e.t_ms,
+                step,
+                detail: e.detail.clone(),
+            })
+        })
+        .collect()
+}
+
+/// When the original script ended (the heal phase began), so the shrunk scenario
+/// gives the cluster as long before its heal.
+fn script_end_ms(result: &RunResult) -> u64 {
+    result
+        .trail
+        .iter()
+        .find(|e| e.kind == Kind::Heal)
+        .map(|e| e.t_ms)
+        .unwrap_or(result.sim_elapsed_ms)
+}
+
+/// Everything of the original scenario file a shrunk scenario keeps.
+pub struct Template {
+    header: Vec<(String, serde_json::Value)>,
+    variant: String,
+    variant_body: serde_json::Value,
+    end_ms: u64,
+    source: String,
+}
+
+impl Template {
+    pub fn new(
+        original: &Node,
+        scenario: &Scenario,
+        result: &RunResult,
+        source: &str,
+    ) -> Result<Template, String> {
+        let variant = scenario
+            .variant(&result.variant)
+            .ok_or_else(|| format!("no variant `{}`", result.variant))?;
+        let Value::Map(entries) = &original.value else {
+            return Err("not a mapping".into());
+        };
+        let mut header = Vec::new();
+        for (key, value) in entries {
+            let Some(k) = key.as_str() else { continue };
+            match k {
+                "model" | "nodes" | "heal" => header.push((k.to_string(), value.to_json())),
+                "defaults" => {
+                    let mut defaults = value.to_json();
+                    defaults["seed"] = json!(result.seed);
+                    header.push((k.to_string(), defaults));
+                }
+                _ => {}
+            }
+        }
+        if !header.iter().any(|(k, _)| k == "defaults") {
+            header.push(("defaults".into(), json!({ "seed": result.seed })));
+        }
+        let mut bugs = serde_json::Map::new();
+        for (key, mode) in &variant.bugs.0 {
+            bugs.insert(key.clone(), serde_json::to_value(mode).expect("serializes"));
+        }
+        let outcomes: Vec<&str> = variant.expect.outcomes.iter().map(|o| o.name()).collect();
+        let mut body = json!({ "expect": outcomes });
+        if !bugs.is_empty() {
+            body["bugs"] = serde_json::Value::Object(bugs);
+        }
+        if variant.params.as_object().is_some_and(|p| !p.is_empty()) {
+            body["params"] = variant.params.clone();
+        }
+        Ok(Template {
+            header,
+            variant: variant.name.clone(),
+            variant_body: body,
+            end_ms: script_end_ms(result),
+            source: source.to_string(),
+        })
+    }
+
+    /// A scenario with exactly these actions, at their original times.
+    pub fn render(&self, actions: &[Action], comment: &str) -> String {
+        let mut out = String::new();
+        for line in comment.lines() {
+            out.push_str(&format!("# {line}\n"));
+        }
+        out.push_str(&format!("name: {}\n", flow(&json!(self.source))));
+        for (key, value) in &self.header {
+            out.push_str(&format!("{key}: {}\n", flow(value)));
+        }
+        out.push_str(&format!(
+            "variants:\n  {}: {}\n",
+            flow(&json!(self.variant)),
+            flow(&self.variant_body)
+        ));
+        out.push_str("steps:\n");
+        let mut now = 0u64;
+        for action in actions {
+            if action.t_ms > now {
+                out.push_str(&format!("  - sleep: {}ms\n", action.t_ms - now));
+                now = action.t_ms;
+            }
+            out.push_str(&format!(
+                "  # {} ms: {}\n",
+                action.t_ms,
+                action.detail.replace('\n', " ")
+            ));
+            out.push_str(&format!("  - {}\n", step_line(&action.step)));
+        }
+        if self.end_ms > now {
+            out.push_str(&format!("  - sleep: {}ms\n", self.end_ms - now));
+        }
+        if actions.is_empty() && self.end_ms <= now {
+            out.push_str("  - sleep: 1ms\n");
+        }
+        out
+    }
+}
+
+/// `{"crash": "n1"}` as `crash: n1`: a step is a one-key mapping.
+fn step_line(step: &serde_json::Value) -> String {
+    match step.as_object() {
+        Some(map) if map.len() == 1 => {
+            let (kind, body) = map.iter().next().expect("one entry");
+            format!("{kind}: {}", flow(body))
+        }
+        _ => flow(step),
+    }
+}
+
+/// The result of a shrink.
+pub struct Shrunk {
+    pub kept: Vec<Action>,
+    pub original: usize,
+    pub runs: usize,
+    pub exhausted: bool,
+}
+
+/// Delta-debug `actions` with `fails` (true: the subset still fails the same way),
+/// using at most `budget` calls. Returns the smallest failing subset found.
+pub fn ddmin<T: Clone>(
+    items: Vec<T>,
+    budget: usize,
+    fails: &mut dyn FnMut(&[T]) -> bool,
+) -> (Vec<T>, usize, bool) {
+    let mut current = items;
+    let mut runs = 0usize;
+    let mut n = 2usize;
+    while current.len() >= 2 {
+        if runs >= budget {
+            return (current, runs, true);
+        }
+        let chunk = current.len().div_ceil(n);
+        let chunks: Vec<Vec<T>> = current.chunks(chunk).map(<[T]>::to_vec).collect();
+        let mut reduced = false;
+        for (i, part) in chunks.iter().enumerate() {
+            if runs >= budget {
+                return (current, runs, true);
+            }
+            runs += 1;
+            if fails(part) {
+                current = part.clone();
+                n = 2;
+                reduced = true;
+                break;
+            }
+            if chunks.len() > 2 {
+                let complement: Vec<T> = chunks
+                    .iter()
+                    .enumerate()
+                    .filter(|(j, _)| *j != i)
+                    .flat_map(|(_, c)| c.clone())
+                    .collect();
+                runs += 1;
+                if fails(&complement) {
+                    current = complement;
+                    n = (n - 1).max(2);
+                    reduced = true;
+                    break;
+                }
+            }
+        }
+        if !reduced {
+            if n >= current.len() {
+                break;
+            }
+            n = (n * 2).min(current.len());
+        }
+    }
+    (current, runs, false)
+}
+
+pub fn shrink(options: &ShrinkOptions) -> u8 {
+    match shrink_inner(options) {
+        Ok(code) => code,
+        Err(message) => {
+            eprintln!("error: {message}");
+            EXIT_BAD_INPUT
+        }
+    }
+}
+
+fn shrink_inner(options: &ShrinkOptions) -> Result<u8, String> {
+    let original = report::read_run(&options.report)?;
+    let target = Target::of(&original).ok_or_else(|| {
+        format!(
+            "{}: the run ended {}; only a run that ended otherwise can be shrunk",
+            options.report.display(),
+            original.outcome
+        )
+    })?;
+    let path = Path::new(&original.file);
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("the report's scenario {}: {e}", path.display()))?;
+    let scenario = scenario::load_str(&original.file, &text)
+        .map_err(|e| format!("the report's scenario no longer loads:\n{e}"))?;
+    let tree = yaml::parse(&text, &yaml::Limits::default()).map_err(|e| e.to_string())?;
+    let template = Template::new(&tree, &scenario, &original, &original.scenario)?;
+    let all = actions(&original);
+    let say = |line: String| {
+        if !options.quiet {
+            eprintln!("{line}");
+        }
+    };
+    say(format!(
+        "shrink: {} [{}] seed {} ended {} ({}); {} action(s) on its trail; budget {} run(s)",
+        original.scenario,
+        original.variant,
+        original.seed,
+        target.outcome,
+        target.checker,
+        all.len(),
+        options.budget
+    ));
+    let out_name = options
+        .out
+        .as_ref()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|| "shrunk.yaml".into());
+    let mut try_subset = |subset: &[Action]| -> bool {
+        let candidate = template.render(subset, "candidate");
+        match scenario::load_str(&out_name, &candidate) {
+            Ok(s) => {
+                let variant = &s.variants[0];
+                target.met_by(&runner::run(&s, variant, original.seed))
+            }
+            Err(_) => false,
+        }
+    };
+    if !try_subset(&all) {
+        return Err(format!(
+            "replaying the trail's {} action(s) as a scenario does not end {} ({}): the run cannot be shrunk this way",
+            all.len(),
+            target.outcome,
+            target.checker
+        ));
+    }
+    let (kept, runs, exhausted) = ddmin(
+        all.clone(),
+        options.budget.saturating_sub(1),
+        &mut try_subset,
+    );
+    let shrunk = Shrunk {
+        original: all.len(),
+        runs: runs + 1,
+        exhausted,
+        kept,
+    };
+    let comment = provenance(options, &original, &target, &shrunk);
+    let text = template.render(&shrunk.kept, &comment);
+    match &options.out {
+        Some(out) => atomic_write(out, text.as_bytes())
+            .map_err(|e| format!("writing {}: {e}", out.display()))?,
+        None => print!("{text}"),
+    }
+    say(format!(
+        "shrink: kept {} of {} action(s) after {} run(s){}",
+        shrunk.kept.len(),
+        shrunk.original,
+        shrunk.runs,
+        if shrunk.exhausted {
+            " (budget exhausted: it may shrink further with a larger --budget)"
+        } else {
+            " (1-minimal within ddmin)"
+        }
+    ));
+    Ok(if shrunk.kept.len() <= shrunk.original {
+        EXIT_OK
+    } else {
+        EXIT_FAILED
+    })
+}
+
+fn provenance(
+    options: &ShrinkOptions,
+    original: &RunResult,
+    target: &Target,
+    shrunk: &Shrunk,
+) -> String {
+    format!(
+        "Shrunk by `faultline shrink` from {}\n\
+         scenario {} ({}), variant {}, seed {}, harness {}.\n\
+         The original run ended {} (checker `{}`); this scenario ends the same way\n\
+         with {} of its {} actions ({} shrink run(s){}).\n\
+         It keeps the original expectation, so it fails until the defect is fixed:\n\
+         commit it as a regression scenario.",
+        options.report.display(),
+        original.scenario,
+        original.file,
+        original.variant,
+        original.seed,
+        original.harness_version,
+        target.outcome,
+        target.checker,
+        shrunk.kept.len(),
+        shrunk.original,
+        shrunk.runs,
+        if shrunk.exhausted {
+            ", budget exhausted"
+        } else {
+            ""
+        }
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ddmin_finds_a_minimal_failing_pair() {
+        // Fails whenever both 3 and 7 are present.
+        let mut calls = 0;
+        let (kept, runs, exhausted) = ddmin((0..20).collect(), 1000, &mut |s: &[i32]| {
+            calls += 1;
+            s.contains(&3) && s.contains(&7)
+        });
+        assert_eq!(kept, vec![3, 7]);
+        assert_eq!(runs, calls);
+        assert!(!exhausted);
+    }
+
+    #[test]
+    fn ddmin_respects_its_budget() {
+        let (kept, runs, exhausted) = ddmin((0..64).collect(), 5, &mut |s: &[i32]| s.contains(&40));
+        assert!(runs <= 5);
+        assert!(exhausted);
+        assert!(kept.contains(&40));
+    }
+}
