@@ -7,11 +7,11 @@
 
 use super::context::StateContext;
 use super::report::{
-    replica_key, show_containers, show_csrs, show_fcr, show_icrs, show_reports, ContainerState,
-    Csr, Endpoint, Fcr, Icr, Message, Report, Reports,
+    containers_fact, replica_key, show_containers, show_csrs, show_fcr, show_icrs, show_reports,
+    ContainerState, Csr, Endpoint, Fcr, Icr, Message, Report, Reports,
 };
 use super::BUG_STALE_PUT_BACK_ICR;
-use super::{fmt_ms, parse_state, Config, FcrTrigger, HddsOp, HddsPoint, CONTAINERS_MAX, PORT};
+use super::{fmt_ms, Config, FcrTrigger, HddsOp, HddsPoint, CONTAINERS_MAX, PORT};
 use crate::api::{Command, EventKind, Fault, Net, NodeCtx, NodeEvent, Observation, OpResult};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
@@ -403,6 +403,7 @@ impl Datanode {
             let mut state = self.state.borrow_mut();
             state.next_call += 1;
             let report = Fcr {
+                // Not a publisher build: id 0 never names an FCR in the trail.
                 id: 0,
                 containers: state.containers.clone(),
             };
@@ -623,8 +624,10 @@ impl Datanode {
             }
         }
         // Replicas are compared key by key with the receivers' views. With several
-        // datanodes one datanode cannot publish the others' keys, so the
-        // comparison is left to the `receiver_matches_datanode` invariant.
+        // datanodes one datanode cannot publish the others' keys, and the
+        // divergence check compares every node's whole map: then no node
+        // publishes replicas as state, and `receiver_matches_datanode` compares
+        // the `containers` and `replicas.<dn>` facts.
         let datanodes = self
             .ctx
             .nodes()
@@ -683,24 +686,6 @@ fn names(endpoints: &[Endpoint]) -> String {
         .join(", ")
 }
 
-fn containers_fact(containers: &BTreeMap<u64, ContainerState>) -> String {
-    containers
-        .iter()
-        .map(|(c, s)| format!("C{c}={s}"))
-        .collect::<Vec<_>>()
-        .join(",")
-}
-
-/// Parses the `containers` fact (`C1=CLOSED,C2=OPEN`).
-pub(super) fn containers_from_fact(text: &str) -> BTreeMap<u64, ContainerState> {
-    text.split(',')
-        .filter_map(|item| {
-            let (id, state) = item.strip_prefix('C')?.split_once('=')?;
-            Some((id.parse().ok()?, parse_state(state)?))
-        })
-        .collect()
-}
-
 fn ids_fact(ids: &BTreeSet<u64>) -> String {
     ids.iter().map(u64::to_string).collect::<Vec<_>>().join(",")
 }
@@ -712,6 +697,7 @@ pub(super) fn ids_from_fact(text: &str) -> BTreeSet<u64> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::report::containers_from_fact;
     use super::*;
     use ContainerState::{Closed, Open, Unhealthy};
 

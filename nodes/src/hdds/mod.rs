@@ -23,9 +23,9 @@ use crate::api::{
     parse_json, BugInfo, Check, ClusterView, FailPoint, FailPointInfo, InvariantInfo,
     InvariantKind, Model, ModelInfo, NodeCtx, NodeView, OpInfo, ParsedOp, RoleInfo,
 };
-use report::{ContainerState, Endpoint};
+use report::Endpoint;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::LazyLock;
@@ -432,33 +432,20 @@ fn synced(dn: &NodeView, receiver: &NodeView) -> bool {
 }
 
 fn receiver_matches(cluster: &ClusterView, dn: &NodeView, receiver: &NodeView) -> Vec<String> {
-    let held = datanode::containers_from_fact(dn.observation.fact("containers").unwrap_or(""));
-    let prefix = format!("{}/C", dn.name);
-    let mut seen: BTreeMap<u64, String> = BTreeMap::new();
-    for (key, state) in receiver.observation.state.range(prefix.clone()..) {
-        let Some(id) = key.strip_prefix(&prefix) else {
-            break;
-        };
-        if let Ok(id) = id.parse::<u64>() {
-            seen.insert(id, state.clone());
-        }
-    }
-    let ids: std::collections::BTreeSet<u64> = held.keys().chain(seen.keys()).copied().collect();
+    let fact = |node: &NodeView, key: &str| {
+        report::containers_from_fact(node.observation.fact(key).unwrap_or(""))
+    };
+    let held = fact(dn, "containers");
+    let seen = fact(receiver, &format!("replicas.{}", dn.name));
+    let ids: BTreeSet<u64> = held.keys().chain(seen.keys()).copied().collect();
     let mut failures = Vec::new();
     for id in ids {
         let on_dn = held.get(&id).map(|s| s.name().to_string());
-        let at_receiver = seen.get(&id).cloned();
-        if on_dn == at_receiver {
-            continue;
+        let at_receiver = seen.get(&id).map(|s| s.name().to_string());
+        if on_dn != at_receiver {
+            let mismatch = describe_mismatch(cluster, dn, receiver, id, on_dn, at_receiver);
+            failures.push(mismatch);
         }
-        failures.push(describe_mismatch(
-            cluster,
-            dn,
-            receiver,
-            id,
-            on_dn,
-            at_receiver,
-        ));
     }
     failures
 }
@@ -550,26 +537,13 @@ fn fmt_ms(ms: u64) -> String {
     }
 }
 
-fn parse_state(name: &str) -> Option<ContainerState> {
-    [
-        ContainerState::Open,
-        ContainerState::Closed,
-        ContainerState::Unhealthy,
-    ]
-    .into_iter()
-    .find(|s| s.name() == name)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::api::Observation;
 
-    fn node(name: &str, role: &str, state: &[(&str, &str)], facts: &[(&str, &str)]) -> NodeView {
+    fn node(name: &str, role: &str, facts: &[(&str, &str)]) -> NodeView {
         let mut observation = Observation::default();
-        for (k, v) in state {
-            observation.state.insert(k.to_string(), v.to_string());
-        }
         for (k, v) in facts {
             observation.facts.insert(k.to_string(), v.to_string());
         }
@@ -581,52 +555,72 @@ mod tests {
         }
     }
 
-    fn cluster(recon_state: &[(&str, &str)], synced: &str) -> ClusterView {
+    /// dn1 holds nothing; Recon's view of dn1 is `recon_view`.
+    fn cluster(recon_view: &str, synced: &str, acked: &str) -> ClusterView {
+        let dn1 = [
+            ("containers", ""),
+            ("events", "2"),
+            ("commands", "7"),
+            ("synced.recon", synced),
+            ("synced.scm", synced),
+            ("next_fcr_ms", "5000000"),
+        ];
+        let recon = [
+            ("registered.dn1", "true"),
+            ("replicas.dn1", recon_view),
+            ("since_ms.dn1/C1", "240100"),
+            ("held_heartbeats.dn1/C1", "30"),
+        ];
+        let scm = [
+            ("registered.dn1", "true"),
+            ("replicas.dn1", ""),
+            ("acked.dn1", acked),
+        ];
         ClusterView {
             now_ms: 2_040_000,
             nodes: vec![
-                node(
-                    "dn1",
-                    "datanode",
-                    &[],
-                    &[
-                        ("containers", ""),
-                        ("events", "2"),
-                        ("synced.recon", synced),
-                        ("next_fcr_ms", "5000000"),
-                    ],
-                ),
-                node(
-                    "recon",
-                    "recon",
-                    recon_state,
-                    &[("registered.dn1", "true"), ("since_ms.dn1/C1", "240100")],
-                ),
+                node("dn1", "datanode", &dn1),
+                node("scm", "scm", &scm),
+                node("recon", "recon", &recon),
             ],
         }
     }
 
     #[test]
     fn a_phantom_replica_after_the_last_event_was_reported_fails_with_its_age() {
-        let view = cluster(&[("dn1/C1", "UNHEALTHY")], "2");
+        let view = cluster("C1=UNHEALTHY", "2", "7");
         let Check::Fail(message) = MODEL.check("receiver_matches_datanode", &view) else {
             panic!("expected a failure");
         };
+        assert!(message.starts_with("recon's view of dn1"), "{message}");
         assert!(message.contains("dn1/C1 is UNHEALTHY"), "{message}");
-        assert!(message.contains("held 29m59.9s"), "{message}");
+        assert!(message.contains("held 29m59.9s at judgment"), "{message}");
+        assert!(message.contains("across 30 later heartbeats"), "{message}");
         assert!(message.contains("absent on dn1"), "{message}");
+        assert!(message.contains("next periodic FCR is due at t=1h23m20.0s"));
     }
 
     #[test]
     fn a_receiver_not_yet_told_of_the_last_event_is_not_judged() {
-        let view = cluster(&[("dn1/C1", "UNHEALTHY")], "1");
+        let view = cluster("C1=UNHEALTHY", "1", "");
         assert_eq!(MODEL.check("receiver_matches_datanode", &view), Check::Pass);
+        assert_eq!(MODEL.check("command_status_delivered", &view), Check::Pass);
     }
 
     #[test]
     fn matching_views_pass() {
-        let view = cluster(&[], "2");
+        let view = cluster("", "2", "7");
         assert_eq!(MODEL.check("receiver_matches_datanode", &view), Check::Pass);
+        assert_eq!(MODEL.check("command_status_delivered", &view), Check::Pass);
+    }
+
+    #[test]
+    fn a_lost_command_status_fails_at_scm_only() {
+        let view = cluster("", "2", "");
+        let Check::Fail(message) = MODEL.check("command_status_delivered", &view) else {
+            panic!("expected a failure");
+        };
+        assert_eq!(message, "scm never got the status of cmd7 executed on dn1");
     }
 
     #[test]

@@ -4,7 +4,9 @@
 //! restarted receiver asks every datanode to register again).
 
 use super::replicas::{Cause, Change, Policy, ReplicaTable, Reregister};
-use super::report::{replica_key, show_fcr, show_reports, Endpoint, Message};
+use super::report::{
+    containers_fact, replica_key, show_containers, show_reports, Endpoint, Message,
+};
 use super::{fmt_ms, Config, PORT};
 use crate::api::{Command, EventKind, Net, NodeCtx, NodeEvent, Observation, OpResult};
 use std::collections::BTreeMap;
@@ -92,7 +94,7 @@ impl Receiver {
                 let changes = self.table.register(from, &fcr, now);
                 let detail = format!(
                     "{from} registered; register report {}{}",
-                    show_fcr(&fcr).trim_start_matches("FCR#0 "),
+                    show_containers(&fcr.containers),
                     show_changes(&changes)
                 );
                 self.record(from, detail, &changes);
@@ -142,12 +144,18 @@ impl Receiver {
         let mut state = BTreeMap::new();
         let mut facts = BTreeMap::new();
         let mut pending = 0;
+        // Replicas are compared key by key with the datanode's own set only when
+        // there is one datanode (see `datanode::publish`).
+        let compare_state = self.datanodes.len() == 1;
         for dn in &self.datanodes {
             let registered = self.table.registered(dn);
             pending += u64::from(!registered);
             facts.insert(format!("registered.{dn}"), registered.to_string());
             let heartbeats = self.table.stats(dn).map_or(0, |s| s.heartbeats);
-            for (container, replica) in self.table.view(dn).into_iter().flatten() {
+            let view = self.table.view(dn);
+            let states = view.into_iter().flatten().map(|(c, r)| (*c, r.state));
+            facts.insert(format!("replicas.{dn}"), containers_fact(&states.collect()));
+            for (container, replica) in view.into_iter().flatten() {
                 let key = replica_key(dn, *container);
                 // How long this entry has stood, as of the latest message.
                 facts.insert(format!("since_ms.{key}"), replica.since_ms.to_string());
@@ -155,7 +163,9 @@ impl Receiver {
                 facts.insert(format!("held.{key}"), held);
                 let survived = heartbeats - replica.since_heartbeat;
                 facts.insert(format!("held_heartbeats.{key}"), survived.to_string());
-                state.insert(key, replica.state.to_string());
+                if compare_state {
+                    state.insert(key, replica.state.to_string());
+                }
             }
             if let Some(stats) = self.table.stats(dn) {
                 facts.insert(format!("heartbeats.{dn}"), stats.heartbeats.to_string());

@@ -165,3 +165,29 @@ pub fn show_reports(reports: &Reports) -> String {
 pub fn replica_key(datanode: &str, container: u64) -> String {
     format!("{datanode}/C{container}")
 }
+
+/// A container set as one fact (`C1=CLOSED,C2=OPEN`): the datanode's set and each
+/// receiver's view of it, compared by `receiver_matches_datanode`.
+pub fn containers_fact(containers: &BTreeMap<u64, ContainerState>) -> String {
+    containers
+        .iter()
+        .map(|(c, s)| format!("C{c}={s}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+pub fn containers_from_fact(text: &str) -> BTreeMap<u64, ContainerState> {
+    text.split(',')
+        .filter_map(|item| {
+            let (id, state) = item.strip_prefix('C')?.split_once('=')?;
+            let state = [
+                ContainerState::Open,
+                ContainerState::Closed,
+                ContainerState::Unhealthy,
+            ]
+            .into_iter()
+            .find(|s| s.name() == state)?;
+            Some((id.parse().ok()?, state))
+        })
+        .collect()
+}
