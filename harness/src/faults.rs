@@ -113,14 +113,21 @@ impl FaultTable {
 
     /// Disarm a point; tasks stalled on it go on. Returns whether it was armed.
     pub fn clear(&mut self, node: &str, point: &'static str) -> bool {
-        let Some(index) = self.active.remove(&(node.to_string(), point)) else {
+        let Some(index) = self.disarm(node, point) else {
             return false;
         };
-        fail::remove(self.name(node, point));
-        let arm = &mut self.arms[index];
-        arm.active = false;
-        let _ = arm.release.send(true);
+        let _ = self.arms[index].release.send(true);
         true
+    }
+
+    /// Disarm a point without waking its stalled tasks: a `count` that runs out
+    /// must not release the stall it just started (only `release`, `clear_failpoint`
+    /// or the heal phase do).
+    fn disarm(&mut self, node: &str, point: &'static str) -> Option<usize> {
+        let index = self.active.remove(&(node.to_string(), point))?;
+        fail::remove(self.name(node, point));
+        self.arms[index].active = false;
+        Some(index)
     }
 
     /// Let tasks stalled "until release" on this point go on. Returns how many were waiting.
@@ -183,7 +190,7 @@ impl FaultTable {
         };
         let description = format!("{point} fired: {}", describe(&arm.action));
         if arm.remaining == Some(0) {
-            self.clear(node, point);
+            self.disarm(node, point);
         }
         Some(Decision {
             fault: Some(fault),
@@ -226,5 +233,56 @@ pub fn describe(action: &FaultAction) -> String {
         FaultAction::Panic => "panic".into(),
         FaultAction::Stall(d) => format!("stall {}", crate::duration::format(*d)),
         FaultAction::StallUntilRelease => "stall until release".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn loc() -> Loc {
+        Loc { line: 1, col: 1 }
+    }
+
+    #[test]
+    fn a_counted_stall_until_release_holds_until_the_release() {
+        let mut table = FaultTable::new("faults-test-counted-stall", 1);
+        let action = FaultAction::StallUntilRelease;
+        table.arm("n1", "p", action, Some(1), None, false, loc());
+        let decision = table.decide("n1", "p", "1").expect("armed");
+        let Some(Fault::StallUntilRelease(released)) = decision.fault else {
+            panic!("expected a stall until release");
+        };
+        // The count ran out and disarmed the point, but the stall it began goes on.
+        assert!(
+            !*released.borrow(),
+            "the exhausted count released the stall"
+        );
+        assert!(
+            table.decide("n1", "p", "1").is_none(),
+            "disarmed after one firing"
+        );
+        assert_eq!(table.release("n1", "p"), 1);
+        assert!(*released.borrow());
+    }
+
+    #[test]
+    fn clearing_a_point_wakes_its_stalled_tasks() {
+        let mut table = FaultTable::new("faults-test-clear-wakes", 1);
+        table.arm(
+            "n1",
+            "p",
+            FaultAction::StallUntilRelease,
+            None,
+            None,
+            false,
+            loc(),
+        );
+        let decision = table.decide("n1", "p", "1").expect("armed");
+        let Some(Fault::StallUntilRelease(released)) = decision.fault else {
+            panic!("expected a stall until release");
+        };
+        assert!(table.clear("n1", "p"));
+        assert!(*released.borrow());
     }
 }

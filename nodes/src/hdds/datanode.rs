@@ -1,0 +1,743 @@
+//! The datanode: container set, `StateContext`, one heartbeat task per endpoint,
+//! the container report publisher, and the command inbox.
+//!
+//! Durable: the container set (`containers.json`, the container directories of a
+//! real datanode). Volatile: the report queues, the latest FCR, registrations.
+//! A restart registers again with a fresh report, which repairs every receiver.
+
+use super::context::StateContext;
+use super::report::{
+    containers_fact, replica_key, show_containers, show_csrs, show_fcr, show_icrs, show_reports,
+    ContainerState, Csr, Endpoint, Fcr, Icr, Message, Report, Reports,
+};
+use super::BUG_STALE_PUT_BACK_ICR;
+use super::{fmt_ms, Config, FcrTrigger, HddsOp, HddsPoint, CONTAINERS_MAX, PORT};
+use crate::api::{Command, EventKind, Fault, Net, NodeCtx, NodeEvent, Observation, OpResult};
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
+use std::rc::Rc;
+use std::time::Duration;
+use tokio::sync::oneshot;
+use tokio::time::{sleep_until, timeout, Instant};
+
+const CONTAINERS_FILE: &str = "containers.json";
+
+/// One endpoint as the datanode sees it.
+#[derive(Clone, Debug)]
+struct EndpointState {
+    node: String,
+    registered: bool,
+    in_flight: bool,
+    /// `events` as of the reports taken by the last successful heartbeat (or the
+    /// last register's snapshot); `None` before the first.
+    synced_events: Option<u64>,
+    heartbeats: u64,
+    failed: u64,
+}
+
+struct State {
+    containers: BTreeMap<u64, ContainerState>,
+    context: StateContext,
+    /// Container events and executed commands of this incarnation.
+    events: u64,
+    commands: BTreeSet<u64>,
+    endpoints: BTreeMap<Endpoint, EndpointState>,
+    /// Id of the last FCR built (this incarnation).
+    fcr_built: u64,
+    next_fcr_ms: u64,
+    /// The publisher's period: the interval plus a random delay of up to it.
+    fcr_period_ms: u64,
+    next_call: u64,
+}
+
+struct Datanode {
+    ctx: NodeCtx,
+    net: Net,
+    config: Config,
+    state: RefCell<State>,
+    /// Replies awaited by call id.
+    calls: RefCell<BTreeMap<u64, oneshot::Sender<Message>>>,
+}
+
+/// How a heartbeat ended.
+enum Outcome {
+    Delivered { reregister: bool },
+    Failed,
+}
+
+pub(super) async fn run(ctx: NodeCtx) -> turmoil::Result {
+    let config = Config::from_ctx(&ctx);
+    let endpoints: BTreeMap<Endpoint, EndpointState> = Endpoint::ALL
+        .into_iter()
+        .filter_map(|ep| {
+            let node = ctx.nodes().iter().find(|n| n.role == ep.role())?;
+            let state = EndpointState {
+                node: node.name.clone(),
+                registered: false,
+                in_flight: false,
+                synced_events: None,
+                heartbeats: 0,
+                failed: 0,
+            };
+            Some((ep, state))
+        })
+        .collect();
+    let list: Vec<Endpoint> = endpoints.keys().copied().collect();
+    let fixed = !ctx.bugs().buggy(&BUG_STALE_PUT_BACK_ICR);
+    let containers = load_containers(&ctx, &config)?;
+    let (first_fcr_ms, fcr_period_ms) = fcr_schedule(&ctx, &config);
+    let net = Net::bind(&ctx, PORT).await?;
+    let dn = Rc::new(Datanode {
+        state: RefCell::new(State {
+            containers,
+            context: StateContext::new(&list, fixed),
+            events: 0,
+            commands: BTreeSet::new(),
+            endpoints,
+            fcr_built: 0,
+            next_fcr_ms: first_fcr_ms,
+            fcr_period_ms,
+            next_call: 0,
+        }),
+        ctx,
+        net,
+        config,
+        calls: RefCell::new(BTreeMap::new()),
+    });
+    dn.publish();
+    for ep in list {
+        let task = dn.clone();
+        tokio::task::spawn_local(async move { task.endpoint_loop(ep).await });
+    }
+    let publisher = dn.clone();
+    tokio::task::spawn_local(async move { publisher.publisher_loop().await });
+    dn.main_loop().await
+}
+
+/// The container set from disk, or the configured initial set on a first start.
+fn load_containers(
+    ctx: &NodeCtx,
+    config: &Config,
+) -> std::io::Result<BTreeMap<u64, ContainerState>> {
+    if let Some(bytes) = ctx.disk().read(CONTAINERS_FILE)? {
+        let containers = serde_json::from_slice(&bytes).expect("the container set parses");
+        return Ok(containers);
+    }
+    let containers: BTreeMap<u64, ContainerState> = config
+        .containers
+        .iter()
+        .map(|&c| (c, ContainerState::Closed))
+        .collect();
+    persist(ctx, &containers)?;
+    Ok(containers)
+}
+
+fn persist(ctx: &NodeCtx, containers: &BTreeMap<u64, ContainerState>) -> std::io::Result<()> {
+    let bytes = serde_json::to_vec(containers).expect("serializes");
+    ctx.disk().write_atomic(CONTAINERS_FILE, &bytes)
+}
+
+/// `ContainerReportPublisher`: the first run after the interval plus a random
+/// delay, then every interval plus another random delay (both up to the interval).
+fn fcr_schedule(ctx: &NodeCtx, config: &Config) -> (u64, u64) {
+    use rand::Rng;
+    let mut rng = ctx.rng_seed_for("container-report");
+    let interval = config.report_interval_ms;
+    let first = interval + rng.random_range(0..interval);
+    let period = interval + rng.random_range(0..interval);
+    (ctx.now_ms() + first, period)
+}
+
+impl Datanode {
+    fn now_ms(&self) -> u64 {
+        self.ctx.now_ms()
+    }
+
+    // ---- the inbox and the socket ----
+
+    async fn main_loop(self: Rc<Self>) -> turmoil::Result {
+        let mut inbox = self.ctx.take_inbox();
+        let mut buffer = Net::buffer();
+        loop {
+            tokio::select! {
+                biased;
+                command = inbox.recv() => match command {
+                    Some(command) => self.on_command(command),
+                    None => return Ok(()),
+                },
+                received = self.net.recv::<Message>(&mut buffer) => {
+                    if let Ok((_, message)) = received {
+                        self.on_reply(message);
+                    }
+                }
+            }
+        }
+    }
+
+    fn on_reply(&self, message: Message) {
+        let call = match &message {
+            Message::RegisterAck { call } | Message::HeartbeatAck { call, .. } => *call,
+            // Requests go to receivers, never to a datanode.
+            Message::Register { .. } | Message::Heartbeat { .. } => return,
+        };
+        // A reply to a call that timed out (or whose answer is "lost") is dropped.
+        if let Some(waiter) = self.calls.borrow_mut().remove(&call) {
+            let _ = waiter.send(message);
+        }
+    }
+
+    fn on_command(self: &Rc<Self>, command: Command) {
+        match command {
+            Command::Op { id, op } => {
+                let op: HddsOp = serde_json::from_value(op).expect("validated by parse_op");
+                match op {
+                    HddsOp::BuildFcr { trigger } => {
+                        let dn = self.clone();
+                        tokio::task::spawn_local(async move {
+                            let result = dn.build_fcr(trigger).await;
+                            dn.ctx.complete(id, result);
+                        });
+                    }
+                    HddsOp::DeleteBlocks { command } => {
+                        let result = self.execute_command(command);
+                        self.ctx.complete(id, result);
+                    }
+                    HddsOp::Create { .. }
+                    | HddsOp::Close { .. }
+                    | HddsOp::MarkUnhealthy { .. }
+                    | HddsOp::Delete { .. }
+                    | HddsOp::Import { .. } => {
+                        let result = self.container_event(&op);
+                        self.ctx.complete(id, result);
+                    }
+                }
+            }
+            Command::TransferLeader { id, .. } => {
+                self.ctx
+                    .complete(id, OpResult::error("datanodes have no leader"));
+            }
+            // The container set is durable at every change; the rest is volatile.
+            Command::Stop => self.ctx.stopped(),
+        }
+    }
+
+    // ---- container events ----
+
+    fn container_event(&self, op: &HddsOp) -> OpResult {
+        let (container, verb) = match op {
+            HddsOp::Create { container } => (*container, "create"),
+            HddsOp::Close { container } => (*container, "close"),
+            HddsOp::MarkUnhealthy { container } => (*container, "mark_unhealthy"),
+            HddsOp::Delete { container } => (*container, "delete"),
+            HddsOp::Import { container } => (*container, "import"),
+            HddsOp::DeleteBlocks { .. } | HddsOp::BuildFcr { .. } => {
+                unreachable!("not a container event")
+            }
+        };
+        let mut state = self.state.borrow_mut();
+        let old = state.containers.get(&container).copied();
+        let new = match transition(op, old) {
+            Ok(new) => new,
+            Err(why) => return OpResult::error(format!("C{container}: {why}")),
+        };
+        if !state.context.has_room() {
+            return OpResult::error("the report queue is full");
+        }
+        if new.is_some() && old.is_none() && state.containers.len() >= CONTAINERS_MAX {
+            return OpResult::error(format!("at most {CONTAINERS_MAX} containers"));
+        }
+        match new {
+            Some(s) => state.containers.insert(container, s),
+            None => state.containers.remove(&container),
+        };
+        persist(&self.ctx, &state.containers).expect("the simulated disk takes the write");
+        let reported = new.unwrap_or(ContainerState::Deleted);
+        state.events += 1;
+        state.context.add(Report::Icr(Icr {
+            container,
+            state: reported,
+        }));
+        let endpoints = names(&state.context.endpoints());
+        drop(state);
+        let show = |s: Option<ContainerState>| s.map_or("absent".to_string(), |s| s.to_string());
+        let detail = format!(
+            "{verb} C{container}: {} -> {}; ICR C{container}={reported} queued for [{endpoints}]",
+            show(old),
+            show(new)
+        );
+        let key = replica_key(self.ctx.name(), container);
+        self.ctx
+            .record_event(NodeEvent::new(EventKind::Apply, detail).with_keys([key]));
+        self.publish();
+        OpResult::ok()
+    }
+
+    fn execute_command(&self, command: u64) -> OpResult {
+        let mut state = self.state.borrow_mut();
+        if state.commands.contains(&command) {
+            return OpResult::error(format!("cmd{command} already executed"));
+        }
+        if !state.context.has_room() {
+            return OpResult::error("the report queue is full");
+        }
+        state.commands.insert(command);
+        state.events += 1;
+        state.context.add(Report::Csr(Csr { command }));
+        let endpoints = names(&state.context.endpoints());
+        drop(state);
+        self.ctx.record(
+            EventKind::Apply,
+            format!(
+                "executed deleteBlocks cmd{command}; CSR cmd{command} queued for [{endpoints}]"
+            ),
+        );
+        self.publish();
+        OpResult::ok()
+    }
+
+    // ---- full container reports ----
+
+    async fn publisher_loop(self: Rc<Self>) {
+        loop {
+            let due = self.state.borrow().next_fcr_ms;
+            sleep_until(self.instant_at(due)).await;
+            // A periodic build by op moved the schedule: sleep to the new time.
+            if self.now_ms() >= self.state.borrow().next_fcr_ms {
+                let _ = self.build_fcr(FcrTrigger::Periodic).await;
+            }
+        }
+    }
+
+    /// `getFullContainerReportDiscardPendingICR` then `refreshFullReport`.
+    async fn build_fcr(&self, trigger: FcrTrigger) -> OpResult {
+        let failure = match self.ctx.faults().eval(HddsPoint::FcrBuild) {
+            Some(Fault::Error(kind)) => Some(kind),
+            Some(fault) => {
+                let _ = self.ctx.faults().act(fault).await;
+                None
+            }
+            None => None,
+        };
+        // One critical section: the container lock and the queue lock.
+        let (fcr, dropped) = {
+            let mut state = self.state.borrow_mut();
+            state.fcr_built += 1;
+            let id = state.fcr_built;
+            if trigger == FcrTrigger::Periodic {
+                state.next_fcr_ms = self.now_ms() + state.fcr_period_ms;
+            }
+            let dropped = state.context.discard_pending_icrs(id);
+            let fcr = Fcr {
+                id,
+                containers: state.containers.clone(),
+            };
+            (fcr, dropped)
+        };
+        let dropped_text = dropped
+            .iter()
+            .map(|(ep, icrs)| format!("{ep} {}", show_icrs(icrs)))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let endpoints = names(&dropped.keys().copied().collect::<Vec<_>>());
+        if let Some(kind) = failure {
+            self.ctx.record(
+                EventKind::Service,
+                format!(
+                    "FCR#{} build ({}) failed ({kind}) after dropping the queued ICRs ({dropped_text}); no FCR is published",
+                    fcr.id,
+                    trigger.name()
+                ),
+            );
+            self.publish();
+            return OpResult::error(format!("container report failed: {kind}"));
+        }
+        self.ctx.record(
+            EventKind::Service,
+            format!(
+                "{} built ({}): dropped queued ICRs ({dropped_text}); endpoints [{endpoints}] marked covered by FCR#{}",
+                show_fcr(&fcr),
+                trigger.name(),
+                fcr.id
+            ),
+        );
+        self.publish();
+        // `refreshFullReport` runs outside the queue lock: a stall here holds the
+        // build with the ICRs dropped and the FCR not yet ready for any endpoint.
+        let _ = self.ctx.faults().hit(HddsPoint::FcrBeforeRefresh).await;
+        let id = fcr.id;
+        self.state.borrow_mut().context.refresh_full_report(fcr);
+        self.publish();
+        OpResult::value(format!("FCR#{id}"))
+    }
+
+    // ---- heartbeats ----
+
+    /// Register, then heartbeat every interval. One task per endpoint: its
+    /// heartbeats are serialized (`rpcEndpoint.lock()`).
+    async fn endpoint_loop(self: Rc<Self>, ep: Endpoint) {
+        let interval = self.config.interval_ms(ep);
+        self.register_until_done(ep).await;
+        let mut next = self.now_ms() + interval;
+        loop {
+            sleep_until(self.instant_at(next)).await;
+            next = self.now_ms() + interval;
+            match self.heartbeat(ep).await {
+                Outcome::Delivered { reregister: true } => self.register_until_done(ep).await,
+                Outcome::Delivered { reregister: false } | Outcome::Failed => {}
+            }
+        }
+    }
+
+    async fn register_until_done(&self, ep: Endpoint) {
+        self.endpoint_mut(ep, |e| e.registered = false);
+        self.publish();
+        while !self.register(ep).await {
+            tokio::time::sleep(Duration::from_millis(self.config.initial_interval_ms)).await;
+        }
+    }
+
+    /// A register request carrying a fresh container report (`getContainerReport`:
+    /// no ICR drop, no FCR of the publisher).
+    async fn register(&self, ep: Endpoint) -> bool {
+        let (call, to, report, events) = {
+            let mut state = self.state.borrow_mut();
+            state.next_call += 1;
+            let report = Fcr {
+                // Not a publisher build: id 0 never names an FCR in the trail.
+                id: 0,
+                containers: state.containers.clone(),
+            };
+            let to = state.endpoints[&ep].node.clone();
+            (state.next_call, to, report, state.events)
+        };
+        let shown = show_containers(&report.containers);
+        let message = Message::Register { call, fcr: report };
+        match self.call(&to, "register", call, message, None).await {
+            Some(Message::RegisterAck { .. }) => {
+                self.endpoint_mut(ep, |e| {
+                    e.registered = true;
+                    e.synced_events = Some(events);
+                });
+                self.ctx.record(
+                    EventKind::Service,
+                    format!("registered with {ep} ({to}); register report {shown}"),
+                );
+                self.publish();
+                true
+            }
+            _ => false,
+        }
+    }
+
+    async fn heartbeat(&self, ep: Endpoint) -> Outcome {
+        let (call, to, reports, events, number) = {
+            let mut state = self.state.borrow_mut();
+            let reports = state.context.take(ep);
+            state.next_call += 1;
+            let call = state.next_call;
+            let events = state.events;
+            let endpoint = state.endpoints.get_mut(&ep).expect("configured");
+            endpoint.in_flight = true;
+            endpoint.heartbeats += 1;
+            (
+                call,
+                endpoint.node.clone(),
+                reports,
+                events,
+                endpoint.heartbeats,
+            )
+        };
+        if !reports.is_empty() {
+            self.ctx.record(
+                EventKind::Submit,
+                format!(
+                    "heartbeat #{number} to {ep} takes {}; RPC in flight",
+                    show_reports(&reports)
+                ),
+            );
+        }
+        self.publish();
+        // The RPC is in flight from here: a stall holds only this endpoint's task.
+        let _ = self.ctx.faults().hit(HddsPoint::InFlight(ep)).await;
+        let loss = self.ctx.faults().hit(HddsPoint::Rpc(ep)).await.err();
+        let message = Message::Heartbeat {
+            call,
+            reports: reports.clone(),
+        };
+        let reply = self
+            .call(&to, "heartbeat", call, message, loss.as_deref())
+            .await;
+        let outcome = match reply {
+            Some(Message::HeartbeatAck { reregister, .. }) => {
+                self.delivered(ep, number, &reports, events, reregister);
+                Outcome::Delivered { reregister }
+            }
+            _ => {
+                self.failed(ep, number, reports, loss.as_deref());
+                Outcome::Failed
+            }
+        };
+        self.publish();
+        outcome
+    }
+
+    fn delivered(
+        &self,
+        ep: Endpoint,
+        number: u64,
+        reports: &Reports,
+        events: u64,
+        reregister: bool,
+    ) {
+        self.endpoint_mut(ep, |e| {
+            e.in_flight = false;
+            e.synced_events = Some(events);
+        });
+        if !reports.is_empty() {
+            self.ctx.record(
+                EventKind::Service,
+                format!(
+                    "heartbeat #{number} to {ep} delivered {}",
+                    show_reports(reports)
+                ),
+            );
+        }
+        if reregister {
+            self.ctx.record(
+                EventKind::Service,
+                format!("{ep} answered heartbeat #{number} with a re-register command"),
+            );
+        }
+    }
+
+    /// `putBackIncrementalReports` after an IOException (here: the RPC timeout).
+    fn failed(&self, ep: Endpoint, number: u64, reports: Reports, loss: Option<&str>) {
+        let put_back = {
+            let mut state = self.state.borrow_mut();
+            let endpoint = state.endpoints.get_mut(&ep).expect("configured");
+            endpoint.in_flight = false;
+            endpoint.failed += 1;
+            state.context.put_back(ep, reports.icrs, reports.csrs)
+        };
+        let why = match loss {
+            Some("drop_request") => "the request was lost",
+            Some("drop_response") => "the response was lost",
+            _ => "no answer",
+        };
+        let mut detail = format!(
+            "heartbeat #{number} to {ep} failed: RPC timeout after {} ({why}); ",
+            fmt_ms(self.config.rpc_timeout_ms)
+        );
+        match put_back.covered_by {
+            Some(fcr) if !put_back.dropped_icrs.is_empty() => detail.push_str(&format!(
+                "left out ICRs {} covered by FCR#{fcr} built while the RPC was in flight; put back CSRs {} to the head of the queue",
+                show_icrs(&put_back.dropped_icrs),
+                show_csrs(&put_back.csrs)
+            )),
+            Some(fcr) if !put_back.icrs.is_empty() => detail.push_str(&format!(
+                "put back ICRs {} and CSRs {} to the head of the queue, although FCR#{fcr} built while the RPC was in flight covers those ICRs",
+                show_icrs(&put_back.icrs),
+                show_csrs(&put_back.csrs)
+            )),
+            _ => detail.push_str(&format!(
+                "put back ICRs {} and CSRs {} to the head of the queue",
+                show_icrs(&put_back.icrs),
+                show_csrs(&put_back.csrs)
+            )),
+        }
+        if let Some(fcr) = &reports.fcr {
+            detail.push_str(&format!("; FCR#{} is not put back", fcr.id));
+        }
+        self.ctx.record(EventKind::Note, detail);
+    }
+
+    /// One request/response over UDP with the RPC timeout. `loss` is the fail
+    /// point's verdict: a lost request is never sent, a lost response is never
+    /// delivered to this call; both end as the timeout.
+    async fn call(
+        &self,
+        to: &str,
+        kind: &str,
+        call: u64,
+        message: Message,
+        loss: Option<&str>,
+    ) -> Option<Message> {
+        let (waiter, reply) = oneshot::channel();
+        // Held until the timeout when the response is lost, so `reply` stays open.
+        let mut lost_waiter = None;
+        match loss {
+            Some("drop_response") => lost_waiter = Some(waiter),
+            _ => {
+                self.calls.borrow_mut().insert(call, waiter);
+            }
+        }
+        if loss != Some("drop_request") {
+            self.net.send(to, kind, &message);
+        }
+        let wait = Duration::from_millis(self.config.rpc_timeout_ms);
+        let answer = timeout(wait, reply).await;
+        self.calls.borrow_mut().remove(&call);
+        drop(lost_waiter);
+        answer.ok().and_then(Result::ok)
+    }
+
+    // ---- bookkeeping ----
+
+    fn endpoint_mut(&self, ep: Endpoint, f: impl FnOnce(&mut EndpointState)) {
+        let mut state = self.state.borrow_mut();
+        f(state.endpoints.get_mut(&ep).expect("configured"));
+    }
+
+    fn instant_at(&self, at_ms: u64) -> Instant {
+        Instant::now() + Duration::from_millis(at_ms.saturating_sub(self.now_ms()))
+    }
+
+    fn publish(&self) {
+        let state = self.state.borrow();
+        let name = self.ctx.name();
+        let mut facts = BTreeMap::new();
+        facts.insert("containers".into(), containers_fact(&state.containers));
+        facts.insert("events".into(), state.events.to_string());
+        facts.insert("commands".into(), ids_fact(&state.commands));
+        facts.insert("fcr_built".into(), state.fcr_built.to_string());
+        facts.insert("next_fcr_ms".into(), state.next_fcr_ms.to_string());
+        let mut pending = 0u64;
+        for (ep, e) in &state.endpoints {
+            let queued = state.context.queued(*ep);
+            let ready = state.context.full_ready(*ep);
+            pending += queued as u64 + u64::from(e.in_flight) + u64::from(ready);
+            pending += u64::from(!e.registered);
+            facts.insert(format!("queued.{ep}"), queued.to_string());
+            facts.insert(
+                format!("in_flight.{ep}"),
+                u64::from(e.in_flight).to_string(),
+            );
+            facts.insert(format!("fcr_ready.{ep}"), ready.to_string());
+            let mark = state.context.covered_by(*ep);
+            let mark = mark.map_or("-".to_string(), |id| format!("FCR#{id}"));
+            facts.insert(format!("covered.{ep}"), mark);
+            facts.insert(format!("registered.{ep}"), e.registered.to_string());
+            facts.insert(format!("heartbeats.{ep}"), e.heartbeats.to_string());
+            facts.insert(format!("heartbeats_failed.{ep}"), e.failed.to_string());
+            if let Some(synced) = e.synced_events {
+                facts.insert(format!("synced.{ep}"), synced.to_string());
+            }
+        }
+        // Replicas are compared key by key with the receivers' views. With several
+        // datanodes one datanode cannot publish the others' keys, and the
+        // divergence check compares every node's whole map: then no node
+        // publishes replicas as state, and `receiver_matches_datanode` compares
+        // the `containers` and `replicas.<dn>` facts.
+        let datanodes = self
+            .ctx
+            .nodes()
+            .iter()
+            .filter(|n| n.role == "datanode")
+            .count();
+        let replicas = if datanodes == 1 {
+            state
+                .containers
+                .iter()
+                .map(|(c, s)| (replica_key(name, *c), s.to_string()))
+                .collect()
+        } else {
+            BTreeMap::new()
+        };
+        let observation = Observation {
+            role: Some("datanode".into()),
+            term: None,
+            leader: None,
+            applied: None,
+            state: replicas,
+            facts,
+            pending,
+        };
+        drop(state);
+        self.ctx.publish(observation);
+    }
+}
+
+/// The state a container event leads to (`None`: deleted), or why it is refused.
+fn transition(op: &HddsOp, old: Option<ContainerState>) -> Result<Option<ContainerState>, String> {
+    use ContainerState::{Closed, Open, Unhealthy};
+    match (op, old) {
+        (HddsOp::Create { .. }, None) => Ok(Some(Open)),
+        (HddsOp::Import { .. }, None) => Ok(Some(Closed)),
+        (HddsOp::Create { .. } | HddsOp::Import { .. }, Some(s)) => Err(format!("exists ({s})")),
+        (HddsOp::Close { .. }, Some(Open)) => Ok(Some(Closed)),
+        (HddsOp::Close { .. }, Some(s)) => Err(format!("not open ({s})")),
+        (HddsOp::MarkUnhealthy { .. }, Some(Unhealthy)) => Err("already UNHEALTHY".into()),
+        (HddsOp::MarkUnhealthy { .. }, Some(_)) => Ok(Some(Unhealthy)),
+        (HddsOp::Delete { .. }, Some(_)) => Ok(None),
+        (HddsOp::Close { .. } | HddsOp::MarkUnhealthy { .. } | HddsOp::Delete { .. }, None) => {
+            Err("no such container".into())
+        }
+        (HddsOp::DeleteBlocks { .. } | HddsOp::BuildFcr { .. }, _) => {
+            Err("not a container event".into())
+        }
+    }
+}
+
+fn names(endpoints: &[Endpoint]) -> String {
+    endpoints
+        .iter()
+        .map(|e| e.role())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn ids_fact(ids: &BTreeSet<u64>) -> String {
+    ids.iter().map(u64::to_string).collect::<Vec<_>>().join(",")
+}
+
+/// Parses a list of ids (`7,9`).
+pub(super) fn ids_from_fact(text: &str) -> BTreeSet<u64> {
+    text.split(',').filter_map(|id| id.parse().ok()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::report::containers_from_fact;
+    use super::*;
+    use ContainerState::{Closed, Open, Unhealthy};
+
+    #[test]
+    fn container_events_follow_the_replica_lifecycle() {
+        let c = 1;
+        assert_eq!(
+            transition(&HddsOp::Create { container: c }, None),
+            Ok(Some(Open))
+        );
+        assert_eq!(
+            transition(&HddsOp::Close { container: c }, Some(Open)),
+            Ok(Some(Closed))
+        );
+        assert!(transition(&HddsOp::Close { container: c }, Some(Closed)).is_err());
+        assert_eq!(
+            transition(&HddsOp::MarkUnhealthy { container: c }, Some(Closed)),
+            Ok(Some(Unhealthy))
+        );
+        assert_eq!(
+            transition(&HddsOp::Delete { container: c }, Some(Unhealthy)),
+            Ok(None)
+        );
+        assert!(transition(&HddsOp::Delete { container: c }, None).is_err());
+        assert_eq!(
+            transition(&HddsOp::Import { container: c }, None),
+            Ok(Some(Closed))
+        );
+        assert!(transition(&HddsOp::Import { container: c }, Some(Closed)).is_err());
+    }
+
+    #[test]
+    fn facts_round_trip() {
+        let containers: BTreeMap<u64, ContainerState> = [(1, Closed), (12, Unhealthy)].into();
+        assert_eq!(
+            containers_from_fact(&containers_fact(&containers)),
+            containers
+        );
+        assert!(containers_from_fact("").is_empty());
+        let ids: BTreeSet<u64> = [7, 9].into();
+        assert_eq!(ids_from_fact(&ids_fact(&ids)), ids);
+    }
+}
