@@ -24,3 +24,20 @@ validate *files="scenarios/":
 # Show models, their ops, fail points, invariants and bug keys.
 list:
     cargo run --release -p faultline -- list
+
+# Nightly chaos, locally: SHARDS sweep processes over SEEDS, then one merge.
+nightly seeds="1..200" shards="2":
+    #!/usr/bin/env bash
+    set -uo pipefail
+    cargo build --release -p faultline
+    rm -rf reports/nightly reports/shard-*
+    for k in $(seq 1 {{shards}}); do
+        ./target/release/faultline sweep scenarios/ --seeds {{seeds}} --shard $k/{{shards}} \
+            --jobs 1 --check-determinism 5 --out reports/shard-$k &
+    done
+    wait
+    ./target/release/faultline merge reports/shard-* --out reports/nightly
+
+# Shrink a failing run's report into a regression scenario.
+shrink report out="shrunk.yaml":
+    cargo run --release -p faultline -- shrink {{report}} -o {{out}}
