@@ -9,4 +9,6 @@ pub mod ozone;
 pub mod raft;
 pub mod raftkv;
 pub mod registry;
+#[cfg(feature = "test-models")]
+pub mod testing;
 pub mod zookeeper;

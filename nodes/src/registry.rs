@@ -10,6 +10,8 @@ pub fn models() -> Vec<&'static dyn Model> {
     models.extend(crate::ozone::model());
     models.extend(crate::hdds::model());
     models.extend(crate::zookeeper::model());
+    #[cfg(feature = "test-models")]
+    models.push(&crate::testing::Faulty);
     models
 }
 
