@@ -113,14 +113,20 @@ impl FaultTable {
 
     /// Disarm a point; tasks stalled on it go on. Returns whether it was armed.
     pub fn clear(&mut self, node: &str, point: &'static str) -> bool {
-        let Some(index) = self.active.remove(&(node.to_string(), point)) else {
+        let Some(index) = self.disarm(node, point) else {
             return false;
         };
-        fail::remove(self.name(node, point));
-        let arm = &mut self.arms[index];
-        arm.active = false;
-        let _ = arm.release.send(true);
+        let _ = self.arms[index].release.send(true);
         true
+    }
+
+    /// Stop a point from firing again, leaving tasks stalled on it stalled (until
+    /// a `release` step or the heal phase). Returns the arm's index if it was armed.
+    fn disarm(&mut self, node: &str, point: &'static str) -> Option<usize> {
+        let index = self.active.remove(&(node.to_string(), point))?;
+        fail::remove(self.name(node, point));
+        self.arms[index].active = false;
+        Some(index)
     }
 
     /// Let tasks stalled "until release" on this point go on. Returns how many were waiting.
@@ -183,7 +189,9 @@ impl FaultTable {
         };
         let description = format!("{point} fired: {}", describe(&arm.action));
         if arm.remaining == Some(0) {
-            self.clear(node, point);
+            // Used up: fire no more, but the task this firing stalls "until
+            // release" must stay stalled until its release.
+            self.disarm(node, point);
         }
         Some(Decision {
             fault: Some(fault),
@@ -226,5 +234,58 @@ pub fn describe(action: &FaultAction) -> String {
         FaultAction::Panic => "panic".into(),
         FaultAction::Stall(d) => format!("stall {}", crate::duration::format(*d)),
         FaultAction::StallUntilRelease => "stall until release".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_used_up_stall_until_release_stays_stalled_until_released() {
+        let mut table = FaultTable::new("faults-test-run", 1);
+        let loc = Loc { line: 1, col: 1 };
+        table.arm(
+            "n1",
+            "flush",
+            FaultAction::StallUntilRelease,
+            Some(1),
+            None,
+            false,
+            loc,
+        );
+        let decision = table.decide("n1", "flush", "1").expect("armed");
+        let Some(Fault::StallUntilRelease(released)) = decision.fault else {
+            panic!("a stall until release");
+        };
+        assert!(
+            !*released.borrow(),
+            "count exhaustion must not release the stalled task"
+        );
+        assert!(table.decide("n1", "flush", "1").is_none(), "used up");
+        assert_eq!(table.release("n1", "flush"), 1);
+        assert!(*released.borrow());
+    }
+
+    #[test]
+    fn clear_lets_stalled_tasks_go_on() {
+        let mut table = FaultTable::new("faults-test-run-2", 1);
+        let loc = Loc { line: 1, col: 1 };
+        table.arm(
+            "n1",
+            "flush",
+            FaultAction::StallUntilRelease,
+            None,
+            None,
+            false,
+            loc,
+        );
+        let Some(Fault::StallUntilRelease(released)) =
+            table.decide("n1", "flush", "1").and_then(|d| d.fault)
+        else {
+            panic!("a stall until release");
+        };
+        assert!(table.clear("n1", "flush"));
+        assert!(*released.borrow());
     }
 }
