@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 pub const SNAPSHOTS_AGREE: &str = "snapshots_agree";
 pub const TXINFO_COVERS_EFFECTS: &str = "transaction_info_covers_effects";
 pub const LEADER_READY: &str = "leader_ready_within_bound";
+pub const USAGE_MATCHES_TABLES: &str = "bucket_usage_matches_tables";
 
 /// Facts the node publishes for these checks.
 pub const FACT_COVERED_FAILED: &str = "txinfo_covers_failed";
@@ -18,6 +19,7 @@ pub fn check(invariant: &str, cluster: &ClusterView) -> Check {
         SNAPSHOTS_AGREE => snapshots_agree(cluster),
         TXINFO_COVERS_EFFECTS => txinfo_covers_effects(cluster),
         LEADER_READY => leader_ready(cluster),
+        USAGE_MATCHES_TABLES => usage_matches_tables(cluster),
         other => Check::Fail(format!("ozone-om declares no invariant `{other}`")),
     }
 }
@@ -113,6 +115,146 @@ fn leader_ready(cluster: &ClusterView) -> Check {
     Check::Pass
 }
 
+/// The four counters of one bucket.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Usage {
+    used_bytes: i64,
+    used_namespace: i64,
+    snapshot_used_bytes: i64,
+    snapshot_used_namespace: i64,
+}
+
+impl std::fmt::Display for Usage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "usedBytes={}, usedNamespace={}, snapshotUsedBytes={}, snapshotUsedNamespace={}",
+            self.used_bytes,
+            self.used_namespace,
+            self.snapshot_used_bytes,
+            self.snapshot_used_namespace
+        )
+    }
+}
+
+/// A `size=N` field of a published row.
+fn size_of(value: &str) -> i64 {
+    value
+        .split_whitespace()
+        .find_map(|part| part.strip_prefix("size="))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Per bucket: its object id and counters.
+type BucketUsage = BTreeMap<String, (u64, Usage)>;
+
+/// The counters as published, per bucket (`bucket./v/b.usedBytes` ...).
+fn published_usage(state: &BTreeMap<String, String>) -> BucketUsage {
+    let mut buckets: BucketUsage = BTreeMap::new();
+    for (key, value) in state {
+        let Some(rest) = key.strip_prefix("bucket.") else {
+            continue;
+        };
+        let Some((bucket, field)) = rest.rsplit_once('.') else {
+            continue;
+        };
+        let number: i64 = value.parse().unwrap_or(0);
+        let (id, usage) = buckets.entry(bucket.to_string()).or_default();
+        match field {
+            "objectId" => *id = number as u64,
+            "usedBytes" => usage.used_bytes = number,
+            "usedNamespace" => usage.used_namespace = number,
+            "snapshotUsedBytes" => usage.snapshot_used_bytes = number,
+            "snapshotUsedNamespace" => usage.snapshot_used_namespace = number,
+            _ => {}
+        }
+    }
+    buckets
+}
+
+/// What quota repair would compute from the tables: live dirs and files are
+/// used; rows of the deleted tables (the active store's and the snapshots')
+/// are snapshot-used.
+fn recomputed_usage(state: &BTreeMap<String, String>, bucket: &str, bucket_id: u64) -> Usage {
+    let inside = format!("{bucket}/");
+    let mut usage = Usage::default();
+    for (key, value) in state {
+        let Some((table, row)) = key.split_once('.') else {
+            continue;
+        };
+        // Snapshot-owned rows are keyed `<snapshot id>|<row key>`.
+        let row = row.split_once('|').map_or(row, |(_, r)| r);
+        if !row.starts_with(&inside) {
+            continue;
+        }
+        let same_bucket = value.contains(&format!("bucketId={bucket_id} "));
+        match table {
+            "dir" => usage.used_namespace += 1,
+            "file" => {
+                usage.used_namespace += 1;
+                usage.used_bytes += size_of(value);
+            }
+            "deletedDir" | "snapDeletedDir" if same_bucket => usage.snapshot_used_namespace += 1,
+            "deleted" | "snapDeleted" if same_bucket => {
+                usage.snapshot_used_namespace += 1;
+                usage.snapshot_used_bytes += size_of(value);
+            }
+            _ => {}
+        }
+    }
+    usage
+}
+
+fn usage_matches_tables(cluster: &ClusterView) -> Check {
+    let mut failures = Vec::new();
+    let mut by_applied: BTreeMap<u64, Vec<(&str, BucketUsage)>> = BTreeMap::new();
+    for node in cluster.nodes.iter().filter(|n| n.up) {
+        let state = &node.observation.state;
+        let published = published_usage(state);
+        for (bucket, (id, usage)) in &published {
+            let expected = recomputed_usage(state, bucket, *id);
+            let negative = [
+                usage.used_bytes,
+                usage.used_namespace,
+                usage.snapshot_used_bytes,
+                usage.snapshot_used_namespace,
+            ]
+            .iter()
+            .any(|n| *n < 0);
+            if *usage != expected || negative {
+                failures.push(format!(
+                    "{}: bucket {bucket} has ({usage}) but its tables give ({expected})",
+                    node.name
+                ));
+            }
+        }
+        if let Some(applied) = node.observation.applied {
+            by_applied
+                .entry(applied)
+                .or_default()
+                .push((node.name.as_str(), published));
+        }
+    }
+    for (applied, nodes) in &by_applied {
+        let Some(((first, reference), rest)) = nodes.split_first() else {
+            continue;
+        };
+        for (name, published) in rest {
+            if published != reference {
+                failures.push(format!(
+                    "at applied index {applied} {name} and {first} publish different bucket counters"
+                ));
+            }
+        }
+    }
+    if failures.is_empty() {
+        Check::Pass
+    } else {
+        Check::Fail(failures.join("; "))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -173,5 +315,83 @@ mod tests {
         assert_eq!(check(LEADER_READY, &view), Check::Pass);
         view.now_ms = 61_001;
         assert!(matches!(check(LEADER_READY, &view), Check::Fail(_)));
+    }
+
+    fn bucket_state(
+        counters: (i64, i64, i64, i64),
+        rows: &[(&str, &str)],
+    ) -> Vec<(String, String)> {
+        let mut state: Vec<(String, String)> = vec![
+            ("bucket./v/b.objectId".into(), "5".into()),
+            ("bucket./v/b.usedBytes".into(), counters.0.to_string()),
+            ("bucket./v/b.usedNamespace".into(), counters.1.to_string()),
+            (
+                "bucket./v/b.snapshotUsedBytes".into(),
+                counters.2.to_string(),
+            ),
+            (
+                "bucket./v/b.snapshotUsedNamespace".into(),
+                counters.3.to_string(),
+            ),
+        ];
+        state.extend(rows.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+        state
+    }
+
+    fn usage_view(counters: (i64, i64, i64, i64), rows: &[(&str, &str)]) -> ClusterView {
+        let state = bucket_state(counters, rows);
+        let state: Vec<(&str, &str)> = state
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        ClusterView {
+            now_ms: 0,
+            nodes: vec![node("om1", 20, &state, &[]), node("om2", 20, &state, &[])],
+        }
+    }
+
+    #[test]
+    fn usage_after_one_purge_matches_the_tables() {
+        // (0, 0, 1024, 1): f waits in the deleted table.
+        let rows = [("deleted./v/b/d2/f#7", "bucketId=5 size=1024")];
+        assert_eq!(
+            check(USAGE_MATCHES_TABLES, &usage_view((0, 0, 1024, 1), &rows)),
+            Check::Pass
+        );
+    }
+
+    #[test]
+    fn the_reports_counters_after_a_second_purge_fail() {
+        let rows = [("deleted./v/b/d2/f#7", "bucketId=5 size=1024")];
+        let Check::Fail(message) = check(
+            USAGE_MATCHES_TABLES,
+            &usage_view((-1024, -1, 2048, 0), &rows),
+        ) else {
+            panic!("the doubled purge must fail");
+        };
+        assert!(message.contains("usedBytes=-1024"), "{message}");
+        assert!(
+            message.contains(
+                "usedBytes=0, usedNamespace=0, snapshotUsedBytes=1024, snapshotUsedNamespace=1"
+            ),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn snapshot_rows_and_live_rows_count() {
+        let rows = [
+            ("dir./v/b/x", "obj=9"),
+            ("file./v/b/x/g", "obj=10 size=3"),
+            ("snapDeletedDir.snap-7|/v/b/d#4", "bucketId=5 size=0"),
+        ];
+        assert_eq!(
+            check(USAGE_MATCHES_TABLES, &usage_view((3, 2, 0, 1), &rows)),
+            Check::Pass
+        );
+        assert!(matches!(
+            check(USAGE_MATCHES_TABLES, &usage_view((3, 2, 0, -1), &rows)),
+            Check::Fail(_)
+        ));
     }
 }

@@ -16,6 +16,7 @@ pub mod db;
 mod invariants;
 mod node;
 pub mod request;
+mod services;
 pub mod types;
 
 use crate::api::{
@@ -42,6 +43,13 @@ pub static BUG_10798: BugInfo = BugInfo {
     fixed: "it compares the new index with lastSkippedIndex, so the flush moves the applied index up to lastNotified",
 };
 
+pub static BUG_17670: BugInfo = BugInfo {
+    key: "HDDS-17670",
+    summary: "a DirectoryDeletingService run that outlives a lost and regained OM leadership purges directories again and reduces bucket usage twice",
+    buggy: "a run checks leader readiness once at its start; its workers submit PurgeDirectories (and the snapshot task SetSnapshotProperty) whenever the OM is leader at submit time",
+    fixed: "a run records the Raft term before its leader check and hands it to its workers; a submit is skipped (the worker stops) once the term has changed",
+};
+
 /// The fail points of the OM model: its one registry of names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OmPoint {
@@ -50,6 +58,8 @@ pub enum OmPoint {
     SnapshotChainLoad,
     ApplyUnchecked,
     DoubleBufferFlush,
+    DirDeletingPreSubmit,
+    DirDeletingPostTermCheck,
 }
 
 static SNAPSHOT_TABLE_READ: FailPointInfo = FailPointInfo {
@@ -88,6 +98,21 @@ static DOUBLE_BUFFER_FLUSH: FailPointInfo = FailPointInfo {
     panic: true,
 };
 
+static DIR_DELETING_PRE_SUBMIT: FailPointInfo = FailPointInfo {
+    name: "dir_deleting.pre_submit",
+    summary: "a DirectoryDeletingService worker with its PurgeDirectories built, before the fix's term check and the submit (a stall holds only that worker task)",
+    errors: &[],
+    stall: true,
+    panic: true,
+};
+static DIR_DELETING_POST_TERM_CHECK: FailPointInfo = FailPointInfo {
+    name: "dir_deleting.post_term_check",
+    summary: "a DirectoryDeletingService worker after the fix's term check, before the submit (the window the fix leaves open)",
+    errors: &[],
+    stall: true,
+    panic: true,
+};
+
 impl FailPoint for OmPoint {
     fn info(self) -> &'static FailPointInfo {
         match self {
@@ -96,6 +121,8 @@ impl FailPoint for OmPoint {
             OmPoint::SnapshotChainLoad => &SNAPSHOT_CHAIN_LOAD,
             OmPoint::ApplyUnchecked => &APPLY_UNCHECKED,
             OmPoint::DoubleBufferFlush => &DOUBLE_BUFFER_FLUSH,
+            OmPoint::DirDeletingPreSubmit => &DIR_DELETING_PRE_SUBMIT,
+            OmPoint::DirDeletingPostTermCheck => &DIR_DELETING_POST_TERM_CHECK,
         }
     }
 }
@@ -148,6 +175,10 @@ pub enum OmOp {
     ListSnapshots {
         bucket: String,
     },
+    /// Trigger a DirectoryDeletingService run on this OM (`on: omN`).
+    RunDds {},
+    /// Trigger a KeyDeletingService run on this OM (`on: omN`).
+    RunKds {},
 }
 
 impl OmOp {
@@ -176,6 +207,8 @@ impl OmOp {
             }
             OmOp::GetBucket { bucket } => format!("get_bucket {bucket}"),
             OmOp::ListSnapshots { bucket } => format!("list_snapshots {bucket}"),
+            OmOp::RunDds {} => "run_dds".to_string(),
+            OmOp::RunKds {} => "run_kds".to_string(),
         }
     }
 
@@ -225,6 +258,7 @@ impl OmOp {
                 }
                 snapshots.iter().try_for_each(|s| key_path(s))
             }
+            OmOp::RunDds {} | OmOp::RunKds {} => Ok(()),
         }
     }
 }
@@ -264,6 +298,21 @@ pub struct Params {
     /// The bound of `leader_ready_within_bound` (default 60000).
     #[serde(default)]
     pub leader_ready_bound_ms: Option<u64>,
+    /// DirectoryDeletingService interval; unset: runs only when a step triggers it.
+    #[serde(default)]
+    pub dds_interval_ms: Option<u64>,
+    /// KeyDeletingService interval; unset: runs only when a step triggers it.
+    #[serde(default)]
+    pub kds_interval_ms: Option<u64>,
+    /// Worker tasks per DDS store task (default 1).
+    #[serde(default)]
+    pub dds_workers: Option<usize>,
+    /// Paths one DDS store task may process per run (default 1000).
+    #[serde(default)]
+    pub dds_path_limit: Option<usize>,
+    /// Snapshot deep cleaning by DDS (default on, as in Ozone).
+    #[serde(default)]
+    pub dds_deep_clean: Option<bool>,
 }
 
 pub const LEADER_READY_BOUND_MS_DEFAULT: u64 = 60_000;
@@ -279,7 +328,7 @@ pub struct OzoneOm;
 static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
     ModelInfo {
     name: "ozone-om",
-    summary: "Ozone Managers on the Raft-style log: table cache, double buffer, TRANSACTION_INFO, applied-index bookkeeping, leader readiness, snapshot chain",
+    summary: "Ozone Managers on the Raft-style log: table cache, double buffer, TRANSACTION_INFO, applied-index bookkeeping, leader readiness, snapshot chain, FSO bucket usage, directory and key deleting services",
     roles: vec![RoleInfo {
         name: "om",
         summary: "an Ozone Manager (a Raft member with its own DB)",
@@ -334,6 +383,16 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
             "list a bucket's snapshots on the leader",
             "{op: list_snapshots, bucket: /v/b}",
         ),
+        op(
+            "run_dds",
+            "run DirectoryDeletingService on this OM now; answers when the run ends",
+            "{on: om1, op: run_dds, wait: false}",
+        ),
+        op(
+            "run_kds",
+            "run KeyDeletingService on this OM now; answers when the run ends",
+            "{on: om1, op: run_kds}",
+        ),
     ],
     fail_points: vec![
         &SNAPSHOT_TABLE_READ,
@@ -341,6 +400,8 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
         &SNAPSHOT_CHAIN_LOAD,
         &APPLY_UNCHECKED,
         &DOUBLE_BUFFER_FLUSH,
+        &DIR_DELETING_PRE_SUBMIT,
+        &DIR_DELETING_POST_TERM_CHECK,
     ],
     invariants: vec![
         InvariantInfo {
@@ -358,8 +419,13 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
             kind: InvariantKind::Liveness,
             summary: "a leader is ready (OM applied index >= its startup entry) within leader_ready_bound_ms of Raft applying that entry",
         },
+        InvariantInfo {
+            name: invariants::USAGE_MATCHES_TABLES,
+            kind: InvariantKind::Safety,
+            summary: "every bucket's usedBytes/usedNamespace/snapshotUsedBytes/snapshotUsedNamespace equal a recomputation from its tables (as quota repair would compute them), none is negative, and up OMs at a common applied index agree",
+        },
     ],
-    bugs: vec![&BUG_17603, &BUG_10798],
+    bugs: vec![&BUG_17603, &BUG_10798, &BUG_17670],
     has_leader: true,
     leader_transfer: true,
 }
@@ -401,6 +467,18 @@ impl Model for OzoneOm {
         }
         if params.leader_ready_bound_ms == Some(0) {
             return Err("leader_ready_bound_ms must be positive".into());
+        }
+        if params.dds_interval_ms == Some(0) || params.kds_interval_ms == Some(0) {
+            return Err("service intervals must be positive".into());
+        }
+        if params.dds_workers.is_some_and(|w| !(1..=8).contains(&w)) {
+            return Err("dds_workers is 1..=8".into());
+        }
+        if params
+            .dds_path_limit
+            .is_some_and(|l| !(1..=100_000).contains(&l))
+        {
+            return Err("dds_path_limit is 1..=100000".into());
         }
         Ok(())
     }

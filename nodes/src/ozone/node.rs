@@ -4,7 +4,8 @@
 //!   request against the table cache and go to the double buffer, configuration
 //!   and metadata entries reach the OM only through `notifyTermIndexUpdated`;
 //!   client commands are taken between entries;
-//! - the flush task: batches to the DB, TRANSACTION_INFO, `updateLastAppliedIndex`.
+//! - the flush task: batches to the DB, TRANSACTION_INFO, `updateLastAppliedIndex`;
+//! - service runs and their workers (`services.rs`), each a task of its own.
 //!
 //! Durable: the Raft log and hard state (the Raft shell) and the DB. Everything
 //! else (cache, chain, bookkeeping, buffer) is rebuilt on start from the DB.
@@ -17,12 +18,14 @@ use super::invariants::{
     FACT_COVERED_FAILED, FACT_NOT_READY_SINCE, FACT_READY_BOUND, FACT_READY_WAIT_MAX,
 };
 use super::request::{self, OmRequest, ReadError, Store};
+use super::services::{self, Services};
 use super::types::{
     is_critical_error, BatchOp, BucketRow, DeletedRow, DirRow, FileRow, Response, SnapshotRow,
     Table, TermIndex,
 };
 use super::{
-    ExitOrder, OmOp, OmPoint, Params, BUG_10798, BUG_17603, LEADER_READY_BOUND_MS_DEFAULT,
+    ExitOrder, OmOp, OmPoint, Params, BUG_10798, BUG_17603, BUG_17670,
+    LEADER_READY_BOUND_MS_DEFAULT,
 };
 use crate::api::{Command, EventKind, Fault, NodeCtx, Observation, OpResult, RecordLog};
 use crate::raft::{role_name, Config, EntryBody, ProposeError, Raft, RaftEvent, Role};
@@ -31,8 +34,9 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::rc::Rc;
+use std::time::Duration;
 use tokio::sync::mpsc::UnboundedReceiver;
-use tokio::sync::{watch, Notify};
+use tokio::sync::{oneshot, watch, Notify};
 
 const PORT: u16 = 9872;
 const DB_FILE: &str = "om.db";
@@ -140,9 +144,45 @@ fn error_kind(fault: Fault) -> String {
     }
 }
 
-struct Waiter {
-    id: u64,
-    term: u64,
+/// Who waits for the reply to this leader's proposal.
+enum Waiter {
+    Client {
+        id: u64,
+        term: u64,
+    },
+    /// An internal service's submit (`OzoneManagerRatisUtils.submitRequest`).
+    Service {
+        term: u64,
+        reply: oneshot::Sender<Result<String, String>>,
+    },
+}
+
+impl Waiter {
+    fn term(&self) -> u64 {
+        match self {
+            Waiter::Client { term, .. } | Waiter::Service { term, .. } => *term,
+        }
+    }
+
+    fn complete(self, ctx: &NodeCtx, result: Result<OpResult, String>) {
+        match self {
+            Waiter::Client { id, .. } => {
+                let result = result.unwrap_or_else(OpResult::error);
+                ctx.complete(id, result);
+            }
+            Waiter::Service { reply, .. } => {
+                let text = result.and_then(|r| {
+                    if r.ok {
+                        Ok(r.value.unwrap_or_else(|| "OK".into()))
+                    } else {
+                        Err(r.error.unwrap_or_default())
+                    }
+                });
+                // The service may have stopped waiting (its timeout).
+                let _ = reply.send(text);
+            }
+        }
+    }
 }
 
 /// How long this node, as leader, has been waiting to be ready.
@@ -171,10 +211,10 @@ impl Readiness {
     }
 }
 
-struct Om {
-    db: Db<RecordLog>,
+pub(super) struct Om {
+    pub(super) db: Db<RecordLog>,
     cache: Cache,
-    chain: SnapshotChain,
+    pub(super) chain: SnapshotChain,
     tracker: AppliedTracker,
     buffer: DoubleBuffer,
     /// The index Raft has handed out (StateMachineUpdater's applied index).
@@ -182,27 +222,32 @@ struct Om {
     role: Role,
     term: u64,
     leader: Option<String>,
-    /// Client writes of this leader awaiting apply: index -> waiter.
+    /// Proposals of this leader awaiting apply: index -> waiter.
     waiting: BTreeMap<u64, Waiter>,
     /// ExitFirst termination: the process is gone before any further flush.
     exiting: bool,
     readiness: Readiness,
     covered_failed: Option<String>,
+    pub(super) services: Services,
 }
 
-struct Node {
-    ctx: NodeCtx,
-    raft: Raft,
-    params: Params,
+pub(super) struct Node {
+    pub(super) ctx: NodeCtx,
+    pub(super) raft: Raft,
+    pub(super) params: Params,
     bug_10798: bool,
-    om: RefCell<Om>,
+    pub(super) bug_17670: bool,
+    pub(super) om: RefCell<Om>,
     flush_wake: Notify,
     space: Notify,
     /// The highest index a flush has written as TRANSACTION_INFO.
     flushed: watch::Sender<i64>,
 }
 
-type Shared = Rc<Node>;
+pub(super) type Shared = Rc<Node>;
+
+/// How long a service waits for the reply to its submit.
+const SUBMIT_REPLY_TIMEOUT: Duration = Duration::from_secs(10);
 
 pub async fn run(ctx: NodeCtx) -> turmoil::Result {
     let params = Params::of(&ctx);
@@ -224,6 +269,7 @@ pub async fn run(ctx: NodeCtx) -> turmoil::Result {
     );
     let buggy_17603 = ctx.bugs().buggy(&BUG_17603);
     let bug_10798 = ctx.bugs().buggy(&BUG_10798);
+    let bug_17670 = ctx.bugs().buggy(&BUG_17670);
     let om = Om {
         db,
         cache: Cache::default(),
@@ -238,6 +284,7 @@ pub async fn run(ctx: NodeCtx) -> turmoil::Result {
         exiting: false,
         readiness: Readiness::default(),
         covered_failed,
+        services: Services::default(),
     };
     let (flushed, _) = watch::channel(txinfo.index);
     let node = Rc::new(Node {
@@ -245,12 +292,14 @@ pub async fn run(ctx: NodeCtx) -> turmoil::Result {
         raft,
         params,
         bug_10798,
+        bug_17670,
         om: RefCell::new(om),
         flush_wake: Notify::new(),
         space: Notify::new(),
         flushed,
     });
     tokio::task::spawn_local(flush_loop(node.clone()));
+    services::start_timers(&node);
     main_loop(node, events).await
 }
 
@@ -397,7 +446,14 @@ async fn apply_entry(node: &Shared, term: u64, index: u64, text: &str) {
     let response = run_request(node, index, &command.request);
     let critical = is_critical_error(&response);
     record_apply(node, ti, &summary, &command.origin, &response);
-    let added = node.om.borrow_mut().buffer.add(ti, response.clone());
+    let added = {
+        let mut om = node.om.borrow_mut();
+        if response.aos_purge {
+            // DeletingServiceMetrics.setLastAOSTransactionInfo (the DDS flush check).
+            om.services.last_aos_purge_index = index;
+        }
+        om.buffer.add(ti, response.clone())
+    };
     if added == Added::DroppedCritical {
         node.ctx.record(
             EventKind::Note,
@@ -453,32 +509,30 @@ async fn terminate(node: &Shared, reason: String) -> Infallible {
     node.ctx.exit(&reason).await
 }
 
-/// Reply to the client of this leader's write at `index`.
+/// Reply to whoever proposed this leader's entry at `index`.
 fn answer(node: &Shared, index: u64, term: u64, response: &Response) {
     let Some(waiter) = node.om.borrow_mut().waiting.remove(&index) else {
         return;
     };
-    let result = if waiter.term != term {
-        OpResult::error("indeterminate: entry replaced")
+    let result = if waiter.term() != term {
+        Err("indeterminate: entry replaced".to_string())
     } else if response.is_ok() {
-        match &response.value {
+        Ok(match &response.value {
             Some(value) => OpResult::value(value.clone()),
             None => OpResult::ok(),
-        }
+        })
     } else {
-        OpResult::error(response.describe())
+        Ok(OpResult::error(response.describe()))
     };
-    node.ctx.complete(waiter.id, result);
+    waiter.complete(&node.ctx, result);
 }
 
 fn on_role(node: &Shared, role: Role, term: u64, leader: Option<String>) {
     let mut om = node.om.borrow_mut();
     if role != Role::Leader {
         for (_, waiter) in std::mem::take(&mut om.waiting) {
-            node.ctx.complete(
-                waiter.id,
-                OpResult::error("indeterminate: leadership lost before the reply"),
-            );
+            let lost = "indeterminate: leadership lost before the reply".to_string();
+            waiter.complete(&node.ctx, Err(lost));
         }
     }
     om.role = role;
@@ -591,6 +645,8 @@ fn on_op(node: &Shared, id: u64, op: OmOp) {
         OmOp::ListSnapshots { bucket } => {
             return read_op(node, id, |om| list_snapshots(om, &bucket))
         }
+        OmOp::RunDds {} => return services::trigger_dds(node, Some(id)),
+        OmOp::RunKds {} => return services::trigger_kds(node, Some(id)),
         OmOp::CreateVolume { volume } => OmRequest::CreateVolume { volume },
         OmOp::CreateBucket {
             bucket,
@@ -622,7 +678,7 @@ fn on_op(node: &Shared, id: u64, op: OmOp) {
             node.om
                 .borrow_mut()
                 .waiting
-                .insert(index, Waiter { id, term });
+                .insert(index, Waiter::Client { id, term });
         }
         Err(ProposeError::NotLeader { leader }) => {
             let hint = node
@@ -641,8 +697,44 @@ fn on_op(node: &Shared, id: u64, op: OmOp) {
     }
 }
 
+/// Submit an internal request through Raft, as a service does: accepted when
+/// this OM is the leader at the time of the call and Ratis considers it ready
+/// (Ratis 2.x `checkLeaderState`); then wait for the reply (its apply here).
+/// `who` names the submitter on the trail.
+pub(super) async fn submit_internal(
+    node: &Shared,
+    request: OmRequest,
+    who: &str,
+) -> Result<String, String> {
+    check_leader(node)?;
+    let summary = request.summary();
+    let command = LogCommand {
+        request,
+        origin: who.to_string(),
+    };
+    let text = serde_json::to_string(&command).expect("serializes");
+    let index = node
+        .raft
+        .propose(text)
+        .map_err(|e| format!("submit refused: {e:?}"))?;
+    let term = node.raft.term();
+    let (reply, answer) = oneshot::channel();
+    node.om
+        .borrow_mut()
+        .waiting
+        .insert(index, Waiter::Service { term, reply });
+    node.ctx.record(
+        EventKind::Submit,
+        format!("{who} submits {summary}: appended at index {index} in term {term}"),
+    );
+    match tokio::time::timeout(SUBMIT_REPLY_TIMEOUT, answer).await {
+        Ok(Ok(result)) => result,
+        Ok(Err(_)) | Err(_) => Err("no reply to the submit".to_string()),
+    }
+}
+
 /// The OM's leader check on every request: leader, and ready.
-fn check_leader(node: &Shared) -> Result<(), String> {
+pub(super) fn check_leader(node: &Shared) -> Result<(), String> {
     let me = node.ctx.name();
     if !node.raft.is_leader() {
         let hint = node.raft.leader().unwrap_or_else(|| "unknown".into());
@@ -671,7 +763,7 @@ fn read_op(node: &Shared, id: u64, read: impl FnOnce(&Om) -> Result<String, Stri
     node.ctx.complete(id, result);
 }
 
-fn merged(om: &Om, table: Table, prefix: &str) -> BTreeMap<String, String> {
+pub(super) fn merged(om: &Om, table: Table, prefix: &str) -> BTreeMap<String, String> {
     let mut rows: BTreeMap<String, String> = om.db.scan(table, prefix).into_iter().collect();
     om.cache.overlay(table, prefix, &mut rows);
     rows
@@ -753,7 +845,7 @@ fn state(om: &Om) -> BTreeMap<String, String> {
     state
 }
 
-fn publish(node: &Shared) {
+pub(super) fn publish(node: &Shared) {
     let now = node.ctx.now_ms();
     let leader = node.raft.is_leader();
     let startup = node.raft.startup_index();
@@ -797,6 +889,7 @@ fn publish(node: &Shared) {
     if let Some(what) = &om.covered_failed {
         fact(FACT_COVERED_FAILED, what.clone());
     }
+    om.services.facts(&mut fact);
     let observation = Observation {
         role: Some(role_name(om.role).to_string()),
         term: Some(om.term),
