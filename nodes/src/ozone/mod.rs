@@ -1,8 +1,500 @@
-//! Placeholder: the ozone model is being written.
+//! `ozone-om`: three Ozone Managers on the Raft-style log, with the parts of the
+//! OM that HDDS-17603, HDDS-10798 and HDDS-17670 turn on: the apply path (table
+//! cache, double buffer, flush to a durable DB with TRANSACTION_INFO, the
+//! applied-index bookkeeping and leader readiness), the snapshot info table and
+//! chain, FSO bucket usage, and the deleting services.
+//!
+//! Plain state machines (unit-tested without a simulator): [`db`] (the RocksDB
+//! stand-in), [`buffer`] (the double buffer), [`applied`] (notify bookkeeping and
+//! readiness), [`chain`] (the snapshot chain), [`request`] (the requests'
+//! `validateAndUpdateCache`). [`node`] is the async shell that runs them.
 
-use crate::api::Model;
+pub mod applied;
+pub mod buffer;
+pub mod chain;
+pub mod db;
+mod invariants;
+mod node;
+pub mod request;
+mod services;
+pub mod types;
 
-/// The model, once registered.
+use crate::api::{
+    parse_json, BugInfo, Check, ClusterView, FailPoint, FailPointInfo, InvariantInfo,
+    InvariantKind, Model, ModelInfo, NodeCtx, OpInfo, ParsedOp, RoleInfo,
+};
+use serde::{Deserialize, Serialize};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::LazyLock;
+use types::split_path;
+
+pub static BUG_17603: BugInfo = BugInfo {
+    key: "HDDS-17603",
+    summary: "OM persists the index of a write that fails with INTERNAL_ERROR or METADATA_ERROR before it terminates, so after restart it never applies that write",
+    buggy: "every response is added to the double buffer; the flush writes TRANSACTION_INFO at the failed index before processResponse's terminate takes the process down",
+    fixed: "a response on which the OM terminates (isCriticalError, shared with processResponse) is not added to the double buffer, so the restarted OM applies the entry again",
+};
+
+pub static BUG_10798: BugInfo = BugInfo {
+    key: "HDDS-10798",
+    summary: "a new OM leader stays not ready when an entry is still in the double buffer as its startup entry is notified",
+    buggy: "updateLastAppliedTermIndex compares the old applied index with lastSkippedIndex (HDDS-10546 code)",
+    fixed: "it compares the new index with lastSkippedIndex, so the flush moves the applied index up to lastNotified",
+};
+
+pub static BUG_17670: BugInfo = BugInfo {
+    key: "HDDS-17670",
+    summary: "a DirectoryDeletingService run that outlives a lost and regained OM leadership purges directories again and reduces bucket usage twice",
+    buggy: "a run checks leader readiness once at its start; its workers submit PurgeDirectories (and the snapshot task SetSnapshotProperty) whenever the OM is leader at submit time",
+    fixed: "a run records the Raft term before its leader check and hands it to its workers; a submit is skipped (the worker stops) once the term has changed",
+};
+
+/// The fail points of the OM model: its one registry of names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OmPoint {
+    SnapshotTableRead,
+    KeyTableRead,
+    SnapshotChainLoad,
+    ApplyUnchecked,
+    DoubleBufferFlush,
+    DirDeletingPreSubmit,
+    DirDeletingPostTermCheck,
+}
+
+static SNAPSHOT_TABLE_READ: FailPointInfo = FailPointInfo {
+    name: "snapshot_table.read",
+    summary: "a snapshot info table read that misses the table cache and reaches the DB (narrow it to one key with the `fault_key` param): codec -> INTERNAL_ERROR, rocksdb -> METADATA_ERROR",
+    errors: &["codec", "rocksdb"],
+    stall: false,
+    panic: false,
+};
+static KEY_TABLE_READ: FailPointInfo = FailPointInfo {
+    name: "key_table.read",
+    summary: "a file (key) table read that misses the table cache and reaches the DB (narrow it with `fault_key`): codec -> INTERNAL_ERROR, rocksdb -> METADATA_ERROR",
+    errors: &["codec", "rocksdb"],
+    stall: false,
+    panic: false,
+};
+static SNAPSHOT_CHAIN_LOAD: FailPointInfo = FailPointInfo {
+    name: "snapshot_chain.load",
+    summary: "the snapshot info table iterator while the chain is loaded at OM start: the chain is marked corrupted",
+    errors: &["codec", "rocksdb"],
+    stall: false,
+    panic: false,
+};
+static APPLY_UNCHECKED: FailPointInfo = FailPointInfo {
+    name: "apply.unchecked",
+    summary: "a RuntimeException inside a request: runCommand terminates the OM before anything is buffered (both modes)",
+    errors: &["runtime"],
+    stall: false,
+    panic: true,
+};
+static DOUBLE_BUFFER_FLUSH: FailPointInfo = FailPointInfo {
+    name: "double_buffer.flush",
+    summary: "the flush task before it swaps the buffers (a stall holds only the flush task)",
+    errors: &[],
+    stall: true,
+    panic: true,
+};
+
+static DIR_DELETING_PRE_SUBMIT: FailPointInfo = FailPointInfo {
+    name: "dir_deleting.pre_submit",
+    summary: "a DirectoryDeletingService worker with its PurgeDirectories built, before the fix's term check and the submit (a stall holds only that worker task)",
+    errors: &[],
+    stall: true,
+    panic: true,
+};
+static DIR_DELETING_POST_TERM_CHECK: FailPointInfo = FailPointInfo {
+    name: "dir_deleting.post_term_check",
+    summary: "a DirectoryDeletingService worker after the fix's term check, before the submit (the window the fix leaves open)",
+    errors: &[],
+    stall: true,
+    panic: true,
+};
+
+impl FailPoint for OmPoint {
+    fn info(self) -> &'static FailPointInfo {
+        match self {
+            OmPoint::SnapshotTableRead => &SNAPSHOT_TABLE_READ,
+            OmPoint::KeyTableRead => &KEY_TABLE_READ,
+            OmPoint::SnapshotChainLoad => &SNAPSHOT_CHAIN_LOAD,
+            OmPoint::ApplyUnchecked => &APPLY_UNCHECKED,
+            OmPoint::DoubleBufferFlush => &DOUBLE_BUFFER_FLUSH,
+            OmPoint::DirDeletingPreSubmit => &DIR_DELETING_PRE_SUBMIT,
+            OmPoint::DirDeletingPostTermCheck => &DIR_DELETING_POST_TERM_CHECK,
+        }
+    }
+}
+
+/// Client operations. Paths are absolute: `/volume/bucket/dir/file`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
+pub enum OmOp {
+    CreateVolume {
+        volume: String,
+    },
+    CreateBucket {
+        bucket: String,
+        #[serde(default)]
+        quota_namespace: Option<i64>,
+    },
+    SetQuota {
+        bucket: String,
+        namespace: i64,
+    },
+    Mkdir {
+        path: String,
+    },
+    PutFile {
+        path: String,
+        #[serde(default)]
+        size: i64,
+    },
+    Delete {
+        path: String,
+        #[serde(default)]
+        recursive: bool,
+    },
+    CreateSnapshot {
+        bucket: String,
+        name: String,
+    },
+    DeleteSnapshot {
+        bucket: String,
+        name: String,
+    },
+    /// The SnapshotPurge request SnapshotDeletingService submits, by table keys.
+    PurgeSnapshots {
+        snapshots: Vec<String>,
+    },
+    /// Read the bucket as the client sees it (totals, quota).
+    GetBucket {
+        bucket: String,
+    },
+    ListSnapshots {
+        bucket: String,
+    },
+    /// Trigger a DirectoryDeletingService run on this OM (`on: omN`).
+    RunDds {},
+    /// Trigger a KeyDeletingService run on this OM (`on: omN`).
+    RunKds {},
+}
+
+impl OmOp {
+    fn summary(&self) -> String {
+        match self {
+            OmOp::CreateVolume { volume } => format!("create_volume /{volume}"),
+            OmOp::CreateBucket {
+                bucket,
+                quota_namespace,
+            } => match quota_namespace {
+                Some(q) => format!("create_bucket {bucket} quota_namespace={q}"),
+                None => format!("create_bucket {bucket}"),
+            },
+            OmOp::SetQuota { bucket, namespace } => {
+                format!("set_quota {bucket} namespace={namespace}")
+            }
+            OmOp::Mkdir { path } => format!("mkdir {path}"),
+            OmOp::PutFile { path, size } => format!("put_file {path} size={size}"),
+            OmOp::Delete { path, recursive } => {
+                format!("delete {path}{}", if *recursive { " -r" } else { "" })
+            }
+            OmOp::CreateSnapshot { bucket, name } => format!("create_snapshot {bucket}/{name}"),
+            OmOp::DeleteSnapshot { bucket, name } => format!("delete_snapshot {bucket}/{name}"),
+            OmOp::PurgeSnapshots { snapshots } => {
+                format!("purge_snapshots [{}]", snapshots.join(", "))
+            }
+            OmOp::GetBucket { bucket } => format!("get_bucket {bucket}"),
+            OmOp::ListSnapshots { bucket } => format!("list_snapshots {bucket}"),
+            OmOp::RunDds {} => "run_dds".to_string(),
+            OmOp::RunKds {} => "run_kds".to_string(),
+        }
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        let bucket_path = |b: &str| match split_path(b) {
+            Some((_, _, rest)) if rest.is_empty() => Ok(()),
+            _ => Err(format!("`{b}` is not a bucket path like /vol/bucket")),
+        };
+        let key_path = |p: &str| match split_path(p) {
+            Some((_, _, rest))
+                if !rest.is_empty() && !rest.ends_with('/') && !rest.contains("//") =>
+            {
+                Ok(())
+            }
+            _ => Err(format!(
+                "`{p}` is not a path inside a bucket like /vol/bucket/dir"
+            )),
+        };
+        let name = |n: &str| {
+            if n.is_empty() || n.contains('/') || n.contains('#') || n.contains('|') {
+                Err(format!("`{n}` is not a plain name"))
+            } else {
+                Ok(())
+            }
+        };
+        match self {
+            OmOp::CreateVolume { volume } => name(volume),
+            OmOp::CreateBucket { bucket, .. }
+            | OmOp::SetQuota { bucket, .. }
+            | OmOp::GetBucket { bucket }
+            | OmOp::ListSnapshots { bucket } => bucket_path(bucket),
+            OmOp::Mkdir { path } | OmOp::Delete { path, .. } => key_path(path),
+            OmOp::PutFile { path, size } => {
+                key_path(path)?;
+                if *size < 0 {
+                    return Err("size must not be negative".into());
+                }
+                Ok(())
+            }
+            OmOp::CreateSnapshot { bucket, name: n } | OmOp::DeleteSnapshot { bucket, name: n } => {
+                bucket_path(bucket)?;
+                name(n)
+            }
+            OmOp::PurgeSnapshots { snapshots } => {
+                if snapshots.is_empty() || snapshots.len() > 64 {
+                    return Err("purge 1..=64 snapshots".into());
+                }
+                snapshots.iter().try_for_each(|s| key_path(s))
+            }
+            OmOp::RunDds {} | OmOp::RunKds {} => Ok(()),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExitOrder {
+    /// The flush woken by the failed entry completes before the process exits
+    /// (what the report observed: 20/20 unit runs, always on a mini cluster).
+    #[default]
+    FlushFirst,
+    /// The process is gone before that flush writes anything (the race's other side).
+    ExitFirst,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    /// Ratis metadata entries after commits (default on).
+    #[serde(default)]
+    pub metadata_entries: Option<bool>,
+    #[serde(default)]
+    pub heartbeat_ms: Option<u64>,
+    #[serde(default)]
+    pub election_timeout_ms_min: Option<u64>,
+    #[serde(default)]
+    pub election_timeout_ms_max: Option<u64>,
+    /// This node campaigns first (a shorter election timeout, like a Ratis priority).
+    #[serde(default)]
+    pub preferred_leader: Option<String>,
+    /// Termination ordering after a critical error (default flush_first).
+    #[serde(default)]
+    pub exit_order: ExitOrder,
+    /// Narrow `snapshot_table.read` and `key_table.read` to reads of this key.
+    #[serde(default)]
+    pub fault_key: Option<String>,
+    /// The bound of `leader_ready_within_bound` (default 60000).
+    #[serde(default)]
+    pub leader_ready_bound_ms: Option<u64>,
+    /// DirectoryDeletingService interval; unset: runs only when a step triggers it.
+    #[serde(default)]
+    pub dds_interval_ms: Option<u64>,
+    /// KeyDeletingService interval; unset: runs only when a step triggers it.
+    #[serde(default)]
+    pub kds_interval_ms: Option<u64>,
+    /// Worker tasks per DDS store task (default 1).
+    #[serde(default)]
+    pub dds_workers: Option<usize>,
+    /// Paths one DDS store task may process per run (default 1000).
+    #[serde(default)]
+    pub dds_path_limit: Option<usize>,
+    /// Snapshot deep cleaning by DDS (default on, as in Ozone).
+    #[serde(default)]
+    pub dds_deep_clean: Option<bool>,
+}
+
+pub const LEADER_READY_BOUND_MS_DEFAULT: u64 = 60_000;
+
+impl Params {
+    pub fn of(ctx: &NodeCtx) -> Params {
+        parse_json(ctx.params()).expect("validated by parse_params")
+    }
+}
+
+pub struct OzoneOm;
+
+static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
+    ModelInfo {
+    name: "ozone-om",
+    summary: "Ozone Managers on the Raft-style log: table cache, double buffer, TRANSACTION_INFO, applied-index bookkeeping, leader readiness, snapshot chain, FSO bucket usage, directory and key deleting services",
+    roles: vec![RoleInfo {
+        name: "om",
+        summary: "an Ozone Manager (a Raft member with its own DB)",
+        count_min: 3,
+        count_max: 3,
+    }],
+    ops: vec![
+        op("create_volume", "create a volume", "{op: create_volume, volume: v}"),
+        op(
+            "create_bucket",
+            "create an FSO bucket (optional namespace quota)",
+            "{op: create_bucket, bucket: /v/b}",
+        ),
+        op(
+            "set_quota",
+            "set the bucket's namespace quota (-1: none)",
+            "{op: set_quota, bucket: /v/b, namespace: 1}",
+        ),
+        op("mkdir", "create a directory (its parent must exist)", "{op: mkdir, path: /v/b/d1}"),
+        op(
+            "put_file",
+            "create a file of a size (no overwrite)",
+            "{op: put_file, path: /v/b/d2/f, size: 1024}",
+        ),
+        op(
+            "delete",
+            "delete a file or a directory (recursive for a non-empty one)",
+            "{op: delete, path: /v/b/d2, recursive: true}",
+        ),
+        op(
+            "create_snapshot",
+            "create a bucket snapshot (it takes over the bucket's deleted rows)",
+            "{op: create_snapshot, bucket: /v/b, name: s1}",
+        ),
+        op(
+            "delete_snapshot",
+            "mark a snapshot deleted",
+            "{op: delete_snapshot, bucket: /v/b, name: s1}",
+        ),
+        op(
+            "purge_snapshots",
+            "a SnapshotPurge request for these snapshot keys, in order",
+            "{op: purge_snapshots, snapshots: [/v/b/s2, /v/b/s1]}",
+        ),
+        op(
+            "get_bucket",
+            "read the bucket's usage as the client sees it (totals) on the leader",
+            "{op: get_bucket, bucket: /v/b}",
+        ),
+        op(
+            "list_snapshots",
+            "list a bucket's snapshots on the leader",
+            "{op: list_snapshots, bucket: /v/b}",
+        ),
+        op(
+            "run_dds",
+            "run DirectoryDeletingService on this OM now; answers when the run ends",
+            "{on: om1, op: run_dds, wait: false}",
+        ),
+        op(
+            "run_kds",
+            "run KeyDeletingService on this OM now; answers when the run ends",
+            "{on: om1, op: run_kds}",
+        ),
+    ],
+    fail_points: vec![
+        &SNAPSHOT_TABLE_READ,
+        &KEY_TABLE_READ,
+        &SNAPSHOT_CHAIN_LOAD,
+        &APPLY_UNCHECKED,
+        &DOUBLE_BUFFER_FLUSH,
+        &DIR_DELETING_PRE_SUBMIT,
+        &DIR_DELETING_POST_TERM_CHECK,
+    ],
+    invariants: vec![
+        InvariantInfo {
+            name: invariants::SNAPSHOTS_AGREE,
+            kind: InvariantKind::Safety,
+            summary: "up OMs at a common applied index have equal snapshot info tables and snapshot chains",
+        },
+        InvariantInfo {
+            name: invariants::TXINFO_COVERS_EFFECTS,
+            kind: InvariantKind::Safety,
+            summary: "TRANSACTION_INFO never covers an index whose effects are not in the DB (a flushed entry that failed with a terminating status)",
+        },
+        InvariantInfo {
+            name: invariants::LEADER_READY,
+            kind: InvariantKind::Liveness,
+            summary: "a leader is ready (OM applied index >= its startup entry) within leader_ready_bound_ms of Raft applying that entry",
+        },
+        InvariantInfo {
+            name: invariants::USAGE_MATCHES_TABLES,
+            kind: InvariantKind::Safety,
+            summary: "every bucket's usedBytes/usedNamespace/snapshotUsedBytes/snapshotUsedNamespace equal a recomputation from its tables (as quota repair would compute them), none is negative, and up OMs at a common applied index agree",
+        },
+    ],
+    bugs: vec![&BUG_17603, &BUG_10798, &BUG_17670],
+    has_leader: true,
+    leader_transfer: true,
+}
+});
+
+fn op(name: &'static str, summary: &'static str, example: &'static str) -> OpInfo {
+    OpInfo {
+        name,
+        summary,
+        example,
+    }
+}
+
+impl Model for OzoneOm {
+    fn info(&self) -> &ModelInfo {
+        &INFO
+    }
+
+    fn parse_op(&self, op: &serde_json::Value) -> Result<ParsedOp, String> {
+        let parsed: OmOp = parse_json(op)?;
+        parsed.validate()?;
+        Ok(ParsedOp {
+            summary: parsed.summary(),
+            op: serde_json::to_value(&parsed).expect("serializes"),
+        })
+    }
+
+    fn parse_params(&self, params: &serde_json::Value) -> Result<(), String> {
+        let params: Params = parse_json(params)?;
+        if let (Some(min), Some(max)) = (
+            params.election_timeout_ms_min,
+            params.election_timeout_ms_max,
+        ) {
+            if min > max {
+                return Err(
+                    "election_timeout_ms_min is greater than election_timeout_ms_max".into(),
+                );
+            }
+        }
+        if params.leader_ready_bound_ms == Some(0) {
+            return Err("leader_ready_bound_ms must be positive".into());
+        }
+        if params.dds_interval_ms == Some(0) || params.kds_interval_ms == Some(0) {
+            return Err("service intervals must be positive".into());
+        }
+        if params.dds_workers.is_some_and(|w| !(1..=8).contains(&w)) {
+            return Err("dds_workers is 1..=8".into());
+        }
+        if params
+            .dds_path_limit
+            .is_some_and(|l| !(1..=100_000).contains(&l))
+        {
+            return Err("dds_path_limit is 1..=100000".into());
+        }
+        Ok(())
+    }
+
+    fn start(&self, ctx: NodeCtx) -> Pin<Box<dyn Future<Output = turmoil::Result>>> {
+        Box::pin(async move { node::run(ctx).await })
+    }
+
+    fn check(&self, invariant: &str, cluster: &ClusterView) -> Check {
+        invariants::check(invariant, cluster)
+    }
+}
+
+static MODEL: OzoneOm = OzoneOm;
+
+/// The model, registered.
 pub fn model() -> Option<&'static dyn Model> {
-    None
+    Some(&MODEL)
 }
