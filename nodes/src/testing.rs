@@ -3,8 +3,8 @@
 //! with the `test-models` feature; the harness's tests enable it.
 
 use crate::api::{
-    parse_json, Check, ClusterView, Command, EventKind, Model, ModelInfo, NodeCtx, Observation, OpInfo, OpResult,
-    ParsedOp, RoleInfo,
+    parse_json, Check, ClusterView, Command, EventKind, Model, ModelInfo, NodeCtx, Observation,
+    OpInfo, OpResult, ParsedOp, RoleInfo,
 };
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -30,12 +30,33 @@ pub struct Faulty;
 static INFO: LazyLock<ModelInfo> = LazyLock::new(|| ModelInfo {
     name: "faulty",
     summary: "test-only: a model that panics, hangs or floods the trail on request",
-    roles: vec![RoleInfo { name: "node", summary: "a node", count_min: 1, count_max: 4 }],
+    roles: vec![RoleInfo {
+        name: "node",
+        summary: "a node",
+        count_min: 1,
+        count_max: 4,
+    }],
     ops: vec![
-        OpInfo { name: "set", summary: "store a value", example: "{on: a, op: set, key: k, value: v}" },
-        OpInfo { name: "panic", summary: "panic in node code", example: "{on: a, op: panic, message: boom}" },
-        OpInfo { name: "hang", summary: "never answer", example: "{on: a, op: hang}" },
-        OpInfo { name: "flood", summary: "append N trail events", example: "{on: a, op: flood, events: 1000}" },
+        OpInfo {
+            name: "set",
+            summary: "store a value",
+            example: "{on: a, op: set, key: k, value: v}",
+        },
+        OpInfo {
+            name: "panic",
+            summary: "panic in node code",
+            example: "{on: a, op: panic, message: boom}",
+        },
+        OpInfo {
+            name: "hang",
+            summary: "never answer",
+            example: "{on: a, op: hang}",
+        },
+        OpInfo {
+            name: "flood",
+            summary: "append N trail events",
+            example: "{on: a, op: flood, events: 1000}",
+        },
     ],
     fail_points: vec![],
     invariants: vec![],
@@ -52,7 +73,10 @@ impl Model for Faulty {
     fn parse_op(&self, op: &serde_json::Value) -> Result<ParsedOp, String> {
         let parsed: FaultyOp = parse_json(op)?;
         let summary = format!("{parsed:?}");
-        Ok(ParsedOp { op: serde_json::to_value(parsed).expect("serializes"), summary })
+        Ok(ParsedOp {
+            op: serde_json::to_value(parsed).expect("serializes"),
+            summary,
+        })
     }
 
     fn parse_params(&self, params: &serde_json::Value) -> Result<(), String> {
@@ -68,11 +92,16 @@ impl Model for Faulty {
             let mut state = BTreeMap::new();
             ctx.publish(Observation::default());
             while let Some(command) = inbox.recv().await {
-                let Command::Op { id, op } = command else { continue };
+                let Command::Op { id, op } = command else {
+                    continue;
+                };
                 match serde_json::from_value::<FaultyOp>(op).expect("validated") {
                     FaultyOp::Set { key, value } => {
                         state.insert(key, value);
-                        ctx.publish(Observation { state: state.clone(), ..Observation::default() });
+                        ctx.publish(Observation {
+                            state: state.clone(),
+                            ..Observation::default()
+                        });
                         ctx.complete(id, OpResult::ok());
                     }
                     FaultyOp::Panic { message } => panic!("faulty model: {message}"),

@@ -23,6 +23,9 @@ pub struct NodeState {
     pub inbox: Option<UnboundedSender<Command>>,
     /// Set when the node acknowledged a clean stop.
     pub stopped: bool,
+    /// Whether this incarnation has published an observation yet: a node that just
+    /// started says nothing about its state, so it is never quiescent.
+    pub published: bool,
 }
 
 /// A client operation or admin command the harness sent.
@@ -169,6 +172,7 @@ impl Env for RunEnv {
         let mut state = self.state.borrow_mut();
         if let Some(i) = state.node_index(node) {
             state.nodes[i].observation = observation;
+            state.nodes[i].published = true;
         }
     }
 

@@ -112,6 +112,7 @@ impl<'s> Driver<'s> {
                     observation: Default::default(),
                     inbox: None,
                     stopped: false,
+                    published: false,
                 })
                 .collect(),
             ops: BTreeMap::new(),
@@ -333,7 +334,7 @@ impl<'s> Driver<'s> {
         let state = self.state.borrow();
         let mut applied = None;
         for node in state.nodes.iter().filter(|n| n.up) {
-            if node.observation.pending > 0 {
+            if node.observation.pending > 0 || !node.published {
                 return false;
             }
             if let Some(a) = node.observation.applied {
@@ -440,6 +441,7 @@ impl<'s> Driver<'s> {
         // The previous life's observation says nothing about this one (it may
         // still claim to lead); the new incarnation publishes its own.
         state.nodes[node].observation = Default::default();
+        state.nodes[node].published = false;
     }
 
     pub(crate) fn finding(&mut self, finding: Finding) {
