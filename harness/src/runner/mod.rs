@@ -20,7 +20,7 @@ use crate::scenario::{Condition, Heal, Scenario, Variant};
 use crate::trail::{Kind, Trail};
 use env::{NodeState, RunEnv, RunState};
 use net::NetState;
-use nodes::api::{ClusterView, NodeCtx, NodeStart, NodeView};
+use nodes::api::{ClusterView, NodeCtx, NodeStart, NodeView, OpResult};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -360,6 +360,28 @@ impl<'s> Driver<'s> {
         state.nodes[node].up = false;
         state.nodes[node].inbox = None;
         state.exits.retain(|(n, _)| *n != node);
+        // The process that owed these answers is gone: without a result they would
+        // stay "in flight" and quiescence (the heal phase, `check: converged`)
+        // could never be reached.
+        let name = &self.names[node];
+        let t_ms = self.sim.elapsed().as_millis() as u64;
+        let mut failed = Vec::new();
+        for op in state.ops.values_mut() {
+            if op.node == *name && op.result.is_none() {
+                let error = "indeterminate: the node went down before answering";
+                op.result = Some(OpResult::error(error));
+                op.completed_ms = Some(t_ms);
+                let kind = if op.admin {
+                    Kind::Transfer
+                } else {
+                    Kind::OpError
+                };
+                failed.push((kind, format!("{} -> error {error}", op.summary)));
+            }
+        }
+        for (kind, detail) in failed {
+            state.harness_event(Some(name), kind, detail);
+        }
     }
 
     /// Start a node's host from its durable state.
@@ -538,4 +560,36 @@ fn build_sim(
         });
     }
     sim
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::outcome::Outcome;
+    use crate::scenario::load_str;
+
+    #[test]
+    fn an_op_in_flight_on_a_crashed_node_fails_and_does_not_block_quiescence() {
+        // The op reaches n1's inbox, but n1 is killed before it runs: nobody will
+        // ever answer it.
+        let text = r#"
+model: raftkv
+nodes: [n1, n2, n3]
+expect: converged
+steps:
+  - await: {leader: any, within: 5s}
+  - client: {on: n1, op: put, key: a, value: "1", wait: false}
+  - crash: n1
+  - start: n1
+  - check: {converged: true, within: 5s}
+"#;
+        let scenario = load_str("inflight.yaml", text).expect("valid scenario");
+        let result = super::run(&scenario, &scenario.variants[0], 1);
+        assert_eq!(result.outcome, Outcome::Converged, "{:?}", result.findings);
+        let op = &result.ops[0];
+        let error = op.result.as_ref().and_then(|r| r.error.clone());
+        assert_eq!(
+            error.as_deref(),
+            Some("indeterminate: the node went down before answering")
+        );
+    }
 }
