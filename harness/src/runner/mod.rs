@@ -22,7 +22,7 @@ use crate::scenario::{Condition, Heal, Scenario, Variant};
 use crate::trail::{Kind, Trail};
 use env::{NodeState, RunEnv, RunState};
 use net::NetState;
-use nodes::api::{ClusterView, NodeCtx, NodeStart, NodeView};
+use nodes::api::{ClusterView, NodeCtx, NodeStart, NodeView, OpResult};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -615,4 +615,40 @@ fn build_sim(
         });
     }
     sim
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::outcome::Outcome;
+    use crate::scenario::load_str;
+
+    #[test]
+    fn an_op_in_flight_on_a_crashed_node_fails_and_does_not_block_quiescence() {
+        // The op reaches n1's inbox, but n1 is killed before it runs: nobody will
+        // ever answer it.
+        let text = r#"
+model: raftkv
+nodes: [n1, n2, n3]
+expect: converged
+steps:
+  - await: {leader: any, within: 5s}
+  - client: {on: n1, op: put, key: a, value: "1", wait: false}
+  - crash: n1
+  - start: n1
+  - check: {converged: true, within: 5s}
+"#;
+        let scenario = load_str("inflight.yaml", text).expect("valid scenario");
+        let result = super::run(&scenario, &scenario.variants[0], 1);
+        assert_eq!(result.outcome, Outcome::Converged, "{:?}", result.findings);
+        let op = &result.ops[0];
+        assert!(
+            op.result.is_none() && op.timed_out,
+            "the client gave up on it: {op:?}"
+        );
+        assert!(result
+            .trail
+            .iter()
+            .any(|e| e.kind == crate::trail::Kind::OpTimeout
+                && e.detail == "put a=1 -> no answer: the node went down"));
+    }
 }

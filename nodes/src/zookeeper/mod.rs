@@ -1,8 +1,343 @@
-//! Placeholder: the zookeeper model is being written.
+//! `zookeeper`: a three-server ZooKeeper ensemble — FastLeaderElection, Zab's
+//! discovery/sync/broadcast over learner connections, a follower pipeline with a
+//! sequential sync thread (append, fsync, ACK) and a commit processor that applies
+//! committed txns whether or not they are logged yet — and ZOOKEEPER-4541: a sync
+//! thread that dies on a null learner socket, losing a committed txn from the log of
+//! a follower that already applied it.
+//!
+//! Pure cores with unit tests: [`election`] (vote order, FLE rounds), [`sync_queue`]
+//! (the sync thread's queue), [`zab`] (quorum commits, the commit processor,
+//! DIFF/TRUNC/SNAP), [`tree`] (the data tree), [`checks`] (the invariant). The async
+//! shell: [`server`] (peer loop, election, commands, observations), [`follower`],
+//! [`leader`], [`sync_thread`], over [`wire`] (TCP frames) and [`storage`] (disk).
 
-use crate::api::Model;
+pub mod checks;
+pub mod election;
+mod follower;
+mod leader;
+mod server;
+pub mod storage;
+pub mod sync_queue;
+mod sync_thread;
+pub mod tree;
+pub mod wire;
+pub mod zab;
+pub mod zxid;
 
-/// The model, once registered.
+use crate::api::{
+    parse_json, BugInfo, Check, ClusterView, FailPoint, FailPointInfo, InvariantInfo,
+    InvariantKind, Model, ModelInfo, NodeCtx, OpInfo, ParsedOp, RoleInfo,
+};
+use serde::{Deserialize, Serialize};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::LazyLock;
+use std::time::Duration;
+
+/// The defect, switchable per scenario variant.
+pub static BUG_4541: BugInfo = BugInfo {
+    key: "ZOOKEEPER-4541",
+    summary: "a follower's sync thread dies on a null learner socket and the learner's shutdown does not stop it: a committed txn the follower applied never reaches its txn log",
+    buggy: "SendAckRequestProcessor answers a failed ACK with `if (!learner.sock.isClosed()) learner.sock.close()`; once closeSocket() nulled the field this throws NullPointerException and the sync thread dies with everything still queued; Learner.shutdown() calls zk.shutdown(boolean), which LearnerZooKeeperServer does not override, so the sync thread is neither stopped nor drained before LOOKING (release-3.7.1)",
+    fixed: "a failed ACK calls learner.closeSocket(), a no-op on a closed socket, and the thread goes on; the learner's shutdown first drains the sync thread (request of death, join, flush: append and fsync) and only then fast-forwards and looks for a leader (ZOOKEEPER-4409, ZOOKEEPER-4712)",
+};
+
+/// The fail points of the zookeeper model: its one registry of names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ZkPoint {
+    /// The sync thread's fsync of the txn log.
+    Fsync,
+    /// Taking a snapshot of the data tree.
+    SnapshotTake,
+    /// The leader's tick: a clean shutdown from inside.
+    LeaderShutdown,
+}
+
+static FSYNC: FailPointInfo = FailPointInfo {
+    name: "sync.fsync",
+    summary: "the sync thread's fsync of the txn log, before it ACKs the batch (stall: a slow disk: the thread and every request queued behind it wait; error: the fsync throws and the sync thread dies)",
+    errors: &["io"],
+    stall: true,
+    panic: true,
+};
+static SNAPSHOT_TAKE: FailPointInfo = FailPointInfo {
+    name: "snapshot.take",
+    summary: "taking a snapshot: a new leader's (Leader.lead -> loadData), a SNAP/TRUNC learner's at NEWLEADER, or the sync thread's after snap_count txns (stall: a slow snapshot; error: \"Severe unrecoverable error\", the process exits)",
+    errors: &["io"],
+    stall: true,
+    panic: true,
+};
+static LEADER_SHUTDOWN: FailPointInfo = FailPointInfo {
+    name: "leader.shutdown",
+    summary: "the leader's tick (every tick/2) shuts the leader down cleanly: `error: process` = QuorumPeer.shutdown on JVM exit (learner sockets closed, own sync thread drained, process exits); `error: leader` = Leader.shutdown only (back to LOOKING); panic: the process dies (learners see a reset)",
+    errors: &["process", "leader"],
+    stall: false,
+    panic: true,
+};
+
+impl FailPoint for ZkPoint {
+    fn info(self) -> &'static FailPointInfo {
+        match self {
+            ZkPoint::Fsync => &FSYNC,
+            ZkPoint::SnapshotTake => &SNAPSHOT_TAKE,
+            ZkPoint::LeaderShutdown => &LEADER_SHUTDOWN,
+        }
+    }
+}
+
+/// Client operations. Writes go to the leader (`on: leader` is the default);
+/// `get` reads the local tree of the server it is sent to, as ZooKeeper reads do.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ZkOp {
+    Create {
+        path: String,
+        #[serde(default)]
+        data: String,
+        /// Make the node ephemeral, owned by this open session.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ephemeral: Option<String>,
+    },
+    Delete {
+        path: String,
+    },
+    SetData {
+        path: String,
+        data: String,
+    },
+    Get {
+        path: String,
+    },
+    OpenSession {
+        session: String,
+    },
+    /// Closes the session: its ephemeral nodes go with it.
+    CloseSession {
+        session: String,
+    },
+}
+
+impl ZkOp {
+    fn summary(&self) -> String {
+        match self {
+            ZkOp::Create {
+                path,
+                data,
+                ephemeral: Some(owner),
+            } => format!("create {path}={data:?} ephemeral({owner})"),
+            ZkOp::Create { path, data, .. } => format!("create {path}={data:?}"),
+            ZkOp::Delete { path } => format!("delete {path}"),
+            ZkOp::SetData { path, data } => format!("set_data {path}={data:?}"),
+            ZkOp::Get { path } => format!("get {path}"),
+            ZkOp::OpenSession { session } => format!("open_session {session}"),
+            ZkOp::CloseSession { session } => format!("close_session {session}"),
+        }
+    }
+
+    /// The txn a write becomes; `None` for reads.
+    pub fn txn(&self) -> Option<tree::Txn> {
+        use tree::Txn;
+        match self.clone() {
+            ZkOp::Create {
+                path,
+                data,
+                ephemeral,
+            } => Some(Txn::Create {
+                path,
+                data,
+                ephemeral,
+            }),
+            ZkOp::Delete { path } => Some(Txn::Delete { path }),
+            ZkOp::SetData { path, data } => Some(Txn::SetData { path, data }),
+            ZkOp::OpenSession { session } => Some(Txn::CreateSession { session }),
+            ZkOp::CloseSession { session } => Some(Txn::CloseSession { session }),
+            ZkOp::Get { .. } => None,
+        }
+    }
+
+    fn check(&self) -> Result<(), String> {
+        let path = match self {
+            ZkOp::Create { path, .. }
+            | ZkOp::Delete { path }
+            | ZkOp::SetData { path, .. }
+            | ZkOp::Get { path } => Some(path),
+            ZkOp::OpenSession { .. } | ZkOp::CloseSession { .. } => None,
+        };
+        if let Some(path) = path {
+            tree::check_path(path).map_err(|_| {
+                format!("`{path}` is not a znode path (`/a/b`: no trailing `/`, not the root)")
+            })?;
+        }
+        Ok(())
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    /// ZooKeeper's tickTime (default 200 ms here; 2000 ms in zoo.cfg samples).
+    #[serde(default)]
+    pub tick_ms: Option<u64>,
+    /// Ticks a learner may take to connect and sync (initLimit, default 10).
+    #[serde(default)]
+    pub init_limit: Option<u64>,
+    /// Ticks without a packet before a learner or the leader gives up (syncLimit, default 5).
+    #[serde(default)]
+    pub sync_limit: Option<u64>,
+    /// Txns between the sync thread's snapshots (snapCount, default 100000: none
+    /// in a scenario unless lowered).
+    #[serde(default)]
+    pub snap_count: Option<u64>,
+}
+
+/// The effective configuration of a server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Config {
+    pub tick_ms: u64,
+    pub init_limit: u64,
+    pub sync_limit: u64,
+    pub snap_count: u64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            tick_ms: 200,
+            init_limit: 10,
+            sync_limit: 5,
+            snap_count: 100_000,
+        }
+    }
+}
+
+impl Config {
+    pub fn from_params(params: &Params) -> Config {
+        let d = Config::default();
+        Config {
+            tick_ms: params.tick_ms.unwrap_or(d.tick_ms),
+            init_limit: params.init_limit.unwrap_or(d.init_limit),
+            sync_limit: params.sync_limit.unwrap_or(d.sync_limit),
+            snap_count: params.snap_count.unwrap_or(d.snap_count),
+        }
+    }
+
+    /// The learner socket's timeout while connecting and syncing.
+    pub fn init_timeout(&self) -> Duration {
+        Duration::from_millis(self.tick_ms * self.init_limit)
+    }
+
+    /// The learner socket's timeout once synced (a lost leader is noticed after it).
+    pub fn sync_timeout(&self) -> Duration {
+        Duration::from_millis(self.tick_ms * self.sync_limit)
+    }
+
+    pub fn half_tick(&self) -> Duration {
+        Duration::from_millis(self.tick_ms / 2)
+    }
+}
+
+pub struct ZooKeeper;
+
+static MODEL: ZooKeeper = ZooKeeper;
+
+pub const INVARIANT_DURABLE: &str = "committed_txns_durable";
+
+static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
+    ModelInfo {
+    name: "zookeeper",
+    summary: "a ZooKeeper ensemble: FastLeaderElection, Zab over learner TCP connections, a follower sync thread (append, fsync, ACK) and commit processor, DIFF/TRUNC/SNAP sync, snapshots + txn log on disk",
+    roles: vec![RoleInfo {
+        name: "server",
+        summary: "a voting ZooKeeper server (server id = position in `nodes`, from 1)",
+        count_min: 3,
+        count_max: 7,
+    }],
+    ops: vec![
+        OpInfo {
+            name: "create",
+            summary: "create a znode (parent must exist); `ephemeral: <session>` ties it to an open session",
+            example: "{op: create, path: /k, data: v}",
+        },
+        OpInfo {
+            name: "delete",
+            summary: "delete a znode without children",
+            example: "{op: delete, path: /k}",
+        },
+        OpInfo {
+            name: "set_data",
+            summary: "replace a znode's data",
+            example: "{op: set_data, path: /k, data: v2}",
+        },
+        OpInfo {
+            name: "get",
+            summary: "read a znode from the local tree of the server the op is sent to",
+            example: "{on: zk1, op: get, path: /k}",
+        },
+        OpInfo {
+            name: "open_session",
+            summary: "open a session (createSession txn); the name stands for the session id",
+            example: "{op: open_session, session: s1}",
+        },
+        OpInfo {
+            name: "close_session",
+            summary: "close a session (closeSession txn): its ephemeral nodes are deleted",
+            example: "{op: close_session, session: s1}",
+        },
+    ],
+    fail_points: vec![&FSYNC, &SNAPSHOT_TAKE, &LEADER_SHUTDOWN],
+    invariants: vec![InvariantInfo {
+        name: INVARIANT_DURABLE,
+        kind: InvariantKind::Safety,
+        summary: "every committed txn a server has applied is in its durable txn log or covered by its snapshot (no applied txn lost by a dead sync thread; at quiescence no hole against the leader's log)",
+    }],
+    bugs: vec![&BUG_4541],
+    has_leader: true,
+    leader_transfer: false,
+}
+});
+
+impl Model for ZooKeeper {
+    fn info(&self) -> &ModelInfo {
+        &INFO
+    }
+
+    fn parse_op(&self, op: &serde_json::Value) -> Result<ParsedOp, String> {
+        let parsed: ZkOp = parse_json(op)?;
+        parsed.check()?;
+        Ok(ParsedOp {
+            summary: parsed.summary(),
+            op: serde_json::to_value(&parsed).expect("serializes"),
+        })
+    }
+
+    fn parse_params(&self, params: &serde_json::Value) -> Result<(), String> {
+        let params: Params = parse_json(params)?;
+        let config = Config::from_params(&params);
+        if !(10..=10_000).contains(&config.tick_ms) {
+            return Err("tick_ms must be within 10..=10000".into());
+        }
+        if !(1..=100).contains(&config.init_limit) || !(1..=100).contains(&config.sync_limit) {
+            return Err("init_limit and sync_limit must be within 1..=100 ticks".into());
+        }
+        if config.snap_count < 2 {
+            return Err("snap_count must be at least 2".into());
+        }
+        Ok(())
+    }
+
+    fn start(&self, ctx: NodeCtx) -> Pin<Box<dyn Future<Output = turmoil::Result>>> {
+        Box::pin(server::run(ctx))
+    }
+
+    fn check(&self, invariant: &str, cluster: &ClusterView) -> Check {
+        match invariant {
+            INVARIANT_DURABLE => checks::committed_txns_durable(cluster),
+            other => Check::Fail(format!("zookeeper declares no invariant `{other}`")),
+        }
+    }
+}
+
+/// The model, registered.
 pub fn model() -> Option<&'static dyn Model> {
-    None
+    Some(&MODEL)
 }

@@ -1,0 +1,207 @@
+//! What a server keeps on its disk: the txn log (appended, durable only once
+//! fsynced), the latest snapshot of the data tree, and the two epoch files. A
+//! restart rebuilds the tree from the snapshot plus the durable log, nothing else.
+
+use super::tree::{DataTree, Txn, ZkError};
+use super::zxid::Zxid;
+use crate::api::{Disk, RecordLog};
+use serde::{Deserialize, Serialize};
+use std::cell::{Cell, RefCell};
+use std::io;
+
+const LOG_FILE: &str = "txnlog";
+const SNAPSHOT_FILE: &str = "snapshot";
+const CURRENT_EPOCH_FILE: &str = "currentEpoch";
+const ACCEPTED_EPOCH_FILE: &str = "acceptedEpoch";
+
+#[derive(Serialize, Deserialize)]
+struct LogRecord {
+    zxid: Zxid,
+    txn: Txn,
+}
+
+#[derive(Serialize, Deserialize)]
+struct SnapshotFile {
+    zxid: Zxid,
+    tree: DataTree,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EpochFile {
+    Current,
+    Accepted,
+}
+
+/// The result of rebuilding the tree from disk.
+pub struct Loaded {
+    pub tree: DataTree,
+    pub snapshot_zxid: Zxid,
+    /// Log records replayed on top of the snapshot, in log order.
+    pub replayed: Vec<(Zxid, Txn)>,
+    /// Replayed records that failed on the tree (a repeated segment, a hole).
+    pub failed: Vec<(Zxid, ZkError)>,
+}
+
+pub struct Storage {
+    disk: Disk,
+    log: RecordLog,
+    /// Zxids of every record in the log file, in file order, synced or not.
+    appended: RefCell<Vec<Zxid>>,
+    /// How many of `appended` an fsync made durable.
+    synced: Cell<usize>,
+    snapshot_zxid: Cell<Zxid>,
+}
+
+fn disk_error(what: &str, error: impl std::fmt::Display) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, format!("{what}: {error}"))
+}
+
+impl Storage {
+    pub fn open(disk: &Disk) -> Storage {
+        let log = RecordLog::new(disk, LOG_FILE);
+        Storage {
+            disk: disk.clone(),
+            log,
+            appended: RefCell::new(Vec::new()),
+            synced: Cell::new(0),
+            snapshot_zxid: Cell::new(Zxid::ZERO),
+        }
+    }
+
+    fn records(&self) -> io::Result<Vec<LogRecord>> {
+        self.log
+            .read_all()?
+            .iter()
+            .map(|bytes| serde_json::from_slice(bytes).map_err(|e| disk_error("txn log", e)))
+            .collect()
+    }
+
+    /// `FileTxnSnapLog.restore`: the latest snapshot, then every log record after
+    /// its zxid, in log order. No check for holes between zxids.
+    pub fn load(&self) -> io::Result<Loaded> {
+        let snapshot = match self.disk.read(SNAPSHOT_FILE)? {
+            Some(bytes) => serde_json::from_slice(&bytes).map_err(|e| disk_error("snapshot", e))?,
+            None => SnapshotFile {
+                zxid: Zxid::ZERO,
+                tree: DataTree::default(),
+            },
+        };
+        let records = self.records()?;
+        *self.appended.borrow_mut() = records.iter().map(|r| r.zxid).collect();
+        self.synced.set(records.len());
+        self.snapshot_zxid.set(snapshot.zxid);
+        let mut tree = snapshot.tree;
+        let mut replayed = Vec::new();
+        let mut failed = Vec::new();
+        for record in records.into_iter().filter(|r| r.zxid > snapshot.zxid) {
+            if let Err(error) = tree.apply(record.zxid, &record.txn) {
+                failed.push((record.zxid, error));
+            }
+            replayed.push((record.zxid, record.txn));
+        }
+        Ok(Loaded {
+            tree,
+            snapshot_zxid: snapshot.zxid,
+            replayed,
+            failed,
+        })
+    }
+
+    /// Append a txn to the log: buffered, lost on a crash until [`Storage::sync`].
+    pub fn append(&self, zxid: Zxid, txn: &Txn) -> io::Result<()> {
+        let bytes = serde_json::to_vec(&LogRecord {
+            zxid,
+            txn: txn.clone(),
+        })
+        .expect("serializes");
+        self.log.append(&[bytes])?;
+        self.appended.borrow_mut().push(zxid);
+        Ok(())
+    }
+
+    /// fsync the log: everything appended so far, by any thread, is durable.
+    /// Returns how many records became durable.
+    pub fn sync(&self) -> io::Result<usize> {
+        self.log.sync()?;
+        let total = self.appended.borrow().len();
+        let newly = total - self.synced.get();
+        self.synced.set(total);
+        Ok(newly)
+    }
+
+    pub fn durable(&self) -> Vec<Zxid> {
+        self.appended.borrow()[..self.synced.get()].to_vec()
+    }
+
+    pub fn unsynced(&self) -> usize {
+        self.appended.borrow().len() - self.synced.get()
+    }
+
+    pub fn snapshot_zxid(&self) -> Zxid {
+        self.snapshot_zxid.get()
+    }
+
+    pub fn save_snapshot(&self, tree: &DataTree) -> io::Result<()> {
+        let zxid = tree.last_processed();
+        let bytes = serde_json::to_vec(&SnapshotFile {
+            zxid,
+            tree: tree.clone(),
+        })
+        .expect("serializes");
+        self.disk.write_atomic(SNAPSHOT_FILE, &bytes)?;
+        self.snapshot_zxid.set(zxid);
+        Ok(())
+    }
+
+    /// `truncateLog`: drop every record after `to` (and a snapshot newer than it).
+    pub fn truncate(&self, to: Zxid) -> io::Result<usize> {
+        let records = self.records()?;
+        let before = records.len();
+        let kept: Vec<LogRecord> = records.into_iter().filter(|r| r.zxid <= to).collect();
+        let bytes: Vec<Vec<u8>> = kept
+            .iter()
+            .map(|r| serde_json::to_vec(r).expect("serializes"))
+            .collect();
+        self.log.rewrite(&bytes)?;
+        *self.appended.borrow_mut() = kept.iter().map(|r| r.zxid).collect();
+        self.synced.set(kept.len());
+        if self.snapshot_zxid.get() > to {
+            self.disk.remove(SNAPSHOT_FILE)?;
+            self.snapshot_zxid.set(Zxid::ZERO);
+        }
+        Ok(before - kept.len())
+    }
+
+    /// `fastForwardFromEdits`: log records after `zxid`, as the file holds them now
+    /// (appended records are readable before they are durable).
+    pub fn records_after(&self, zxid: Zxid) -> io::Result<Vec<(Zxid, Txn)>> {
+        Ok(self
+            .records()?
+            .into_iter()
+            .filter(|r| r.zxid > zxid)
+            .map(|r| (r.zxid, r.txn))
+            .collect())
+    }
+
+    fn epoch_name(which: EpochFile) -> &'static str {
+        match which {
+            EpochFile::Current => CURRENT_EPOCH_FILE,
+            EpochFile::Accepted => ACCEPTED_EPOCH_FILE,
+        }
+    }
+
+    pub fn epoch(&self, which: EpochFile) -> io::Result<u32> {
+        match self.disk.read(Self::epoch_name(which))? {
+            None => Ok(0),
+            Some(bytes) => String::from_utf8_lossy(&bytes)
+                .trim()
+                .parse()
+                .map_err(|e| disk_error("epoch file", e)),
+        }
+    }
+
+    pub fn set_epoch(&self, which: EpochFile, epoch: u32) -> io::Result<()> {
+        self.disk
+            .write_atomic(Self::epoch_name(which), epoch.to_string().as_bytes())
+    }
+}
