@@ -22,7 +22,7 @@ use crate::scenario::{Condition, Heal, Scenario, Variant};
 use crate::trail::{Kind, Trail};
 use env::{NodeState, RunEnv, RunState};
 use net::NetState;
-use nodes::api::{ClusterView, NodeCtx, NodeStart, NodeView, OpResult};
+use nodes::api::{ClusterView, NodeCtx, NodeStart, NodeView};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
