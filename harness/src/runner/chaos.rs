@@ -42,6 +42,10 @@ fn between(rng: &mut ChaCha8Rng, (min, max): (Duration, Duration)) -> Duration {
 impl Driver<'_> {
     pub(crate) fn chaos(&mut self, chaos: &Chaos) -> Result<(), Halt> {
         self.state.borrow_mut().line = Some(chaos.loc.line);
+        self.activity = format!(
+            "in the chaos window ({}:{})",
+            self.scenario.file, chaos.loc.line
+        );
         let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
         rng.set_stream(0xc4a0_5000);
         let kinds = enabled(&mut rng, chaos);

@@ -15,6 +15,10 @@ use std::time::Duration;
 impl Driver<'_> {
     pub(crate) fn exec(&mut self, step: &Step) -> Result<(), Halt> {
         self.state.borrow_mut().line = Some(step.loc.line);
+        self.activity = format!(
+            "running the step at {}:{}:{}",
+            self.scenario.file, step.loc.line, step.loc.col
+        );
         match &step.kind {
             StepKind::Client(client) => self.client(client, step),
             StepKind::TransferLeader { to, timeout } => self.transfer_leader(*to, *timeout, step),
@@ -128,7 +132,7 @@ impl Driver<'_> {
         self.finding(Finding::new("fault-effectiveness", None, message));
     }
 
-    fn describe_condition(&self, condition: &Condition) -> String {
+    pub(crate) fn describe_condition(&self, condition: &Condition) -> String {
         match condition {
             Condition::Leader(None) => "a leader".into(),
             Condition::Leader(Some(n)) => format!("{} leading", self.names[*n]),

@@ -66,6 +66,7 @@ pub fn run(scenario: &Scenario, variant: &Variant, seed: u64) -> RunResult {
     let span = tracing::info_span!("run", scenario = %scenario.name, variant = %variant.name, seed);
     let _entered = span.enter();
     SIM_NOW.with(|t| t.set(Some(Duration::ZERO)));
+    panic::reset();
     tracing::info!("start");
     let mut driver = Driver::new(scenario, variant, seed);
     let halt = driver.script();
@@ -90,6 +91,8 @@ pub(crate) struct Driver<'s> {
     findings: Vec<Finding>,
     next_op: u64,
     sim_steps: u64,
+    /// What the run is doing, for a limit's message ("waiting for a leader").
+    activity: String,
 }
 
 impl<'s> Driver<'s> {
@@ -141,6 +144,7 @@ impl<'s> Driver<'s> {
             findings: Vec::new(),
             next_op: 1,
             sim_steps: 0,
+            activity: "starting".into(),
         }
     }
 
@@ -199,6 +203,7 @@ impl<'s> Driver<'s> {
     }
 
     fn limit(&mut self, message: String) -> Halt {
+        let message = format!("{message} while {}", self.activity);
         self.event(None, Kind::Limit, message.clone());
         Halt::Limit(message)
     }
@@ -240,6 +245,14 @@ impl<'s> Driver<'s> {
         within: Duration,
     ) -> Result<bool, Halt> {
         let deadline = self.sim.elapsed() + within;
+        let waiting = format!("waiting for {}", self.describe_condition(condition));
+        let before = std::mem::replace(&mut self.activity, waiting);
+        let reached = self.run_until_inner(condition, deadline);
+        self.activity = before;
+        reached
+    }
+
+    fn run_until_inner(&mut self, condition: &Condition, deadline: Duration) -> Result<bool, Halt> {
         loop {
             if self.holds(condition) {
                 return Ok(true);
@@ -452,6 +465,7 @@ impl<'s> Driver<'s> {
 
     fn heal(&mut self, heal: &Heal) -> Result<(), Halt> {
         self.state.borrow_mut().line = None;
+        self.activity = "waiting for the replicas to settle in the heal phase".into();
         let names = self.names.clone();
         let cuts = self.net.repair_all(&self.sim, &names);
         let holds = self.net.release_all(&self.sim, &names);

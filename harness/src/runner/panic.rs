@@ -21,8 +21,13 @@ fn install_hook() {
                     .location()
                     .map(|l| format!(" at {}:{}", l.file(), l.line()))
                     .unwrap_or_default();
+                // The first panic is the cause; later ones (a runtime shutting down
+                // because of it) only echo it.
                 LAST.with(|last| {
-                    *last.borrow_mut() = Some(format!("{}{location}", payload_text(info.payload())))
+                    let mut last = last.borrow_mut();
+                    if last.is_none() {
+                        *last = Some(format!("{}{location}", payload_text(info.payload())));
+                    }
                 });
             } else {
                 default(info);
@@ -51,4 +56,11 @@ pub fn catch<T>(f: impl FnOnce() -> T) -> Result<T, String> {
         LAST.with(|last| last.borrow_mut().take())
             .unwrap_or_else(|| payload_text(payload.as_ref()))
     })
+}
+
+/// Forget any panic message kept from an earlier run on this thread. A panic that
+/// tokio caught in a task surfaces one step later, so messages are kept across
+/// steps, but never across runs.
+pub fn reset() {
+    LAST.with(|last| last.borrow_mut().take());
 }
