@@ -1,12 +1,15 @@
 //! Reports: per-run `report.json` and `report.html`, `junit.xml` and `summary.md`
-//! over all runs, the per-variant JSON line of `--json`, and the terminal summary. Every file is written atomically (temporary
+//! over all runs, the sweep dashboard `index.html`, the per-variant JSON line of
+//! `--json`, and the terminal summary. Every file is written atomically (temporary
 //! file, fsync, rename): a killed process leaves the old file or the new one, never
 //! half of one.
 
+pub mod dashboard;
 pub mod html;
 mod junit;
 mod summary;
 
+pub use dashboard::{dashboard_html, write_dashboard};
 pub use html::run_html;
 pub use junit::junit_xml;
 pub use summary::{summary_md, terminal_summary};
