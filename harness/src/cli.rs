@@ -55,6 +55,13 @@ pub enum Command {
     },
     /// Rerun a saved report.json and confirm the same trail digest.
     Replay { report: PathBuf },
+    /// Render the HTML report of a saved report.json (no rerun).
+    Report {
+        report: PathBuf,
+        /// Where to write it (default: the JSON's path with `.html`).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
 }
 
 pub fn main_with(cli: Cli) -> ExitCode {
@@ -75,6 +82,7 @@ pub fn main_with(cli: Cli) -> ExitCode {
         Command::Validate { paths } => validate(&paths),
         Command::List { scenarios } => list(&scenarios),
         Command::Replay { report } => replay(&report),
+        Command::Report { report, output } => render_report(&report, output.as_deref()),
     };
     ExitCode::from(code)
 }
@@ -337,4 +345,23 @@ fn replay(path: &Path) -> u8 {
         }
         EXIT_FAILED
     }
+}
+
+fn render_report(path: &Path, output: Option<&Path>) -> u8 {
+    let saved = match report::read_run(path) {
+        Ok(r) => r,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return EXIT_BAD_INPUT;
+        }
+    };
+    let out = output
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| path.with_extension("html"));
+    if let Err(e) = report::atomic_write(&out, report::run_html(&saved).as_bytes()) {
+        eprintln!("error: writing {}: {e}", out.display());
+        return EXIT_BAD_INPUT;
+    }
+    println!("wrote {}", out.display());
+    EXIT_OK
 }

@@ -93,6 +93,7 @@ tr.hl td{background:#fff1a8 !important}
 .sw-heal{background:rgba(67,160,71,.16)}
 .sw-down{background:repeating-linear-gradient(45deg,#f1f3f5 0 3px,#cfd5db 3px 5px)}
 .sw-leading{height:6px;background:#f9a825;border-radius:3px}
+.sw-op{width:4px;height:14px;background:#66bb6a;border-radius:2px}
 .lg-msg{stroke:#78909c;stroke-width:1.5}.lg-cut{stroke:#e53935;stroke-width:1.5;stroke-dasharray:3 2}.lg-held{stroke:#8e24aa;stroke-width:1.5;stroke-dasharray:5 2}
 .svgwrap{overflow:auto;border:1px solid var(--line);border-radius:8px;background:#fff}
 svg.diagram{display:block;font-family:system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans","Liberation Sans",Arial,sans-serif}
@@ -118,7 +119,7 @@ svg .band-latency .bandlabel{fill:#8a6800}svg .band-stall .bandlabel{fill:#b3530
 svg .band-heal .bandlabel{fill:#2e7d32}
 svg .msg{stroke:#78909c}svg .msg.cut{stroke:#e53935;stroke-dasharray:3 3}svg .msg.held{stroke:#8e24aa;stroke-dasharray:5 2}
 svg .transfer{fill:none;stroke:#b28704;stroke-width:1.6;stroke-dasharray:4 3}
-svg .op{fill-opacity:.85}svg .op.ok{fill:#66bb6a}svg .op.err{fill:#e57373}svg .op.timeout{fill:#bcaaa4}
+svg .op{fill-opacity:.75}svg .op.ok{fill:#66bb6a}svg .op.err{fill:#e57373}svg .op.timeout{fill:#bcaaa4}
 .ring,svg .ring{fill:none;stroke:#1e88e5;stroke-width:2}
 svg .agg{cursor:pointer}svg .agg rect{fill:#eceff1;stroke:#90a4ae}
 svg .agg text{font-size:9px;text-anchor:middle;fill:#37474f;font-weight:700}

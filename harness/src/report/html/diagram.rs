@@ -386,6 +386,8 @@ pub struct Rendered {
     pub arrows_cut: usize,
     /// Arrows of messages sent on a held link.
     pub arrows_held: usize,
+    /// Client ops drawn as spans (those answered within their own row are not).
+    pub op_spans: usize,
     pub messages_skipped: u64,
     pub scale: Scale,
 }
@@ -772,23 +774,38 @@ pub fn render(r: &RunResult, d: &Derived, touched: &BTreeSet<usize>) -> Rendered
     }
     s.push_str("</g>");
 
-    // Client operations: from invocation to result (or to the end, if none came).
+    // Client operations: from invocation to result; unanswered ones to the moment
+    // the harness gave up on them (their `op_timeout` event), else to the end.
+    let mut gave_up: BTreeMap<&str, Vec<(u64, &str)>> = BTreeMap::new();
+    for e in events.iter().filter(|e| e.kind == Kind::OpTimeout) {
+        if let Some(node) = e.node.as_deref() {
+            gave_up.entry(node).or_default().push((e.t_ms, &e.detail));
+        }
+    }
+    let mut op_spans = 0usize;
     s.push_str(r#"<g class="ops">"#);
     for op in r.ops.iter().take(OP_SPANS_MAX) {
         let Some(lane) = names.iter().position(|n| *n == op.node) else {
             continue;
         };
-        let end = op.completed_ms.unwrap_or(scale.end_ms);
+        let no_answer = format!("{} -> no answer", op.summary);
+        let timed_out_at = gave_up.get(op.node.as_str()).and_then(|list| {
+            list.iter()
+                .find(|(t, detail)| *t >= op.invoked_ms && detail.starts_with(&no_answer))
+                .map(|(t, _)| *t)
+        });
+        let end = op.completed_ms.or(timed_out_at).unwrap_or(scale.end_ms);
         let (y0, y1) = (scale.y(op.invoked_ms), scale.y(end));
         if y1 - y0 < 4.0 {
             // Answered within its row: the op's marks say it all.
             continue;
         }
+        op_spans += 1;
         let (class, outcome) = match &op.result {
             Some(res) if res.ok => ("op ok", format!("{res}")),
             Some(res) => ("op err", format!("{res}")),
-            None if op.timed_out => ("op timeout", "no answer (timed out)".to_string()),
-            None => ("op timeout", "no answer".to_string()),
+            None if timed_out_at.is_some() => ("op timeout", "given up on".to_string()),
+            None => ("op timeout", "still unanswered".to_string()),
         };
         let tip = format!(
             "{}{} #{} on {}: {}\nsent {}, {} at {} ({})",
@@ -804,7 +821,7 @@ pub fn render(r: &RunResult, d: &Derived, touched: &BTreeSet<usize>) -> Rendered
         );
         let _ = write!(
             s,
-            r#"<rect class="{class}" x="{}" y="{}" width="5" height="{}" rx="2.5"><title>{}</title></rect>"#,
+            r#"<rect class="{class}" x="{}" y="{}" width="4" height="{}" rx="2"><title>{}</title></rect>"#,
             f(layout.x(Col::Lane(lane)) - SPREAD_PX * 2.0 - 12.0),
             f(y0 - 3.0),
             f((y1 - y0) + 6.0),
@@ -1014,6 +1031,7 @@ pub fn render(r: &RunResult, d: &Derived, touched: &BTreeSet<usize>) -> Rendered
     s.push_str("</g></svg>");
     Rendered {
         svg: s,
+        op_spans,
         arrows: arrows.len(),
         arrows_cut: arrows
             .iter()

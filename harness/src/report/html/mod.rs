@@ -573,6 +573,9 @@ fn diagram_section(
     if rendered.arrows > 0 {
         page.push_str(r#"<span class="lg"><svg width="22" height="12" viewBox="0 0 22 12"><line x1="1" y1="2" x2="19" y2="10" class="lg-msg" marker-end="url(#arrow)"/></svg>messages</span>"#);
     }
+    if rendered.op_spans > 0 {
+        page.push_str(r#"<span class="lg"><i class="sw sw-op"></i>client op in flight</span>"#);
+    }
     if rendered.arrows_cut > 0 {
         page.push_str(r#"<span class="lg"><svg width="22" height="12" viewBox="0 0 22 12"><line x1="1" y1="2" x2="19" y2="10" class="lg-cut" marker-end="url(#arrow-cut)"/></svg>sent on a cut link (dropped)</span>"#);
     }
