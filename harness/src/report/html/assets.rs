@@ -113,10 +113,11 @@ svg .band-latency rect{fill:#fbc02d;fill-opacity:.22}
 svg .band-stall rect{fill:#fb8c00;fill-opacity:.22}
 svg .band-heal rect{fill:#43a047;fill-opacity:.07}
 svg rect.band-down{fill:url(#hatch)}
+svg .bandlabel,svg .term{paint-order:stroke;stroke:#fff;stroke-width:3px;stroke-linejoin:round}
 svg .bandlabel{font-size:10.5px;font-weight:700}
-svg .band-partition .bandlabel{fill:#b71c1c}svg .band-hold .bandlabel{fill:#6a1b9a}
-svg .band-latency .bandlabel{fill:#8a6800}svg .band-stall .bandlabel{fill:#b35300}
-svg .band-heal .bandlabel{fill:#2e7d32}
+svg .bl-partition{fill:#b71c1c}svg .bl-hold{fill:#6a1b9a}
+svg .bl-latency{fill:#8a6800}svg .bl-stall{fill:#b35300}
+svg .bl-heal{fill:#2e7d32}
 svg .msg{stroke:#78909c}svg .msg.cut{stroke:#e53935;stroke-dasharray:3 3}svg .msg.held{stroke:#8e24aa;stroke-dasharray:5 2}
 svg .transfer{fill:none;stroke:#b28704;stroke-width:1.6;stroke-dasharray:4 3}
 svg .op{fill-opacity:.75}svg .op.ok{fill:#66bb6a}svg .op.err{fill:#e57373}svg .op.timeout{fill:#bcaaa4}

@@ -433,14 +433,19 @@ pub fn render(r: &RunResult, d: &Derived, touched: &BTreeSet<usize>) -> Rendered
             );
         }
     }
+    // The end line; its time is printed unless the last row already shows it.
+    let end_tick = if scale.slots.last() == Some(&scale.end_ms) {
+        String::new()
+    } else {
+        esc(&fmt_ms(scale.end_ms))
+    };
     let _ = write!(
         s,
-        r#"<line class="endline" x1="{}" x2="{}" y1="{y}" y2="{y}"/><text class="tick end" x="{}" y="{}">{}</text><text class="ann faint" x="{}" y="{}">end of run ({})</text></g>"#,
+        r#"<line class="endline" x1="{}" x2="{}" y1="{y}" y2="{y}"/><text class="tick end" x="{}" y="{}">{end_tick}</text><text class="ann faint" x="{}" y="{}">end of run ({})</text></g>"#,
         f(lanes_left),
         f(lanes_right),
         f(AXIS_W - 8.0),
         f(scale.y_end + 3.5),
-        esc(&fmt_ms(scale.end_ms)),
         f(layout.annot_x()),
         f(scale.y_end + 3.5),
         esc(&fmt_ms(scale.end_ms)),
@@ -481,6 +486,9 @@ pub fn render(r: &RunResult, d: &Derived, touched: &BTreeSet<usize>) -> Rendered
 
     // Bands: down spans (hatched), then fault bands, then the heal phase.
     let col_left = |lane: usize| layout.x(Col::Lane(lane)) - layout.lane_w / 2.0 + 3.0;
+    // Labels of bands and leader terms go on top of everything (written last), so
+    // no lane line or arrow crosses them.
+    let mut labels = String::new();
     s.push_str(r#"<g class="bands">"#);
     for span in &d.down {
         let (y0, y1) = (scale.y(span.start_ms), scale.y(span.end_ms));
@@ -571,8 +579,9 @@ pub fn render(r: &RunResult, d: &Derived, touched: &BTreeSet<usize>) -> Rendered
             };
             let room = (columns[0].1 / 6.2) as usize;
             let _ = write!(
-                s,
-                r#"<text class="bandlabel" x="{}" y="{}" text-anchor="{anchor}">{}</text>"#,
+                labels,
+                r#"<text class="bandlabel bl-{}" x="{}" y="{}" text-anchor="{anchor}">{}</text>"#,
+                band.kind.name(),
                 f(x),
                 f(y0 + 11.0),
                 esc(&clip(&word, room.max(6)))
@@ -656,7 +665,7 @@ pub fn render(r: &RunResult, d: &Derived, touched: &BTreeSet<usize>) -> Rendered
             );
             if let Some(t) = span.term {
                 let _ = write!(
-                    s,
+                    labels,
                     r#"<text class="term" x="{}" y="{}">T{t}</text>"#,
                     f(layout.x(Col::Lane(lane)) + 5.0 + SPREAD_PX * 2.0),
                     f(y0 + 3.5)
@@ -944,6 +953,8 @@ pub fn render(r: &RunResult, d: &Derived, touched: &BTreeSet<usize>) -> Rendered
         }
     }
     s.push_str("</g>");
+
+    let _ = write!(s, r#"<g class="labels">{labels}</g>"#);
 
     // The text column: per row, what happened, most prominent first.
     s.push_str(r#"<g class="annots">"#);
