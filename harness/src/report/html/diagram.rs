@@ -45,6 +45,7 @@ const TIP_EVENTS_MAX: usize = 8;
 /// Trail indices an aggregate mark carries (for the jump to the table).
 const AGG_INDICES_MAX: usize = 64;
 const ANNOT_CHARS_MAX: usize = 72;
+const ANNOT_ITEM_MIN: usize = 22;
 
 /// Where a mark goes: the harness column (events with no node: steps, network
 /// faults, checks, the heal phase) or a node's lane.
@@ -378,6 +379,38 @@ fn arrows(r: &RunResult, d: &Derived, scale: &Scale) -> (Vec<Arrow>, u64) {
     }
 }
 
+/// How many of a row's annotation items to show and the most characters each may
+/// take, so the line fits [`ANNOT_CHARS_MAX`]: as many items as can get at least
+/// [`ANNOT_ITEM_MIN`] characters (keeping room for "(+N more)" when some are left
+/// out), short items whole, long ones sharing what is left equally.
+fn annotation_fit(lens: &[usize]) -> (usize, usize) {
+    const SEP: usize = 3;
+    const MORE: usize = 10;
+    let budget = |k: usize| {
+        let more = if k < lens.len() { MORE } else { 0 };
+        ANNOT_CHARS_MAX.saturating_sub(more + SEP * k.saturating_sub(1))
+    };
+    let mut k = lens.len();
+    while k > 1 && budget(k) / k < ANNOT_ITEM_MIN {
+        k -= 1;
+    }
+    // Water-filling: the largest cap such that the capped lengths fit the budget.
+    let mut sorted: Vec<usize> = lens[..k].to_vec();
+    sorted.sort_unstable();
+    let mut left = budget(k);
+    let mut cap = usize::MAX;
+    for (n, &len) in sorted.iter().enumerate() {
+        let remaining = sorted.len() - n;
+        if len * remaining <= left {
+            left -= len;
+        } else {
+            cap = left / remaining;
+            break;
+        }
+    }
+    (k, cap)
+}
+
 /// Everything the page needs from the diagram.
 pub struct Rendered {
     pub svg: String,
@@ -486,6 +519,23 @@ pub fn render(r: &RunResult, d: &Derived, touched: &BTreeSet<usize>) -> Rendered
 
     // Bands: down spans (hatched), then fault bands, then the heal phase.
     let col_left = |lane: usize| layout.x(Col::Lane(lane)) - layout.lane_w / 2.0 + 3.0;
+    // Events grouped by (row, column): the marks drawn side by side in one place.
+    let mut groups: BTreeMap<(usize, Col), Vec<usize>> = BTreeMap::new();
+    for (i, e) in events.iter().enumerate() {
+        groups
+            .entry((scale.slot_of(e.t_ms), col_of(e, &names)))
+            .or_default()
+            .push(i);
+    }
+    // How far right of its column's centre a row's marks reach.
+    let reach = |slot: usize, col: Col| -> f64 {
+        match groups.get(&(slot, col)).map(Vec::len).unwrap_or(0) {
+            0 => 0.0,
+            n if n > GROUP_SHOWN_MAX => (GROUP_SHOWN_MAX as f64 - 1.0) / 2.0 * SPREAD_PX + 21.0,
+            n => (n as f64 - 1.0) / 2.0 * SPREAD_PX + 6.0,
+        }
+    };
+
     // Labels of bands and leader terms go on top of everything (written last), so
     // no lane line or arrow crosses them.
     let mut labels = String::new();
@@ -650,6 +700,7 @@ pub fn render(r: &RunResult, d: &Derived, touched: &BTreeSet<usize>) -> Rendered
             f(y),
             f(scale.y_end)
         );
+        let mut last_term_y = f64::NEG_INFINITY;
         for span in d.leading.iter().filter(|sp| sp.lane == lane) {
             let (y0, y1) = (scale.y(span.start_ms), scale.y(span.end_ms));
             let term = span.term.map(|t| format!(" term {t}")).unwrap_or_default();
@@ -663,13 +714,21 @@ pub fn render(r: &RunResult, d: &Derived, touched: &BTreeSet<usize>) -> Rendered
                 esc(&fmt_ms(span.start_ms)),
                 esc(&fmt_ms(span.end_ms)),
             );
+            // The term, just right of the row's marks, if there is room for it in
+            // the lane and it does not sit on the previous label.
             if let Some(t) = span.term {
-                let _ = write!(
-                    labels,
-                    r#"<text class="term" x="{}" y="{}">T{t}</text>"#,
-                    f(layout.x(Col::Lane(lane)) + 5.0 + SPREAD_PX * 2.0),
-                    f(y0 + 3.5)
-                );
+                let slot = scale.slot_of(span.start_ms);
+                let dx = reach(slot, Col::Lane(lane)) + 4.0;
+                let fits = dx + 7.0 * (1.0 + t.to_string().len() as f64) < layout.lane_w / 2.0;
+                if fits && y0 - last_term_y >= 13.0 {
+                    last_term_y = y0;
+                    let _ = write!(
+                        labels,
+                        r#"<text class="term" x="{}" y="{}">T{t}</text>"#,
+                        f(layout.x(Col::Lane(lane)) + dx),
+                        f(y0 + 3.5)
+                    );
+                }
             }
         }
         s.push_str("</g>");
@@ -839,14 +898,6 @@ pub fn render(r: &RunResult, d: &Derived, touched: &BTreeSet<usize>) -> Rendered
     }
     s.push_str("</g>");
 
-    // Marks: group events by (row, column), most prominent first.
-    let mut groups: BTreeMap<(usize, Col), Vec<usize>> = BTreeMap::new();
-    for (i, e) in events.iter().enumerate() {
-        groups
-            .entry((scale.slot_of(e.t_ms), col_of(e, &names)))
-            .or_default()
-            .push(i);
-    }
     s.push_str(r#"<g class="marks">"#);
     for ((slot, col), members) in &mut groups {
         members.sort_by_key(|&i| (priority(&events[i]), i));
@@ -991,25 +1042,24 @@ pub fn render(r: &RunResult, d: &Derived, touched: &BTreeSet<usize>) -> Rendered
         );
         // Each item gets a fair share of the line, so a long first item cannot hide
         // the others (a failed check next to the heal phase's long detail).
-        let mut used = 0usize;
-        let mut shown = 0usize;
-        for &i in &members {
+        let texts: Vec<String> = members
+            .iter()
+            .map(|&i| {
+                let e = &events[i];
+                let who = e
+                    .node
+                    .as_deref()
+                    .map(|n| format!("{n}: "))
+                    .unwrap_or_default();
+                format!("{who}{}", e.detail.replace('\n', " "))
+            })
+            .collect();
+        let (shown, cap) =
+            annotation_fit(&texts.iter().map(|t| t.chars().count()).collect::<Vec<_>>());
+        for (j, &i) in members.iter().take(shown).enumerate() {
             let e = &events[i];
-            let who = e
-                .node
-                .as_deref()
-                .map(|n| format!("{n}: "))
-                .unwrap_or_default();
-            let text = format!("{who}{}", e.detail.replace('\n', " "));
-            let sep = if shown > 0 { " · " } else { "" };
-            let room = ANNOT_CHARS_MAX.saturating_sub(used + sep.chars().count());
-            if room < 12 {
-                break;
-            }
-            let fair = (room / (members.len() - shown)).max(26);
-            let text = clip(&text, room.min(fair));
-            used += sep.chars().count() + text.chars().count();
-            shown += 1;
+            let sep = if j > 0 { " · " } else { "" };
+            let text = clip(&texts[j], cap);
             let class = match priority(e) {
                 0 if is_fault_mark(e) || e.kind == Kind::Limit => "a-fault",
                 0 | 1 => "a-harness",
@@ -1054,5 +1104,23 @@ pub fn render(r: &RunResult, d: &Derived, touched: &BTreeSet<usize>) -> Rendered
             .count(),
         messages_skipped,
         scale,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn annotations_keep_short_items_whole_and_share_the_rest() {
+        // Both fit: nothing is cut.
+        assert_eq!(annotation_fit(&[35, 23]), (2, usize::MAX));
+        assert_eq!(annotation_fit(&[100]), (1, ANNOT_CHARS_MAX));
+        // A short item stays whole; the long one gets what is left.
+        assert_eq!(annotation_fit(&[10, 100]), (2, 59));
+        assert_eq!(annotation_fit(&[100, 100]), (2, 34));
+        // Too many: as many as get a readable share, with room for "(+N more)".
+        assert_eq!(annotation_fit(&[100; 5]), (2, 29));
+        assert_eq!(annotation_fit(&[]), (0, usize::MAX));
     }
 }

@@ -606,8 +606,8 @@ fn diagram_section(
     )];
     if scale.resolution_ms > 1 {
         notes.push(format!(
-            "events within {} ms of each other share a row",
-            scale.resolution_ms
+            "each row covers {} of simulated time",
+            fmt_dur(scale.resolution_ms)
         ));
     }
     if !scale.breaks.is_empty() {
