@@ -101,6 +101,13 @@ pub enum Command {
         #[arg(long, default_value = "reports/merged")]
         out: PathBuf,
     },
+    /// Render the HTML report of a saved report.json (no rerun).
+    Report {
+        report: PathBuf,
+        /// Where to write it (default: the JSON's path with `.html`).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
 }
 
 pub fn main_with(cli: Cli) -> ExitCode {
@@ -164,6 +171,7 @@ pub fn main_with(cli: Cli) -> ExitCode {
             quiet: false,
         }),
         Command::Merge { dirs, out } => crate::sweep::merge::merge(&dirs, &out, false),
+        Command::Report { report, output } => render_report(&report, output.as_deref()),
     };
     ExitCode::from(code)
 }
@@ -473,4 +481,23 @@ fn sweep_options(
         variant,
         quiet: false,
     })
+}
+
+fn render_report(path: &Path, output: Option<&Path>) -> u8 {
+    let saved = match report::read_run(path) {
+        Ok(r) => r,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return EXIT_BAD_INPUT;
+        }
+    };
+    let out = output
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| path.with_extension("html"));
+    if let Err(e) = report::atomic_write(&out, report::run_html(&saved).as_bytes()) {
+        eprintln!("error: writing {}: {e}", out.display());
+        return EXIT_BAD_INPUT;
+    }
+    println!("wrote {}", out.display());
+    EXIT_OK
 }

@@ -23,9 +23,44 @@ impl Rng {
 }
 
 const TOKENS: &[&str] = &[
-    ":", "- ", "{", "}", "[", "]", ",", "\n", "  ", "&a ", "*a", "!tag ", "\"", "'", "#", "|", ">", "~", "null",
-    "-1s", "1e400", "999999999999999999999", "leader", "steps:", "chaos:", "variants:", "expect:", "failpoint:",
-    "partition:", "{groups: [[n1], [n2]]}", "client:", "op:", "await:", "repeat:", "\t", "\u{0}", "é", "<<: *a",
+    ":",
+    "- ",
+    "{",
+    "}",
+    "[",
+    "]",
+    ",",
+    "\n",
+    "  ",
+    "&a ",
+    "*a",
+    "!tag ",
+    "\"",
+    "'",
+    "#",
+    "|",
+    ">",
+    "~",
+    "null",
+    "-1s",
+    "1e400",
+    "999999999999999999999",
+    "leader",
+    "steps:",
+    "chaos:",
+    "variants:",
+    "expect:",
+    "failpoint:",
+    "partition:",
+    "{groups: [[n1], [n2]]}",
+    "client:",
+    "op:",
+    "await:",
+    "repeat:",
+    "\t",
+    "\u{0}",
+    "é",
+    "<<: *a",
 ];
 
 fn mutate(rng: &mut Rng, base: &str) -> String {
@@ -39,7 +74,11 @@ fn mutate(rng: &mut Rng, base: &str) -> String {
         let at = rng.below(chars.len());
         text = match rng.below(6) {
             // Insert a token.
-            0 => chars[..at].iter().collect::<String>() + TOKENS[rng.below(TOKENS.len())] + &chars[at..].iter().collect::<String>(),
+            0 => {
+                chars[..at].iter().collect::<String>()
+                    + TOKENS[rng.below(TOKENS.len())]
+                    + &chars[at..].iter().collect::<String>()
+            }
             // Delete a span.
             1 => {
                 let end = (at + 1 + rng.below(40)).min(chars.len());
@@ -78,7 +117,10 @@ fn check(text: &str) {
         Ok(s) => assert!(!s.variants.is_empty() && !s.steps.is_empty()),
         Err(LoadError::Invalid(d)) => {
             assert!(!d.0.is_empty());
-            assert!(d.0.iter().all(|e| e.loc.line >= 1 && !e.message.is_empty()), "{d}");
+            assert!(
+                d.0.iter().all(|e| e.loc.line >= 1 && !e.message.is_empty()),
+                "{d}"
+            );
         }
         Err(LoadError::Io(e)) => panic!("io error on a string: {e}"),
     }

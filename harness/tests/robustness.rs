@@ -139,7 +139,10 @@ fn a_model_that_panics_ends_the_run_crashed_with_its_trail_and_message() {
         finding.message
     );
     assert!(
-        result.trail.iter().any(|e| e.kind == faultline::trail::Kind::OpOk),
+        result
+            .trail
+            .iter()
+            .any(|e| e.kind == faultline::trail::Kind::OpOk),
         "the trail up to the panic is kept"
     );
     // The next run in the same process is unaffected.

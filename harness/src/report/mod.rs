@@ -1,11 +1,16 @@
-//! Reports: per-run `report.json`, `junit.xml` and `summary.md` over all runs, the
-//! per-variant JSON line of `--json`, and the terminal summary. Every file is
-//! written atomically (temporary file, fsync, rename): a killed process leaves the
-//! old file or the new one, never half of one.
+//! Reports: per-run `report.json` and `report.html`, `junit.xml` and `summary.md`
+//! over all runs, the sweep dashboard `index.html`, the per-variant JSON line of
+//! `--json`, and the terminal summary. Every file is written atomically (temporary
+//! file, fsync, rename): a killed process leaves the old file or the new one, never
+//! half of one.
 
+pub mod dashboard;
+pub mod html;
 mod junit;
 mod summary;
 
+pub use dashboard::{dashboard_html, write_dashboard};
+pub use html::run_html;
 pub use junit::junit_xml;
 pub use summary::{summary_md, terminal_summary};
 
@@ -71,11 +76,13 @@ pub fn run_dir(root: &Path, result: &RunResult) -> PathBuf {
         .join(format!("seed-{}", result.seed))
 }
 
-/// Write `report.json` for one run; returns its path.
+/// Write `report.json` and `report.html` for one run; returns the JSON's path.
 pub fn write_run(root: &Path, result: &RunResult) -> std::io::Result<PathBuf> {
-    let path = run_dir(root, result).join("report.json");
+    let dir = run_dir(root, result);
+    let path = dir.join("report.json");
     let bytes = serde_json::to_vec_pretty(result).expect("results serialize");
     atomic_write(&path, &bytes)?;
+    atomic_write(&dir.join("report.html"), run_html(result).as_bytes())?;
     Ok(path)
 }
 

@@ -406,7 +406,8 @@ fn finish(options: &SweepOptions, records: &[RunRecord], outcome: Result<Stop, S
 pub fn write_summaries(dir: &Path, records: &[RunRecord]) -> std::io::Result<()> {
     let mut sorted = records.to_vec();
     sorted.sort_by_key(results::key);
-    report::write_summaries(dir, &sorted)
+    report::write_summaries(dir, &sorted)?;
+    report::write_dashboard(dir, &sorted).map(|_| ())
 }
 
 #[cfg(test)]

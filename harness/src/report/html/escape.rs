@@ -1,0 +1,164 @@
+//! Escaping for everything a report prints.
+//!
+//! Node names, keys, values, event details, file names and checker messages come
+//! from scenarios, models and (for `faultline report`) from a JSON file anyone can
+//! edit. None of it may ever become markup or script. The rules here:
+//!
+//! - Text goes through [`esc`] whether it lands in element content or in a quoted
+//!   attribute value (HTML or inline SVG; the same five characters are special in
+//!   both, and escaping `<` means no `</svg>`, `</script>` or `<![CDATA[` can start).
+//! - Scenario data never lands in a tag name, attribute name, `class`, `id`, CSS or
+//!   script: those are built from indices and fixed words only.
+//! - Links made from data go through [`href_path`], which can only produce a relative
+//!   path (no scheme such as `javascript:`).
+//! - The page's Content-Security-Policy allows only the one inline script, by hash
+//!   ([`csp`]): even if some markup slipped through, an injected script would not run.
+
+use sha2::{Digest, Sha256};
+
+/// Escape text for HTML/SVG element content and for quoted attribute values.
+/// Control characters other than newline, tab and carriage return become U+FFFD
+/// (HTML treats most of them as parse errors).
+pub fn esc(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            '\n' | '\t' | '\r' => out.push(c),
+            c if c.is_control() => out.push('\u{FFFD}'),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// At most `max` characters of `text`, with an ellipsis when cut (before escaping,
+/// so an escape sequence is never split).
+pub fn clip(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        text.to_string()
+    } else {
+        let mut out: String = text.chars().take(max.saturating_sub(1)).collect();
+        out.push('…');
+        out
+    }
+}
+
+/// A relative URL for a relative file path: every segment percent-encoded (so a
+/// `javascript:` prefix becomes the harmless file name `javascript%3A...`), empty
+/// segments dropped (so `/etc/x` becomes `etc/x`), backslashes encoded.
+pub fn href_path(path: &str) -> String {
+    let segments: Vec<String> = path
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .map(percent_encode)
+        .collect();
+    if segments.is_empty() {
+        "#".to_string()
+    } else {
+        segments.join("/")
+    }
+}
+
+fn percent_encode(segment: &str) -> String {
+    let mut out = String::with_capacity(segment.len());
+    for b in segment.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// The Content-Security-Policy of a report page: nothing may be fetched (no
+/// network, no fonts, no images other than inline data), and the only script that
+/// runs is `script`, identified by its sha256.
+pub fn csp(script: &str) -> String {
+    let digest = Sha256::digest(script.as_bytes());
+    format!(
+        "default-src 'none'; script-src 'sha256-{}'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'",
+        base64(&digest)
+    )
+}
+
+fn base64(bytes: &[u8]) -> String {
+    const TABLE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let n = (chunk[0] as u32) << 16
+            | (*chunk.get(1).unwrap_or(&0) as u32) << 8
+            | *chunk.get(2).unwrap_or(&0) as u32;
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(TABLE[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hostile_text_never_becomes_markup() {
+        for hostile in [
+            "<script>alert(1)</script>",
+            "</svg><script>alert(1)</script>",
+            "\" onmouseover=\"alert(1)",
+            "' onload='alert(1)",
+            "]]><script>x</script>",
+            "<![CDATA[x]]>",
+            "&lt;already&gt;",
+        ] {
+            let out = esc(hostile);
+            assert!(!out.contains('<'), "{out}");
+            assert!(!out.contains('>'), "{out}");
+            assert!(!out.contains('"'), "{out}");
+            assert!(!out.contains('\''), "{out}");
+        }
+        assert_eq!(
+            esc("a<b>&\"c'\u{0}\u{1b}\n"),
+            "a&lt;b&gt;&amp;&quot;c&#39;\u{FFFD}\u{FFFD}\n"
+        );
+    }
+
+    #[test]
+    fn links_from_data_stay_relative() {
+        assert_eq!(
+            href_path("raftkv/buggy/seed-1/report.html"),
+            "raftkv/buggy/seed-1/report.html"
+        );
+        assert_eq!(
+            href_path("javascript:alert(1)"),
+            "javascript%3Aalert%281%29"
+        );
+        assert_eq!(href_path("/etc/passwd"), "etc/passwd");
+        assert_eq!(href_path("a b/\"x\"<"), "a%20b/%22x%22%3C");
+        assert_eq!(href_path(""), "#");
+    }
+
+    #[test]
+    fn base64_matches_known_values() {
+        assert_eq!(base64(b""), "");
+        assert_eq!(base64(b"f"), "Zg==");
+        assert_eq!(base64(b"fo"), "Zm8=");
+        assert_eq!(base64(b"foo"), "Zm9v");
+        assert_eq!(base64(b"foobar"), "Zm9vYmFy");
+    }
+
+    #[test]
+    fn clip_counts_characters() {
+        assert_eq!(clip("abcdef", 4), "abc…");
+        assert_eq!(clip("äöü", 3), "äöü");
+    }
+}
