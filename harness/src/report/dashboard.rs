@@ -473,6 +473,7 @@ mod tests {
             ),
             report: Some(format!("{scenario}/{variant}/seed-{seed}/report.json")),
             ended_ms: Some(seed * 400),
+            nondeterminism: None,
         }
     }
 

@@ -451,6 +451,7 @@ mod tests {
             detail: detail.into(),
             keys: vec![],
             line: None,
+            step: None,
         }
     }
 

@@ -17,6 +17,7 @@ pub(crate) fn ev(t_ms: u64, node: Option<&str>, kind: Kind, detail: &str) -> Eve
         detail: detail.into(),
         keys: vec![],
         line: None,
+        step: None,
     }
 }
 
