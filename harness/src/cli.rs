@@ -101,6 +101,23 @@ pub enum Command {
         #[arg(long, default_value = "reports/merged")]
         out: PathBuf,
     },
+    /// Measure runs against a bare turmoil loop, sweep throughput and peak memory.
+    Bench {
+        /// Scenarios to time (default: the bundled ones).
+        #[arg(default_value = "scenarios")]
+        paths: Vec<PathBuf>,
+        /// Runs per scenario variant; the median is reported.
+        #[arg(long, default_value_t = 3)]
+        repeat: usize,
+        /// The scenario swept for runs per second.
+        #[arg(long, default_value = "scenarios/raftkv/chaos.yaml")]
+        sweep: PathBuf,
+        #[arg(long, default_value_t = 200)]
+        sweep_seeds: u64,
+        /// Also write the tables here (e.g. docs/performance.md).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Render the HTML report of a saved report.json (no rerun).
     Report {
         report: PathBuf,
@@ -171,6 +188,19 @@ pub fn main_with(cli: Cli) -> ExitCode {
             quiet: false,
         }),
         Command::Merge { dirs, out } => crate::sweep::merge::merge(&dirs, &out, false),
+        Command::Bench {
+            paths,
+            repeat,
+            sweep,
+            sweep_seeds,
+            out,
+        } => crate::bench::bench(&crate::bench::BenchOptions {
+            paths,
+            repeat,
+            sweep,
+            sweep_seeds,
+            out,
+        }),
         Command::Report { report, output } => render_report(&report, output.as_deref()),
     };
     ExitCode::from(code)

@@ -4,6 +4,7 @@
 //! simulation (`runner`) that records one trail (`trail`), judged by checkers
 //! (`check`) into an outcome (`outcome`), and reported (`report`).
 
+pub mod bench;
 pub mod check;
 pub mod cli;
 pub mod diag;

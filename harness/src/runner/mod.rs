@@ -577,14 +577,9 @@ impl<'s> Driver<'s> {
     }
 }
 
-fn build_sim(
-    scenario: &Scenario,
-    variant: &Variant,
-    seed: u64,
-    state: &Rc<RefCell<RunState>>,
-    env: Rc<RunEnv>,
-) -> Sim<'static> {
-    let settings = &scenario.settings;
+/// The simulation a scenario runs on: one seed for turmoil's world (and, with
+/// `tokio_unstable`, every host runtime), a fixed epoch, the scenario's tick and latency.
+pub(crate) fn sim_builder(settings: &crate::scenario::Settings, seed: u64) -> turmoil::Builder {
     let mut builder = turmoil::Builder::new();
     builder
         .rng_seed(seed)
@@ -597,7 +592,17 @@ fn build_sim(
     if settings.random_order {
         builder.enable_random_order();
     }
-    let mut sim = builder.build();
+    builder
+}
+
+fn build_sim(
+    scenario: &Scenario,
+    variant: &Variant,
+    seed: u64,
+    state: &Rc<RefCell<RunState>>,
+    env: Rc<RunEnv>,
+) -> Sim<'static> {
+    let mut sim = sim_builder(&scenario.settings, seed).build();
     // Hosts are registered in the scenario's order: it fixes their addresses and
     // the per-host seeds turmoil draws from its world rng.
     for (index, spec) in scenario.nodes.iter().enumerate() {

@@ -1,0 +1,410 @@
+//! `faultline bench`: how fast runs are, and how close the harness runs to what
+//! turmoil itself can do.
+//!
+//! For each bundled scenario variant it times the harness run, then drives the same
+//! node models through the same actions with a bare turmoil loop: the actions the
+//! harness run took (its trail's steps, at their simulated times) replayed by direct
+//! `Sim` calls and inbox sends, for the same simulated duration, with an `Env` that
+//! records nothing. The bare loop has no scenario interpreter, no trail, no
+//! observations, no fail points armed (node code still asks the `fail` registry,
+//! which answers from an empty map) and no checkers. The ratio of the two wall
+//! times is the harness's overhead. Wall time is what this module measures; none
+//! of it reaches a trail.
+
+use crate::runner::{self, sim_builder, RunResult};
+use crate::scenario::Scenario;
+use crate::shrink::{actions, Action};
+use crate::sweep::{self, SweepOptions};
+use nodes::api::{Command, Env, Fault, NodeCtx, NodeEvent, NodeStart, Observation, OpResult};
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
+use turmoil::Sim;
+
+pub struct BenchOptions {
+    pub paths: Vec<PathBuf>,
+    pub repeat: usize,
+    /// The scenario swept for runs per second, and how many seeds.
+    pub sweep: PathBuf,
+    pub sweep_seeds: u64,
+    pub out: Option<PathBuf>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Row {
+    pub scenario: String,
+    pub variant: String,
+    pub sim_ms: u64,
+    pub harness_ms: f64,
+    pub bare_ms: f64,
+}
+
+impl Row {
+    pub fn ratio(&self) -> f64 {
+        self.harness_ms / self.bare_ms.max(1e-6)
+    }
+    pub fn sim_per_wall(&self) -> f64 {
+        self.sim_ms as f64 / self.harness_ms.max(1e-6)
+    }
+}
+
+/// The bare loop's environment: it keeps only what the loop itself needs.
+struct BareEnv {
+    inboxes: RefCell<BTreeMap<String, UnboundedSender<Command>>>,
+    exits: RefCell<Vec<String>>,
+}
+
+impl Env for BareEnv {
+    fn run_id(&self) -> &str {
+        "bare"
+    }
+    fn now(&self) -> Duration {
+        turmoil::sim_elapsed().unwrap_or_default()
+    }
+    fn record(&self, _: &str, _: NodeEvent) {}
+    fn message(&self, _: &str, _: &str, _: &str) {}
+    fn fail_point(&self, _: &str, _: &'static str, _: &str) -> Option<Fault> {
+        None
+    }
+    fn publish(&self, _: &str, _: Observation) {}
+    fn complete(&self, _: &str, _: u64, _: OpResult) {}
+    fn exit(&self, node: &str, _: &str) {
+        self.exits.borrow_mut().push(node.to_string());
+    }
+    fn stopped(&self, _: &str) {}
+}
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+fn timed<T>(f: impl FnOnce() -> T) -> (T, f64) {
+    let start = Instant::now(); // wall-clock ok: the benchmark's measurement
+    let value = f();
+    (value, start.elapsed().as_secs_f64() * 1000.0)
+}
+
+/// Replay a harness run's actions with a bare turmoil loop; returns wall ms.
+pub fn bare_run(scenario: &Scenario, result: &RunResult) -> f64 {
+    let variant = scenario
+        .variant(&result.variant)
+        .expect("the run's variant");
+    let env = Rc::new(BareEnv {
+        inboxes: RefCell::new(BTreeMap::new()),
+        exits: RefCell::new(Vec::new()),
+    });
+    let actions = actions(result);
+    let end = Duration::from_millis(result.sim_elapsed_ms);
+    let ((), ms) = timed(|| {
+        let mut sim = sim_builder(&scenario.settings, result.seed).build();
+        for (index, spec) in scenario.nodes.iter().enumerate() {
+            let (env, nodes) = (env.clone(), scenario.nodes.clone());
+            let (bugs, params, name, model) = (
+                variant.bugs.clone(),
+                variant.params.clone(),
+                spec.name.clone(),
+                scenario.model,
+            );
+            let incarnation = RefCell::new(0u32);
+            sim.host(spec.name.as_str(), move || {
+                let (sender, receiver) = unbounded_channel();
+                env.inboxes.borrow_mut().insert(name.clone(), sender);
+                let start = NodeStart {
+                    index,
+                    nodes: nodes.clone(),
+                    incarnation: incarnation.replace_with(|i| *i + 1),
+                    seed: result.seed,
+                    bugs: bugs.clone(),
+                    params: params.clone(),
+                };
+                model.start(NodeCtx::new(start, env.clone() as Rc<dyn Env>, receiver))
+            });
+        }
+        let mut next = 0;
+        let mut op_id = 0u64;
+        while sim.elapsed() < end {
+            while next < actions.len() && Duration::from_millis(actions[next].t_ms) <= sim.elapsed()
+            {
+                apply(&mut sim, &env, &actions[next], &mut op_id);
+                next += 1;
+            }
+            if sim.step().is_err() {
+                break;
+            }
+            for node in env.exits.borrow_mut().drain(..) {
+                sim.crash(node.as_str());
+            }
+        }
+    });
+    ms
+}
+
+fn names(value: &serde_json::Value) -> Vec<String> {
+    value
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|v| v.as_str().map(str::to_string))
+        .collect()
+}
+
+/// One action by direct `Sim` calls: the same effect the harness's action has.
+fn apply(sim: &mut Sim<'_>, env: &BareEnv, action: &Action, op_id: &mut u64) {
+    let Some((kind, body)) = action.step.as_object().and_then(|m| m.iter().next()) else {
+        return;
+    };
+    let node = |key: &str| body.get(key).and_then(|v| v.as_str()).map(str::to_string);
+    let send = |to: &str, command: Command| {
+        if let Some(inbox) = env.inboxes.borrow().get(to) {
+            let _ = inbox.send(command);
+        }
+    };
+    match kind.as_str() {
+        "client" => {
+            let mut op = body.clone();
+            let on = node("on").unwrap_or_default();
+            if let Some(map) = op.as_object_mut() {
+                map.remove("on");
+                map.remove("wait");
+            }
+            *op_id += 1;
+            send(&on, Command::Op { id: *op_id, op });
+        }
+        "transfer_leader" => {
+            // The bare loop does not track leaders: it asks every node; followers refuse.
+            let to = node("to").unwrap_or_default();
+            for name in env.inboxes.borrow().keys().cloned().collect::<Vec<_>>() {
+                *op_id += 1;
+                send(
+                    &name,
+                    Command::TransferLeader {
+                        id: *op_id,
+                        to: to.clone(),
+                    },
+                );
+            }
+        }
+        "crash" | "stop" => sim.crash(body.as_str().unwrap_or_default()),
+        "start" => sim.bounce(body.as_str().unwrap_or_default()),
+        "restart" => {
+            let name = body.as_str().unwrap_or_default();
+            sim.crash(name);
+            sim.bounce(name);
+        }
+        "partition" => partition(sim, body),
+        "heal" => {
+            let all: Vec<String> = env.inboxes.borrow().keys().cloned().collect();
+            for a in &all {
+                for b in &all {
+                    if a < b {
+                        sim.repair(a.as_str(), b.as_str());
+                    }
+                }
+            }
+        }
+        "hold" | "release" | "latency" => {
+            let pair = names(body.get("between").unwrap_or(&serde_json::Value::Null));
+            if let [a, b] = pair.as_slice() {
+                match kind.as_str() {
+                    "hold" => sim.hold(a.as_str(), b.as_str()),
+                    "release" => sim.release(a.as_str(), b.as_str()),
+                    _ => {}
+                }
+            }
+        }
+        // The bare loop arms no fail points.
+        _ => {}
+    }
+}
+
+fn partition(sim: &mut Sim<'_>, body: &serde_json::Value) {
+    if let Some(groups) = body.get("groups").and_then(|g| g.as_array()) {
+        let groups: Vec<Vec<String>> = groups.iter().map(names).collect();
+        for (i, a) in groups.iter().enumerate() {
+            for b in &groups[i + 1..] {
+                for x in a {
+                    for y in b {
+                        sim.partition(x.as_str(), y.as_str());
+                    }
+                }
+            }
+        }
+    } else if let Some(from) = body.get("from").and_then(|f| f.as_str()) {
+        for to in names(body.get("to").unwrap_or(&serde_json::Value::Null)) {
+            sim.partition_oneway(from, to.as_str());
+        }
+    }
+}
+
+fn peak_rss_mb() -> f64 {
+    // SAFETY: getrusage fills the struct we pass; nothing else is touched.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let ok = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } == 0;
+    if ok {
+        usage.ru_maxrss as f64 / 1024.0
+    } else {
+        f64::NAN
+    }
+}
+
+pub fn rows(scenarios: &[Scenario], repeat: usize) -> Vec<Row> {
+    let mut rows = Vec::new();
+    for scenario in scenarios {
+        for variant in &scenario.variants {
+            let seed = scenario.settings.seed;
+            let mut harness = Vec::new();
+            let mut result = None;
+            for _ in 0..repeat.max(1) {
+                let (r, ms) = timed(|| runner::run(scenario, variant, seed));
+                harness.push(ms);
+                result = Some(r);
+            }
+            let result = result.expect("at least one run");
+            let bare: Vec<f64> = (0..repeat.max(1))
+                .map(|_| bare_run(scenario, &result))
+                .collect();
+            rows.push(Row {
+                scenario: scenario.name.clone(),
+                variant: variant.name.clone(),
+                sim_ms: result.sim_elapsed_ms,
+                harness_ms: median(harness),
+                bare_ms: median(bare),
+            });
+        }
+    }
+    rows
+}
+
+fn sweep_rate(path: &PathBuf, seeds: u64, jobs: usize) -> Result<f64, String> {
+    let out = std::env::temp_dir().join(format!(
+        "faultline-bench-sweep-{}-{jobs}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&out);
+    let options = SweepOptions {
+        paths: vec![path.clone()],
+        seeds: 1..=seeds,
+        jobs,
+        shard: None,
+        out: out.clone(),
+        time_budget: None,
+        resume: false,
+        check_determinism: 0.0,
+        variant: None,
+        quiet: true,
+    };
+    let (code, ms) = timed(|| sweep::sweep(&options));
+    let _ = std::fs::remove_dir_all(&out);
+    if code == crate::cli::EXIT_BAD_INPUT {
+        return Err(format!("the sweep of {} could not run", path.display()));
+    }
+    Ok(seeds as f64 / (ms / 1000.0))
+}
+
+fn machine() -> String {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|c| {
+            c.lines()
+                .find(|l| l.starts_with("model name"))
+                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown CPU".into());
+    let cores = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    format!("{cores} core(s), {cpu}")
+}
+
+pub fn bench(options: &BenchOptions) -> u8 {
+    let Some(scenarios) = crate::cli::load_all(&options.paths) else {
+        return crate::cli::EXIT_BAD_INPUT;
+    };
+    eprintln!(
+        "bench: {} scenario file(s), median of {} run(s) each",
+        scenarios.len(),
+        options.repeat
+    );
+    let rows = rows(&scenarios, options.repeat);
+    let mut rates = Vec::new();
+    for jobs in [1, 2] {
+        eprintln!(
+            "bench: sweeping {} over {} seeds on {jobs} job(s)",
+            options.sweep.display(),
+            options.sweep_seeds
+        );
+        match sweep_rate(&options.sweep, options.sweep_seeds, jobs) {
+            Ok(rate) => rates.push((jobs, rate)),
+            Err(message) => {
+                eprintln!("error: {message}");
+                return crate::cli::EXIT_BAD_INPUT;
+            }
+        }
+    }
+    let text = render(
+        &rows,
+        &rates,
+        &options.sweep,
+        options.sweep_seeds,
+        peak_rss_mb(),
+    );
+    print!("{text}");
+    if let Some(out) = &options.out {
+        if let Err(e) = crate::report::atomic_write(out, text.as_bytes()) {
+            eprintln!("error: writing {}: {e}", out.display());
+            return crate::cli::EXIT_BAD_INPUT;
+        }
+        eprintln!("bench: wrote {}", out.display());
+    }
+    crate::cli::EXIT_OK
+}
+
+pub fn render(
+    rows: &[Row],
+    rates: &[(usize, f64)],
+    sweep: &std::path::Path,
+    seeds: u64,
+    rss_mb: f64,
+) -> String {
+    let mut md = String::from("## Runs: the harness against a bare turmoil loop\n\n");
+    md.push_str("| scenario | variant | simulated | harness wall | bare wall | overhead | sim-s per wall-s |\n");
+    md.push_str("|---|---|---:|---:|---:|---:|---:|\n");
+    for r in rows {
+        md.push_str(&format!(
+            "| {} | {} | {:.1} s | {:.1} ms | {:.1} ms | {:.2}x | {:.0} |\n",
+            r.scenario,
+            r.variant,
+            r.sim_ms as f64 / 1000.0,
+            r.harness_ms,
+            r.bare_ms,
+            r.ratio(),
+            r.sim_per_wall()
+        ));
+    }
+    let total_h: f64 = rows.iter().map(|r| r.harness_ms).sum();
+    let total_b: f64 = rows.iter().map(|r| r.bare_ms).sum();
+    md.push_str(&format!(
+        "| **all** | | | **{total_h:.1} ms** | **{total_b:.1} ms** | **{:.2}x** | |\n\n",
+        total_h / total_b.max(1e-6)
+    ));
+    let slowest = rows.iter().map(|r| r.harness_ms).fold(0.0, f64::max);
+    md.push_str(&format!(
+        "Slowest variant: {slowest:.1} ms of wall time.\n\n"
+    ));
+    md.push_str(&format!("## Sweep throughput: {} over {seeds} seeds\n\n| jobs | runs/s | time for 1000 seeds |\n|---:|---:|---:|\n", sweep.display()));
+    for (jobs, rate) in rates {
+        md.push_str(&format!(
+            "| {jobs} | {rate:.1} | {:.0} s |\n",
+            1000.0 / rate.max(1e-9)
+        ));
+    }
+    md.push_str(&format!(
+        "\nPeak memory (max RSS of the bench process): {rss_mb:.0} MiB.\n\nMachine: {}.\n",
+        machine()
+    ));
+    md
+}
