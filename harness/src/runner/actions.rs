@@ -49,6 +49,7 @@ impl Driver<'_> {
             admin,
         };
         state.ops.insert(id, record);
+        state.open.insert(id);
         let sent = state.nodes[node]
             .inbox
             .as_ref()
@@ -103,17 +104,8 @@ impl Driver<'_> {
         Ok(Some(match result {
             Some(result) => result,
             None => {
-                self.state
-                    .borrow_mut()
-                    .ops
-                    .get_mut(&id)
-                    .expect("recorded")
-                    .timed_out = true;
-                self.event(
-                    Some(node),
-                    Kind::OpTimeout,
-                    format!("{summary} -> no answer within {}", fmt_duration(timeout)),
-                );
+                let why = format!("no answer within {}", fmt_duration(timeout));
+                self.state.borrow_mut().give_up(id, &why);
                 OpResult::error("timeout")
             }
         }))

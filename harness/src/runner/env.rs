@@ -47,6 +47,9 @@ pub struct RunState {
     pub trail: Trail,
     pub nodes: Vec<NodeState>,
     pub ops: BTreeMap<u64, OpRecord>,
+    /// Ops with no answer that the client has not given up on: kept apart so that
+    /// the per-step quiescence check does not scan every op of the run.
+    pub open: std::collections::BTreeSet<u64>,
     /// Nodes that asked to terminate, in order, not yet acted on.
     pub exits: Vec<(usize, String)>,
     pub faults: FaultTable,
@@ -62,6 +65,19 @@ pub struct RunState {
 }
 
 impl RunState {
+    /// The client gives up on an op (timeout, or its node went down).
+    pub fn give_up(&mut self, id: u64, why: &str) {
+        if !self.open.remove(&id) {
+            return;
+        }
+        let Some(op) = self.ops.get_mut(&id) else {
+            return;
+        };
+        op.timed_out = true;
+        let (node, detail) = (op.node.clone(), format!("{} -> {why}", op.summary));
+        self.harness_event(Some(&node), Kind::OpTimeout, detail);
+    }
+
     pub fn node_index(&self, name: &str) -> Option<usize> {
         self.nodes.iter().position(|n| n.name == name)
     }
@@ -179,6 +195,7 @@ impl Env for RunEnv {
     fn complete(&self, node: &str, id: u64, result: OpResult) {
         let t_ms = self.now_ms();
         let mut state = self.state.borrow_mut();
+        state.open.remove(&id);
         let Some(op) = state.ops.get_mut(&id) else {
             return;
         };

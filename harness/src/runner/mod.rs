@@ -119,6 +119,7 @@ impl<'s> Driver<'s> {
                 })
                 .collect(),
             ops: BTreeMap::new(),
+            open: Default::default(),
             exits: Vec::new(),
             faults: FaultTable::new(&run_id, seed),
             messages: BTreeMap::new(),
@@ -327,12 +328,7 @@ impl<'s> Driver<'s> {
             }
             Condition::Up(node) => self.up(*node),
             Condition::Down(node) => !self.up(*node),
-            Condition::OpsDone => self
-                .state
-                .borrow()
-                .ops
-                .values()
-                .all(|op| op.result.is_some() || op.timed_out),
+            Condition::OpsDone => self.state.borrow().open.is_empty(),
             Condition::Quiescent => self.quiescent(),
             Condition::Observed { node, key, value } => {
                 let state = self.state.borrow();
@@ -356,10 +352,7 @@ impl<'s> Driver<'s> {
                 }
             }
         }
-        state
-            .ops
-            .values()
-            .all(|op| op.result.is_some() || op.timed_out)
+        state.open.is_empty()
     }
 
     pub(crate) fn view(&self) -> ClusterView {
@@ -397,24 +390,15 @@ impl<'s> Driver<'s> {
         state.nodes[node].inbox = None;
         state.exits.retain(|(n, _)| *n != node);
         // Ops in flight on a dead process never get an answer: the client gives up.
-        let name = self.names[node].clone();
+        let name = &self.names[node];
         let lost: Vec<u64> = state
-            .ops
-            .values()
-            .filter(|op| op.node == name && op.result.is_none() && !op.timed_out)
-            .map(|op| op.id)
+            .open
+            .iter()
+            .copied()
+            .filter(|id| state.ops[id].node == *name)
             .collect();
         for id in lost {
-            let summary = {
-                let op = state.ops.get_mut(&id).expect("listed");
-                op.timed_out = true;
-                op.summary.clone()
-            };
-            state.harness_event(
-                Some(&name),
-                Kind::OpTimeout,
-                format!("{summary} -> no answer: the node went down"),
-            );
+            state.give_up(id, "no answer: the node went down");
         }
     }
 
@@ -425,24 +409,13 @@ impl<'s> Driver<'s> {
         let timeout_ms = self.scenario.settings.op_timeout.as_millis() as u64;
         let mut state = self.state.borrow_mut();
         let expired: Vec<u64> = state
-            .ops
-            .values()
-            .filter(|op| {
-                op.result.is_none() && !op.timed_out && op.invoked_ms + timeout_ms <= now_ms
-            })
-            .map(|op| op.id)
+            .open
+            .iter()
+            .copied()
+            .filter(|id| state.ops[id].invoked_ms + timeout_ms <= now_ms)
             .collect();
         for id in expired {
-            let (node, summary) = {
-                let op = state.ops.get_mut(&id).expect("listed");
-                op.timed_out = true;
-                (op.node.clone(), op.summary.clone())
-            };
-            state.harness_event(
-                Some(&node),
-                Kind::OpTimeout,
-                format!("{summary} -> no answer within the op timeout"),
-            );
+            state.give_up(id, "no answer within the op timeout");
         }
     }
 
