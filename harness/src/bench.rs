@@ -279,14 +279,14 @@ pub fn rows(scenarios: &[Scenario], repeat: usize) -> Vec<Row> {
     rows
 }
 
-fn sweep_rate(path: &PathBuf, seeds: u64, jobs: usize) -> Result<f64, String> {
+fn sweep_rate(path: &std::path::Path, seeds: u64, jobs: usize) -> Result<f64, String> {
     let out = std::env::temp_dir().join(format!(
         "faultline-bench-sweep-{}-{jobs}",
         std::process::id()
     ));
     let _ = std::fs::remove_dir_all(&out);
     let options = SweepOptions {
-        paths: vec![path.clone()],
+        paths: vec![path.to_path_buf()],
         seeds: 1..=seeds,
         jobs,
         shard: None,
