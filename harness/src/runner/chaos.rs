@@ -101,20 +101,37 @@ impl Driver<'_> {
         rng: &mut ChaCha8Rng,
         seq: u64,
     ) -> Result<(), Halt> {
-        let node = match workload.target {
-            Target::Node(n) => n,
-            // No leader right now: the client has nobody to talk to; it tries later.
-            Target::Leader => match self.leader() {
-                Some(n) => n,
+        // Without a leader the workload's client has nobody to talk to; it tries
+        // later (and draws nothing now).
+        let default = match workload.target {
+            Some(target) => match self.resolve_now(target) {
+                Some(node) => Some(node),
                 None => return Ok(()),
             },
+            None => None,
         };
-        let template = &workload.ops[rng.random_range(0..workload.ops.len())];
+        let chosen = &workload.ops[rng.random_range(0..workload.ops.len())];
+        let node = match chosen.target {
+            Some(target) => match self.resolve_now(target) {
+                Some(node) => node,
+                None => return Ok(()),
+            },
+            None => default.expect("validated: an op without `on` goes to the workload's"),
+        };
+        let template = &chosen.template;
         let op = expand_template(template, &mut |lo, hi| rng.random_range(lo..=hi), seq)
             .and_then(|json| self.scenario.model.parse_op(&json))
             .expect("templates are checked when the scenario loads");
         self.act_client(node, &op, None)?;
         Ok(())
+    }
+
+    /// The node a target names now; `None` for the leader when there is none.
+    fn resolve_now(&self, target: Target) -> Option<usize> {
+        match target {
+            Target::Node(n) => Some(n),
+            Target::Leader => self.leader(),
+        }
     }
 
     /// Inject one fault of `kind`; `None` when it is instant or could not apply now.

@@ -336,8 +336,18 @@ pub struct ChaosPoint {
 #[derive(Clone, Debug)]
 pub struct Workload {
     pub every: Duration,
-    pub target: Target,
-    /// Op templates: string values may hold `{A..B}` (a number drawn in A..=B) and
-    /// `{seq}` (the op's sequence number).
-    pub ops: Vec<serde_json::Value>,
+    /// The workload's `on`: where an op without its own `on` goes. `None` only when
+    /// every op names its node.
+    pub target: Option<Target>,
+    pub ops: Vec<WorkloadOp>,
+}
+
+#[derive(Clone, Debug)]
+pub struct WorkloadOp {
+    /// The op's own `on`, when it goes elsewhere than the workload's target (e.g.
+    /// container events to a datanode, block deletions to its manager).
+    pub target: Option<Target>,
+    /// The op template without `on`: string values may hold `{A..B}` (a number
+    /// drawn in A..=B) and `{seq}` (the op's sequence number).
+    pub template: serde_json::Value,
 }

@@ -1621,53 +1621,71 @@ impl Validator<'_> {
             );
             return None;
         }
-        let target = match &raw.on {
-            Some(on) => self.target(on)?,
-            None if info.has_leader => Target::Leader,
-            None => {
-                self.error_hint(
-                    node.loc,
-                    format!("model `{}` has no leader: say which node", info.name),
-                    "add `on: NODE`",
-                );
-                return None;
-            }
-        };
         let ops_node = node.get("ops").expect("serde checked");
         let Value::Seq(items) = &ops_node.value else {
             self.error(ops_node.loc, "`ops` is a list of op templates");
             return None;
         };
-        let model = nodes::registry::find(info.name).expect("registered");
         let mut ops = Vec::new();
         for item in items {
-            let template = item.to_json();
-            // Check the template with the smallest and the largest draws.
-            for pick in [Pick::Low, Pick::High] {
-                let sample = match expand_template(
-                    &template,
-                    &mut |lo, hi| if pick == Pick::Low { lo } else { hi },
-                    0,
-                ) {
-                    Ok(sample) => sample,
-                    Err(message) => {
-                        self.error(item.loc, message);
-                        return None;
-                    }
-                };
-                if let Err(message) = model.parse_op(&sample) {
-                    let loc = locate_field(item, &message).unwrap_or(item.loc);
-                    self.error(loc, format!("workload op: {message}"));
-                    return None;
-                }
-            }
-            ops.push(template);
+            ops.push(self.workload_op(item)?);
         }
         if ops.is_empty() {
             self.error(ops_node.loc, "the workload needs at least one op");
             return None;
         }
+        let target = match &raw.on {
+            Some(on) => Some(self.target(on)?),
+            None if info.has_leader => Some(Target::Leader),
+            None if ops.iter().all(|op| op.target.is_some()) => None,
+            None => {
+                self.error_hint(
+                    node.loc,
+                    format!("model `{}` has no leader: say which node", info.name),
+                    "add `on: NODE` to the workload or to each op",
+                );
+                return None;
+            }
+        };
         Some(Workload { every, target, ops })
+    }
+
+    /// One op template; its own `on` (reserved by the client step, so never an op
+    /// argument) sends it elsewhere than the workload's `on`.
+    fn workload_op(&mut self, item: &Node) -> Option<WorkloadOp> {
+        let info = self.info.expect("model");
+        let target = match item.get("on") {
+            Some(on) => {
+                let on: Spanned<String> = self.read(on)?;
+                Some(self.target(&on)?)
+            }
+            None => None,
+        };
+        let mut template = item.to_json();
+        if let serde_json::Value::Object(map) = &mut template {
+            map.remove("on");
+        }
+        let model = nodes::registry::find(info.name).expect("registered");
+        // Check the template with the smallest and the largest draws.
+        for pick in [Pick::Low, Pick::High] {
+            let sample = match expand_template(
+                &template,
+                &mut |lo, hi| if pick == Pick::Low { lo } else { hi },
+                0,
+            ) {
+                Ok(sample) => sample,
+                Err(message) => {
+                    self.error(item.loc, message);
+                    return None;
+                }
+            };
+            if let Err(message) = model.parse_op(&sample) {
+                let loc = locate_field(item, &message).unwrap_or(item.loc);
+                self.error(loc, format!("workload op: {message}"));
+                return None;
+            }
+        }
+        Some(WorkloadOp { target, template })
     }
 }
 

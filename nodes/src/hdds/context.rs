@@ -81,7 +81,7 @@ impl StateContext {
     pub fn add(&mut self, report: Report) {
         assert!(self.has_room(), "caller checks has_room first");
         for queue in self.queues.values_mut() {
-            queue.reports.push_back(report);
+            queue.reports.push_back(report.clone());
         }
     }
 
@@ -149,7 +149,7 @@ impl StateContext {
         };
         let restored = csrs
             .iter()
-            .map(|&c| Report::Csr(c))
+            .map(|c| Report::Csr(c.clone()))
             .chain(kept.iter().map(|&i| Report::Icr(i)));
         for report in restored.rev() {
             queue.reports.push_front(report);
@@ -206,6 +206,13 @@ mod tests {
         }
     }
 
+    fn csr(command: u64) -> Csr {
+        Csr {
+            command,
+            txs: vec![command],
+        }
+    }
+
     fn context(fixed: bool) -> StateContext {
         StateContext::new(&[SCM, RECON], fixed)
     }
@@ -229,12 +236,12 @@ mod tests {
     fn reports_go_to_every_endpoint_in_order() {
         let mut ctx = context(true);
         ctx.add(Report::Icr(icr(1, Unhealthy)));
-        ctx.add(Report::Csr(Csr { command: 7 }));
+        ctx.add(Report::Csr(csr(7)));
         ctx.add(Report::Icr(icr(2, Closed)));
         for ep in [SCM, RECON] {
             let taken = ctx.take(ep);
             assert_eq!(taken.icrs, vec![icr(1, Unhealthy), icr(2, Closed)]);
-            assert_eq!(taken.csrs, vec![Csr { command: 7 }]);
+            assert_eq!(taken.csrs, vec![csr(7)]);
             assert!(taken.fcr.is_none());
             assert_eq!(ctx.queued(ep), 0);
         }
@@ -244,7 +251,7 @@ mod tests {
     fn fcr_build_drops_queued_icrs_keeps_csrs_and_marks_every_endpoint() {
         let mut ctx = context(false);
         ctx.add(Report::Icr(icr(1, Unhealthy)));
-        ctx.add(Report::Csr(Csr { command: 7 }));
+        ctx.add(Report::Csr(csr(7)));
         let dropped = ctx.discard_pending_icrs(3);
         assert_eq!(dropped[&SCM], vec![icr(1, Unhealthy)]);
         assert_eq!(dropped[&RECON], vec![icr(1, Unhealthy)]);
@@ -257,7 +264,7 @@ mod tests {
         let taken = ctx.take(RECON);
         assert_eq!(taken.fcr, Some(fcr(3, &[(1, Unhealthy)])));
         assert!(taken.icrs.is_empty());
-        assert_eq!(taken.csrs, vec![Csr { command: 7 }]);
+        assert_eq!(taken.csrs, vec![csr(7)]);
         assert_eq!(ctx.covered_by(RECON), None, "taking clears the mark");
         assert_eq!(ctx.covered_by(SCM), Some(3), "only for that endpoint");
     }
@@ -284,7 +291,7 @@ mod tests {
     fn put_back_goes_to_the_head_csrs_then_icrs() {
         let mut ctx = context(true);
         ctx.add(Report::Icr(icr(1, Unhealthy)));
-        ctx.add(Report::Csr(Csr { command: 7 }));
+        ctx.add(Report::Csr(csr(7)));
         let taken = ctx.take(RECON);
         ctx.add(Report::Icr(icr(2, Closed)));
         let put_back = ctx.put_back(RECON, taken.icrs, taken.csrs);
@@ -292,16 +299,13 @@ mod tests {
         assert!(put_back.dropped_icrs.is_empty());
         let again = ctx.take(RECON);
         assert_eq!(again.icrs, vec![icr(1, Unhealthy), icr(2, Closed)]);
-        assert_eq!(again.csrs, vec![Csr { command: 7 }]);
+        assert_eq!(again.csrs, vec![csr(7)]);
         // The head holds the CSR first, as `putBackIncrementalReports` builds it.
         let mut ctx = context(true);
-        ctx.put_back(RECON, vec![icr(1, Unhealthy)], vec![Csr { command: 7 }]);
+        ctx.put_back(RECON, vec![icr(1, Unhealthy)], vec![csr(7)]);
         assert_eq!(
-            ctx.queue(RECON).reports.iter().copied().collect::<Vec<_>>(),
-            vec![
-                Report::Csr(Csr { command: 7 }),
-                Report::Icr(icr(1, Unhealthy))
-            ]
+            ctx.queue(RECON).reports.iter().cloned().collect::<Vec<_>>(),
+            vec![Report::Csr(csr(7)), Report::Icr(icr(1, Unhealthy))]
         );
     }
 
@@ -359,7 +363,7 @@ mod tests {
         // an FCR rebuild and a newer ICR during its RPC.
         let mut ctx = context(true);
         ctx.add(Report::Icr(icr(1, Unhealthy)));
-        ctx.add(Report::Csr(Csr { command: 7 }));
+        ctx.add(Report::Csr(csr(7)));
         let first = ctx.take(RECON);
         ctx.put_back(RECON, first.icrs, first.csrs);
         let second = ctx.take(RECON);
@@ -372,7 +376,7 @@ mod tests {
         let third = ctx.take(RECON);
         assert_eq!(third.fcr.map(|f| f.id), Some(1));
         assert_eq!(third.icrs, vec![icr(2, Closed)]);
-        assert_eq!(third.csrs, vec![Csr { command: 7 }]);
+        assert_eq!(third.csrs, vec![csr(7)]);
     }
 
     #[test]
@@ -408,7 +412,7 @@ mod tests {
         let mut ctx = context(true);
         for n in 0..QUEUE_REPORTS_MAX as u64 {
             assert!(ctx.has_room());
-            ctx.add(Report::Csr(Csr { command: n }));
+            ctx.add(Report::Csr(csr(n)));
         }
         assert!(!ctx.has_room());
         let taken = ctx.take(SCM);

@@ -2,13 +2,16 @@
 //! the container report publisher, and the command inbox.
 //!
 //! Durable: the container set (`containers.json`, the container directories of a
-//! real datanode). Volatile: the report queues, the latest FCR, registrations.
-//! A restart registers again with a fresh report, which repairs every receiver.
+//! real datanode) and the deleted-block transactions executed on them
+//! (`deleted_txs.json`, each container DB's delete transaction records). Volatile:
+//! the report queues, the latest FCR, registrations, executed command ids. A
+//! restart registers again with a fresh report, which repairs every receiver.
 
 use super::context::StateContext;
 use super::report::{
     containers_fact, replica_key, show_containers, show_csrs, show_fcr, show_icrs, show_reports,
-    ContainerState, Csr, Endpoint, Fcr, Icr, Message, Report, Reports,
+    show_txs, ContainerState, Csr, DeleteBlocksCommand, Endpoint, Fcr, Icr, Message, Report,
+    Reports,
 };
 use super::BUG_STALE_PUT_BACK_ICR;
 use super::{fmt_ms, Config, FcrTrigger, HddsOp, HddsPoint, CONTAINERS_MAX, PORT};
@@ -21,6 +24,7 @@ use tokio::sync::oneshot;
 use tokio::time::{sleep_until, timeout, Instant};
 
 const CONTAINERS_FILE: &str = "containers.json";
+const DELETED_TXS_FILE: &str = "deleted_txs.json";
 
 /// One endpoint as the datanode sees it.
 #[derive(Clone, Debug)]
@@ -40,7 +44,10 @@ struct State {
     context: StateContext,
     /// Container events and executed commands of this incarnation.
     events: u64,
+    /// deleteBlocks commands executed in this incarnation.
     commands: BTreeSet<u64>,
+    /// Deleted-block transactions ever executed here (durable).
+    deleted_txs: BTreeSet<u64>,
     endpoints: BTreeMap<Endpoint, EndpointState>,
     /// Id of the last FCR built (this incarnation).
     fcr_built: u64,
@@ -85,6 +92,7 @@ pub(super) async fn run(ctx: NodeCtx) -> turmoil::Result {
     let list: Vec<Endpoint> = endpoints.keys().copied().collect();
     let fixed = !ctx.bugs().buggy(&BUG_STALE_PUT_BACK_ICR);
     let containers = load_containers(&ctx, &config)?;
+    let deleted_txs = load_deleted_txs(&ctx)?;
     let (first_fcr_ms, fcr_period_ms) = fcr_schedule(&ctx, &config);
     let net = Net::bind(&ctx, PORT).await?;
     let dn = Rc::new(Datanode {
@@ -93,6 +101,7 @@ pub(super) async fn run(ctx: NodeCtx) -> turmoil::Result {
             context: StateContext::new(&list, fixed),
             events: 0,
             commands: BTreeSet::new(),
+            deleted_txs,
             endpoints,
             fcr_built: 0,
             next_fcr_ms: first_fcr_ms,
@@ -130,6 +139,13 @@ fn load_containers(
         .collect();
     persist(ctx, &containers)?;
     Ok(containers)
+}
+
+fn load_deleted_txs(ctx: &NodeCtx) -> std::io::Result<BTreeSet<u64>> {
+    Ok(match ctx.disk().read(DELETED_TXS_FILE)? {
+        Some(bytes) => serde_json::from_slice(&bytes).expect("the executed transactions parse"),
+        None => BTreeSet::new(),
+    })
 }
 
 fn persist(ctx: &NodeCtx, containers: &BTreeMap<u64, ContainerState>) -> std::io::Result<()> {
@@ -198,9 +214,9 @@ impl Datanode {
                             dn.ctx.complete(id, result);
                         });
                     }
-                    HddsOp::DeleteBlocks { command } => {
-                        let result = self.execute_command(command);
-                        self.ctx.complete(id, result);
+                    HddsOp::DeleteBlocks {} => {
+                        let error = "block deletions enter at SCM; its commands reach the datanode in heartbeat responses";
+                        self.ctx.complete(id, OpResult::error(error));
                     }
                     HddsOp::Create { .. }
                     | HddsOp::Close { .. }
@@ -230,7 +246,7 @@ impl Datanode {
             HddsOp::MarkUnhealthy { container } => (*container, "mark_unhealthy"),
             HddsOp::Delete { container } => (*container, "delete"),
             HddsOp::Import { container } => (*container, "import"),
-            HddsOp::DeleteBlocks { .. } | HddsOp::BuildFcr { .. } => {
+            HddsOp::DeleteBlocks {} | HddsOp::BuildFcr { .. } => {
                 unreachable!("not a container event")
             }
         };
@@ -272,27 +288,61 @@ impl Datanode {
         OpResult::ok()
     }
 
-    fn execute_command(&self, command: u64) -> OpResult {
+    /// `DeleteBlocksCommandHandler`: mark the transactions' blocks deleted (durable
+    /// in the container DBs; a transaction executed before is a retry and is
+    /// acknowledged again), then queue the command's status report (EXECUTED, with
+    /// the acknowledged transactions) for every endpoint.
+    fn execute_delete_blocks(&self, from: Endpoint, command: &DeleteBlocksCommand) {
         let mut state = self.state.borrow_mut();
-        if state.commands.contains(&command) {
-            return OpResult::error(format!("cmd{command} already executed"));
-        }
         if !state.context.has_room() {
-            return OpResult::error("the report queue is full");
+            // The real command queue is bounded too and drops what does not fit;
+            // SCM sends the transactions again after its command timeout.
+            drop(state);
+            self.ctx.record(
+                EventKind::Note,
+                format!(
+                    "deleteBlocks cmd{} from {from} dropped: the report queue is full",
+                    command.id
+                ),
+            );
+            return;
         }
-        state.commands.insert(command);
+        let retried: Vec<u64> = command
+            .txs
+            .iter()
+            .copied()
+            .filter(|tx| state.deleted_txs.contains(tx))
+            .collect();
+        state.deleted_txs.extend(command.txs.iter().copied());
+        if retried.len() < command.txs.len() {
+            let bytes = serde_json::to_vec(&state.deleted_txs).expect("serializes");
+            self.ctx
+                .disk()
+                .write_atomic(DELETED_TXS_FILE, &bytes)
+                .expect("the simulated disk takes the write");
+        }
+        state.commands.insert(command.id);
         state.events += 1;
-        state.context.add(Report::Csr(Csr { command }));
+        state.context.add(Report::Csr(Csr {
+            command: command.id,
+            txs: command.txs.clone(),
+        }));
         let endpoints = names(&state.context.endpoints());
         drop(state);
+        let retried = if retried.is_empty() {
+            String::new()
+        } else {
+            format!(" ({} executed before: retried)", show_txs(&retried))
+        };
         self.ctx.record(
             EventKind::Apply,
             format!(
-                "executed deleteBlocks cmd{command}; CSR cmd{command} queued for [{endpoints}]"
+                "executed deleteBlocks cmd{} {} from {from}{retried}; CSR cmd{} queued for [{endpoints}]",
+                command.id,
+                show_txs(&command.txs),
+                command.id
             ),
         );
-        self.publish();
-        OpResult::ok()
     }
 
     // ---- full container reports ----
@@ -468,8 +518,15 @@ impl Datanode {
             .call(&to, "heartbeat", call, message, loss.as_deref())
             .await;
         let outcome = match reply {
-            Some(Message::HeartbeatAck { reregister, .. }) => {
+            Some(Message::HeartbeatAck {
+                reregister,
+                commands,
+                ..
+            }) => {
                 self.delivered(ep, number, &reports, events, reregister);
+                for command in &commands {
+                    self.execute_delete_blocks(ep, command);
+                }
                 Outcome::Delivered { reregister }
             }
             _ => {
@@ -599,6 +656,7 @@ impl Datanode {
         facts.insert("containers".into(), containers_fact(&state.containers));
         facts.insert("events".into(), state.events.to_string());
         facts.insert("commands".into(), ids_fact(&state.commands));
+        facts.insert("deleted_txs".into(), ids_fact(&state.deleted_txs));
         facts.insert("fcr_built".into(), state.fcr_built.to_string());
         facts.insert("next_fcr_ms".into(), state.next_fcr_ms.to_string());
         let mut pending = 0u64;

@@ -15,6 +15,7 @@
 
 mod context;
 mod datanode;
+mod deletion;
 mod receiver;
 mod replicas;
 mod report;
@@ -147,9 +148,10 @@ pub enum HddsOp {
     Delete { container: u64 },
     /// Replication imports the container as CLOSED.
     Import { container: u64 },
-    /// The datanode executes SCM's deleteBlocks command `command`; its command
-    /// status report is queued for every endpoint.
-    DeleteBlocks { command: u64 },
+    /// At SCM: OM asks to delete a key's blocks. SCM logs a deleted-block
+    /// transaction (durable); its block deleting service sends it to the
+    /// datanodes in deleteBlocks commands until every one acknowledges it.
+    DeleteBlocks {},
     /// Build an FCR now.
     BuildFcr {
         #[serde(default)]
@@ -165,7 +167,7 @@ impl HddsOp {
             HddsOp::MarkUnhealthy { container } => format!("mark_unhealthy C{container}"),
             HddsOp::Delete { container } => format!("delete C{container}"),
             HddsOp::Import { container } => format!("import C{container}"),
-            HddsOp::DeleteBlocks { command } => format!("delete_blocks cmd{command}"),
+            HddsOp::DeleteBlocks {} => "delete_blocks".to_string(),
             HddsOp::BuildFcr { trigger } => format!("build_fcr ({})", trigger.name()),
         }
     }
@@ -197,6 +199,17 @@ pub struct Params {
     /// Container ids every datanode holds CLOSED on its first start (default [1]).
     #[serde(default)]
     pub containers: Option<Vec<u64>>,
+    /// `hdds.scm.block.deleting.service.interval` (60 s).
+    #[serde(default)]
+    pub block_deletion_interval_ms: Option<u64>,
+    /// `hdds.scm.wait.time.after.safe.mode.exit` (5 min): SCM's block deleting
+    /// service starts this long after SCM leaves safe mode.
+    #[serde(default)]
+    pub wait_after_safe_mode_exit_ms: Option<u64>,
+    /// How long SCM waits for the status of a deleteBlocks command it sent before
+    /// it may send the command's transactions again (`scmCommandTimeoutMs`, 300 s).
+    #[serde(default)]
+    pub block_deletion_command_timeout_ms: Option<u64>,
 }
 
 /// Parameters with their defaults applied.
@@ -209,6 +222,9 @@ pub struct Config {
     pub recon_stale_intervals: u64,
     pub rpc_timeout_ms: u64,
     pub containers: Vec<u64>,
+    pub block_deletion_interval_ms: u64,
+    pub wait_after_safe_mode_exit_ms: u64,
+    pub command_timeout_ms: u64,
 }
 
 impl Config {
@@ -221,6 +237,9 @@ impl Config {
             recon_stale_intervals: params.recon_stale_intervals.unwrap_or(3),
             rpc_timeout_ms: params.rpc_timeout_ms.unwrap_or(5_000),
             containers: params.containers.clone().unwrap_or_else(|| vec![1]),
+            block_deletion_interval_ms: params.block_deletion_interval_ms.unwrap_or(60_000),
+            wait_after_safe_mode_exit_ms: params.wait_after_safe_mode_exit_ms.unwrap_or(300_000),
+            command_timeout_ms: params.block_deletion_command_timeout_ms.unwrap_or(300_000),
         }
     }
 
@@ -244,6 +263,11 @@ impl Config {
             ("container_report_interval_ms", self.report_interval_ms),
             ("recon_stale_intervals", self.recon_stale_intervals),
             ("rpc_timeout_ms", self.rpc_timeout_ms),
+            (
+                "block_deletion_interval_ms",
+                self.block_deletion_interval_ms,
+            ),
+            ("block_deletion_command_timeout_ms", self.command_timeout_ms),
         ];
         for (name, value) in positive {
             if value == 0 {
@@ -311,8 +335,8 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
         },
         OpInfo {
             name: "delete_blocks",
-            summary: "execute SCM's deleteBlocks command N (its command status report is queued)",
-            example: "{on: dn1, op: delete_blocks, command: 7}",
+            summary: "at SCM: log a deleted-block transaction (OM deleted a key); SCM sends it to the datanodes in deleteBlocks commands until all acknowledge it",
+            example: "{on: scm, op: delete_blocks}",
         },
         OpInfo {
             name: "build_fcr",
@@ -335,9 +359,14 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
             summary: "after the first successful heartbeat that follows a datanode's last container event, each receiver's replicas of that datanode equal its container set",
         },
         InvariantInfo {
-            name: "command_status_delivered",
+            name: "deletion_committed_after_execution",
             kind: InvariantKind::Safety,
-            summary: "after the first successful heartbeat to SCM that follows a datanode's last event, SCM has the status of every command the datanode executed",
+            summary: "SCM removes a deleted-block transaction from its log only after every datanode has executed it",
+        },
+        InvariantInfo {
+            name: "deletions_acknowledged",
+            kind: InvariantKind::Liveness,
+            summary: "at judgment SCM's deleted-block log is empty: every transaction was executed by every datanode and acknowledged in a command status report",
         },
     ],
     bugs: vec![&BUG_STALE_PUT_BACK_ICR],
@@ -374,7 +403,8 @@ impl Model for HddsReports {
     fn check(&self, invariant: &str, cluster: &ClusterView) -> Check {
         match invariant {
             "receiver_matches_datanode" => check_pairs(cluster, receiver_matches),
-            "command_status_delivered" => check_pairs(cluster, commands_delivered),
+            "deletion_committed_after_execution" => check_deletions(cluster, committed_executed),
+            "deletions_acknowledged" => check_deletions(cluster, log_drained),
             other => Check::Fail(format!("hdds-reports declares no invariant `{other}`")),
         }
     }
@@ -498,30 +528,106 @@ fn describe_mismatch(
     )
 }
 
-fn commands_delivered(_: &ClusterView, dn: &NodeView, receiver: &NodeView) -> Vec<String> {
-    if receiver.role != Endpoint::Scm.role() {
-        // Recon has no command status report handler.
-        return Vec::new();
-    }
-    let executed = datanode::ids_from_fact(dn.observation.fact("commands").unwrap_or(""));
-    let acked = datanode::ids_from_fact(
-        receiver
-            .observation
-            .fact(&format!("acked.{}", dn.name))
-            .unwrap_or(""),
-    );
-    let missing: Vec<String> = executed
-        .difference(&acked)
-        .map(|c| format!("cmd{c}"))
+/// Run `check` for SCM (when it is up and has published its log) against the up
+/// datanodes that have published their executed transactions.
+fn check_deletions(
+    cluster: &ClusterView,
+    check: fn(&NodeView, &[&NodeView]) -> Vec<String>,
+) -> Check {
+    let scm = cluster
+        .nodes
+        .iter()
+        .find(|n| n.up && n.role == Endpoint::Scm.role() && n.observation.fact("txs").is_some());
+    let Some(scm) = scm else {
+        return Check::Pass;
+    };
+    let datanodes: Vec<&NodeView> = cluster
+        .nodes
+        .iter()
+        .filter(|n| n.up && n.role == "datanode" && n.observation.fact("deleted_txs").is_some())
         .collect();
-    if missing.is_empty() {
+    let failures = check(scm, &datanodes);
+    if failures.is_empty() {
+        Check::Pass
+    } else {
+        Check::Fail(failures.join("; "))
+    }
+}
+
+fn ids(node: &NodeView, key: &str) -> BTreeSet<u64> {
+    datanode::ids_from_fact(node.observation.fact(key).unwrap_or(""))
+}
+
+fn show_tx_set(txs: &BTreeSet<u64>) -> String {
+    let list: Vec<u64> = txs.iter().copied().collect();
+    report::show_txs(&list)
+}
+
+/// SCM's committed transactions (allocated, no longer logged) were executed on
+/// every datanode: a commit before that would leave the datanode's blocks behind.
+fn committed_executed(scm: &NodeView, datanodes: &[&NodeView]) -> Vec<String> {
+    let logged = ids(scm, "log");
+    let allocated = scm.observation.fact_u64("txs").unwrap_or(0);
+    let committed: BTreeSet<u64> = (1..=allocated).filter(|t| !logged.contains(t)).collect();
+    let mut failures = Vec::new();
+    for dn in datanodes {
+        let missing: BTreeSet<u64> = committed
+            .difference(&ids(dn, "deleted_txs"))
+            .copied()
+            .collect();
+        if !missing.is_empty() {
+            failures.push(format!(
+                "{} committed {} although {} never executed them",
+                scm.name,
+                show_tx_set(&missing),
+                dn.name
+            ));
+        }
+    }
+    failures
+}
+
+/// SCM's deleted-block log is empty. Names, per datanode, what stands in the way.
+fn log_drained(scm: &NodeView, datanodes: &[&NodeView]) -> Vec<String> {
+    let logged = ids(scm, "log");
+    if logged.is_empty() {
         return Vec::new();
     }
+    let obs = &scm.observation;
+    let mut detail = Vec::new();
+    for dn in datanodes {
+        let executed: BTreeSet<u64> = logged
+            .intersection(&ids(dn, "deleted_txs"))
+            .copied()
+            .collect();
+        let fact = |key: &str| {
+            obs.fact(&format!("{key}.{}", dn.name))
+                .filter(|v| !v.is_empty())
+                .unwrap_or("none")
+                .to_string()
+        };
+        let executed = if executed.is_empty() {
+            "none".to_string()
+        } else {
+            show_tx_set(&executed)
+        };
+        detail.push(format!(
+            "{} executed {executed} of them, registered {}, commands in hand: {}",
+            dn.name,
+            fact("registered"),
+            fact("deletion_commands")
+        ));
+    }
+    let service = obs
+        .fact_u64("block_deletion_from_ms")
+        .map_or("not yet (SCM in safe mode)".to_string(), |t| {
+            format!("t={}", fmt_ms(t))
+        });
     vec![format!(
-        "{} never got the status of {} executed on {}",
-        receiver.name,
-        missing.join(", "),
-        dn.name
+        "{}'s deleted-block log still holds {} at judgment ({}; block deletion runs from {service})",
+        scm.name,
+        show_tx_set(&logged),
+        detail.join("; ")
     )]
 }
 
@@ -555,12 +661,14 @@ mod tests {
         }
     }
 
-    /// dn1 holds nothing; Recon's view of dn1 is `recon_view`.
-    fn cluster(recon_view: &str, synced: &str, acked: &str) -> ClusterView {
+    /// dn1 holds nothing and executed `deleted_txs`; Recon's view of dn1 is
+    /// `recon_view`; SCM allocated three transactions and still logs `log`.
+    fn cluster(recon_view: &str, synced: &str, deleted_txs: &str, log: &str) -> ClusterView {
         let dn1 = [
             ("containers", ""),
             ("events", "2"),
             ("commands", "7"),
+            ("deleted_txs", deleted_txs),
             ("synced.recon", synced),
             ("synced.scm", synced),
             ("next_fcr_ms", "5000000"),
@@ -574,7 +682,10 @@ mod tests {
         let scm = [
             ("registered.dn1", "true"),
             ("replicas.dn1", ""),
-            ("acked.dn1", acked),
+            ("txs", "3"),
+            ("log", log),
+            ("deletion_commands.dn1", "cmd7 SENT [tx3]"),
+            ("block_deletion_from_ms", "300100"),
         ];
         ClusterView {
             now_ms: 2_040_000,
@@ -588,7 +699,7 @@ mod tests {
 
     #[test]
     fn a_phantom_replica_after_the_last_event_was_reported_fails_with_its_age() {
-        let view = cluster("C1=UNHEALTHY", "2", "7");
+        let view = cluster("C1=UNHEALTHY", "2", "1,2,3", "");
         let Check::Fail(message) = MODEL.check("receiver_matches_datanode", &view) else {
             panic!("expected a failure");
         };
@@ -602,25 +713,62 @@ mod tests {
 
     #[test]
     fn a_receiver_not_yet_told_of_the_last_event_is_not_judged() {
-        let view = cluster("C1=UNHEALTHY", "1", "");
+        let view = cluster("C1=UNHEALTHY", "1", "1,2,3", "");
         assert_eq!(MODEL.check("receiver_matches_datanode", &view), Check::Pass);
-        assert_eq!(MODEL.check("command_status_delivered", &view), Check::Pass);
     }
 
     #[test]
-    fn matching_views_pass() {
-        let view = cluster("", "2", "7");
-        assert_eq!(MODEL.check("receiver_matches_datanode", &view), Check::Pass);
-        assert_eq!(MODEL.check("command_status_delivered", &view), Check::Pass);
+    fn matching_views_and_a_drained_log_pass() {
+        let view = cluster("", "2", "1,2,3", "");
+        for invariant in INFO.invariants.iter().map(|i| i.name) {
+            assert_eq!(MODEL.check(invariant, &view), Check::Pass, "{invariant}");
+        }
     }
 
     #[test]
-    fn a_lost_command_status_fails_at_scm_only() {
-        let view = cluster("", "2", "");
-        let Check::Fail(message) = MODEL.check("command_status_delivered", &view) else {
+    fn a_transaction_still_logged_at_judgment_is_named_with_what_holds_it() {
+        // tx3 was sent in cmd7 and never acknowledged.
+        let view = cluster("", "2", "1,2", "3");
+        assert_eq!(
+            MODEL.check("deletion_committed_after_execution", &view),
+            Check::Pass
+        );
+        let Check::Fail(message) = MODEL.check("deletions_acknowledged", &view) else {
             panic!("expected a failure");
         };
-        assert_eq!(message, "scm never got the status of cmd7 executed on dn1");
+        assert_eq!(
+            message,
+            "scm's deleted-block log still holds [tx3] at judgment (dn1 executed none of them, registered true, commands in hand: cmd7 SENT [tx3]; block deletion runs from t=5m0.1s)"
+        );
+        assert_eq!(
+            INFO.invariant("deletions_acknowledged").map(|i| i.kind),
+            Some(InvariantKind::Liveness)
+        );
+    }
+
+    #[test]
+    fn a_commit_of_a_transaction_the_datanode_never_executed_is_a_violation() {
+        let view = cluster("", "2", "1", "");
+        let Check::Fail(message) = MODEL.check("deletion_committed_after_execution", &view) else {
+            panic!("expected a failure");
+        };
+        assert_eq!(
+            message,
+            "scm committed [tx2, tx3] although dn1 never executed them"
+        );
+    }
+
+    #[test]
+    fn deletions_are_not_judged_without_scm_or_before_a_datanode_published() {
+        let mut view = cluster("", "2", "", "3");
+        view.nodes[1].up = false;
+        assert_eq!(MODEL.check("deletions_acknowledged", &view), Check::Pass);
+        let mut view = cluster("", "2", "", "");
+        view.nodes[0].observation.facts.remove("deleted_txs");
+        assert_eq!(
+            MODEL.check("deletion_committed_after_execution", &view),
+            Check::Pass
+        );
     }
 
     #[test]
@@ -635,6 +783,18 @@ mod tests {
             .is_err());
         assert!(MODEL
             .parse_params(&serde_json::json!({"containers": [1, 2]}))
+            .is_ok());
+        let delete = MODEL
+            .parse_op(&serde_json::json!({"op": "delete_blocks"}))
+            .expect("parses");
+        assert_eq!(delete.summary, "delete_blocks");
+        let old_form = serde_json::json!({"op": "delete_blocks", "command": 7});
+        assert!(MODEL.parse_op(&old_form).is_err(), "commands come from SCM");
+        assert!(MODEL
+            .parse_params(&serde_json::json!({"block_deletion_interval_ms": 0}))
+            .is_err());
+        assert!(MODEL
+            .parse_params(&serde_json::json!({"wait_after_safe_mode_exit_ms": 0}))
             .is_ok());
     }
 

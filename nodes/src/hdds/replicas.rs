@@ -399,7 +399,10 @@ mod tests {
     fn csrs_are_acked_once() {
         let mut table = registered(Policy::Scm);
         let reports = Reports {
-            csrs: vec![Csr { command: 7 }],
+            csrs: vec![Csr {
+                command: 7,
+                txs: vec![1],
+            }],
             ..Reports::default()
         };
         assert_eq!(table.heartbeat("dn1", &reports, 1).acked, vec![7]);
@@ -411,7 +414,10 @@ mod tests {
     fn recon_ignores_command_status_reports() {
         let mut table = registered(RECON);
         let reports = Reports {
-            csrs: vec![Csr { command: 7 }],
+            csrs: vec![Csr {
+                command: 7,
+                txs: vec![1],
+            }],
             ..Reports::default()
         };
         assert!(table.heartbeat("dn1", &reports, 1).acked.is_empty());

@@ -39,14 +39,25 @@ pub struct Icr {
     pub state: ContainerState,
 }
 
-/// A command status report: the datanode executed SCM command `command`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// A command status report: the datanode executed SCM's deleteBlocks command
+/// `command` (status EXECUTED), acknowledging the transactions `txs`
+/// (`ContainerBlocksDeletionACKProto`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Csr {
     pub command: u64,
+    pub txs: Vec<u64>,
+}
+
+/// SCM's deleteBlocks command: delete the blocks of these deleted-block
+/// transactions. It reaches the datanode in a heartbeat response.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeleteBlocksCommand {
+    pub id: u64,
+    pub txs: Vec<u64>,
 }
 
 /// What the incremental report queue of `StateContext` holds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Report {
     Icr(Icr),
     Csr(Csr),
@@ -116,9 +127,11 @@ pub enum Message {
         reports: Reports,
     },
     /// `reregister`: the receiver asks the datanode to register again.
+    /// `commands`: SCM's queued deleteBlocks commands for this datanode.
     HeartbeatAck {
         call: u64,
         reregister: bool,
+        commands: Vec<DeleteBlocksCommand>,
     },
 }
 
@@ -134,6 +147,11 @@ pub fn show_icrs(icrs: &[Icr]) -> String {
 
 pub fn show_csrs(csrs: &[Csr]) -> String {
     let items: Vec<String> = csrs.iter().map(|c| format!("cmd{}", c.command)).collect();
+    format!("[{}]", items.join(", "))
+}
+
+pub fn show_txs(txs: &[u64]) -> String {
+    let items: Vec<String> = txs.iter().map(|t| format!("tx{t}")).collect();
     format!("[{}]", items.join(", "))
 }
 
