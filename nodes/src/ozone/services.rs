@@ -15,7 +15,9 @@
 
 use super::node::{check_leader, merged, publish, submit_internal, Shared};
 use super::request::{describe_paths, OmRequest, PurgePath};
-use super::types::{delete_key, snap_key, DeletedRow, DirRow, FileRow, SnapshotRow, Table};
+use super::types::{
+    delete_key, fso_key, snap_key, DeletedRow, DirRow, FileRow, SnapshotRow, Table,
+};
 use super::OmPoint;
 use crate::api::{EventKind, OpResult};
 use std::cell::RefCell;
@@ -342,29 +344,30 @@ fn prepare(
     sub_dirs: &mut Vec<DeletedRow>,
 ) -> Option<PurgePath> {
     let om = node.om.borrow();
-    let prefix = format!("{}/", dir.path);
-    let direct = |path: &String| !path[prefix.len()..].contains('/');
-    let child = |path: String, object_id: u64, size: i64| DeletedRow {
-        path,
+    // getPendingDeletionSubDirs / SubFiles: the rows whose parent is this
+    // directory's object id (a directory re-created at the same path has
+    // another object id, and its children are not these).
+    let prefix = fso_key(&dir.bucket, dir.object_id, "");
+    let child = |key: &str, object_id: u64, size: i64| DeletedRow {
+        path: format!("{}/{}", dir.path, &key[prefix.len()..]),
         object_id,
+        parent_id: dir.object_id,
         bucket: dir.bucket.clone(),
         bucket_id: dir.bucket_id,
         size,
     };
     let all_dirs: Vec<DeletedRow> = merged(&om, Table::Dir, &prefix)
         .into_iter()
-        .filter(|(path, _)| direct(path))
-        .map(|(path, value)| {
+        .map(|(key, value)| {
             let row: DirRow = serde_json::from_str(&value).expect("dir rows parse");
-            child(path, row.object_id, 0)
+            child(&key, row.object_id, 0)
         })
         .collect();
     let all_files: Vec<DeletedRow> = merged(&om, Table::File, &prefix)
         .into_iter()
-        .filter(|(path, _)| direct(path))
-        .map(|(path, value)| {
+        .map(|(key, value)| {
             let row: FileRow = serde_json::from_str(&value).expect("file rows parse");
-            child(path, row.object_id, row.size)
+            child(&key, row.object_id, row.size)
         })
         .collect();
     let dirs: Vec<DeletedRow> = all_dirs.iter().take(*remain).cloned().collect();
