@@ -207,7 +207,10 @@ impl<S: Store> Txn<'_, S> {
             )),
             Err(ReadError::RocksDb(message)) => Err((
                 Status::MetadataError,
-                format!("RocksDBException reading {} {name}: {message}", table.name()),
+                format!(
+                    "RocksDBException reading {} {name}: {message}",
+                    table.name()
+                ),
             )),
         }
     }
@@ -272,9 +275,13 @@ pub fn apply<S: Store>(store: &mut S, index: u64, request: &OmRequest) -> Respon
         Err((status, message)) => Response::error(cmd, status, message),
     };
     response.usage = usage;
-    if let OmRequest::PurgeDirectories { snapshot_key, .. } = request {
-        response.aos_purge = response.is_ok() && snapshot_key.is_none();
-    }
+    response.aos_purge = response.is_ok()
+        && match request {
+            OmRequest::PurgeDirectories { snapshot_key, .. } => snapshot_key.is_none(),
+            // The model's KeyDeletingService purges the active object store only.
+            OmRequest::PurgeKeys { .. } => true,
+            _ => false,
+        };
     response
 }
 
@@ -601,7 +608,10 @@ fn create_snapshot<S: Store>(
         deep_clean: false,
         deep_cleaned_dir: false,
         created_index: txn.index,
-        last_txn: 0,
+        // OMSnapshotCreateRequest sets lastTransactionInfo to the create entry:
+        // the deleting services wait until the checkpoint is flushed
+        // (areSnapshotChangesFlushedToDB).
+        last_txn: txn.index,
     };
     // An IOException from the chain (not an OMException): INTERNAL_ERROR.
     chain
@@ -625,6 +635,8 @@ fn delete_snapshot<S: Store>(txn: &mut Txn<'_, S>, bucket: &str, name: &str) -> 
         ));
     }
     row.status = SnapshotStatus::Deleted;
+    // OMSnapshotDeleteRequest sets lastTransactionInfo too.
+    row.last_txn = txn.index;
     txn.put(Table::SnapshotInfo, &key, &row);
     Ok(())
 }
@@ -646,12 +658,16 @@ fn snapshot_purge<S: Store>(txn: &mut Txn<'_, S>, keys: &[String]) -> Result<(),
             row.deep_clean = false;
             row.deep_cleaned_dir = false;
             row.path_prev = purged.path_prev.clone();
+            // OMSnapshotPurgeRequest: every snapshot it updates gets the purge's
+            // lastTransactionInfo.
+            row.last_txn = txn.index;
             txn.put(Table::SnapshotInfo, &next_key, &row);
         }
         if let Some(next) = &next_global {
             let next_key = chain_key(txn, next)?;
             let mut row = txn.snapshot(&next_key)?;
             row.global_prev = purged.global_prev.clone();
+            row.last_txn = txn.index;
             txn.put(Table::SnapshotInfo, &next_key, &row);
         }
         txn.store
@@ -1026,7 +1042,12 @@ pub mod tests {
             expected_prev: None,
             keys: vec![(key, row)],
         };
-        assert!(step(&mut store, 41, purge).is_ok());
+        let purged = step(&mut store, 41, purge);
+        assert!(purged.is_ok());
+        assert!(
+            purged.aos_purge,
+            "PurgeKeys sets lastAOSTransactionInfo too"
+        );
         assert_eq!(counters(&store), (-1024, -1, 1024, -1));
         // The client reads a total namespace of -2, so a quota of 1 admits 3 keys.
         assert!(step(
@@ -1110,7 +1131,9 @@ pub mod tests {
         assert!(step(&mut store, 11, put("/v/b/d/f", 100)).is_ok());
         assert!(step(&mut store, 12, delete("/v/b/d", true)).is_ok());
         // f stays in the file table under d's object id (10) for DDS.
-        assert!(store.rows.contains_key(&(Table::File, "/v/b/10/f".to_string())));
+        assert!(store
+            .rows
+            .contains_key(&(Table::File, "/v/b/10/f".to_string())));
         assert_eq!(
             step(&mut store, 13, put("/v/b/d/g", 1)).status,
             Status::DirectoryNotFound
@@ -1119,7 +1142,9 @@ pub mod tests {
         // The new d (object id 14) is empty: no DIRECTORY_NOT_EMPTY, and a new f
         // does not collide with the old one.
         assert!(step(&mut store, 15, put("/v/b/d/f", 7)).is_ok());
-        assert!(store.rows.contains_key(&(Table::File, "/v/b/14/f".to_string())));
+        assert!(store
+            .rows
+            .contains_key(&(Table::File, "/v/b/14/f".to_string())));
         assert!(step(&mut store, 16, delete("/v/b/d/f", false)).is_ok());
         assert!(step(&mut store, 17, delete("/v/b/d", false)).is_ok());
         // The two deleted d rows are different rows with different children.
@@ -1204,6 +1229,10 @@ pub mod tests {
             },
         );
         assert_eq!(snap.value.as_deref(), Some("snap-12"));
+        let row: SnapshotRow =
+            serde_json::from_str(&store.rows[&(Table::SnapshotInfo, "/v/b/s".to_string())])
+                .unwrap();
+        assert_eq!(row.last_txn, 12, "lastTransactionInfo is the create entry");
         assert_eq!(
             store.count(Table::DeletedDir),
             0,

@@ -208,7 +208,9 @@ pub struct Response {
     pub ops: Vec<BatchOp>,
     /// A value for the client (a snapshot id, a listing).
     pub value: Option<String>,
-    /// Set by an active-object-store PurgeDirectories (the DDS flush check).
+    /// Set by an active-object-store PurgeDirectories or PurgeKeys that
+    /// applied (`DeletingServiceMetrics.setLastAOSTransactionInfo`, which both
+    /// requests set; the flush check of both services reads it).
     pub aos_purge: bool,
     /// The counters of the bucket this request changed, after it (for the trail).
     pub usage: Option<String>,
