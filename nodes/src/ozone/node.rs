@@ -97,7 +97,7 @@ struct OmStore<'a> {
 }
 
 impl Store for OmStore<'_> {
-    fn read(&mut self, table: Table, key: &str) -> Result<Option<String>, ReadError> {
+    fn read(&mut self, table: Table, key: &str, name: &str) -> Result<Option<String>, ReadError> {
         if let Some(value) = self.cache.get(table, key) {
             return Ok(value.clone());
         }
@@ -106,11 +106,11 @@ impl Store for OmStore<'_> {
             Table::File => Some(OmPoint::KeyTableRead),
             _ => None,
         };
-        let targeted = self.fault_key.is_none_or(|k| k == key);
+        let targeted = self.fault_key.is_none_or(|k| k == name);
         if let (Some(point), true) = (point, targeted) {
             if let Some(fault) = self.ctx.faults().eval(point) {
                 let kind = error_kind(fault);
-                let message = format!("injected {kind} error reading {key} from the DB");
+                let message = format!("injected {kind} error reading {name} from the DB");
                 return Err(match kind.as_str() {
                     "codec" => ReadError::Codec(message),
                     _ => ReadError::RocksDb(message),

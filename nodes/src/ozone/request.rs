@@ -10,8 +10,8 @@
 
 use super::chain::SnapshotChain;
 use super::types::{
-    delete_key, parent_of, snap_key, split_path, BatchOp, BucketRow, Cmd, DeletedRow, DirRow,
-    FileRow, Response, SnapshotRow, SnapshotStatus, Status, Table, VolumeRow,
+    delete_key, fso_key, name_of, parent_of, snap_key, split_path, BatchOp, BucketRow, Cmd,
+    DeletedRow, DirRow, FileRow, Response, SnapshotRow, SnapshotStatus, Status, Table, VolumeRow,
 };
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -28,7 +28,9 @@ pub enum ReadError {
 /// What a request sees of the OM.
 pub trait Store {
     /// A read through the table cache; a miss reads the DB and may fail.
-    fn read(&mut self, table: Table, key: &str) -> Result<Option<String>, ReadError>;
+    /// `name` is what the fail points' key filter (`fault_key`) matches: the
+    /// key, or for a directory or file row the path the client named.
+    fn read(&mut self, table: Table, key: &str, name: &str) -> Result<Option<String>, ReadError>;
     /// Rows whose key starts with `prefix`: cache over DB for cached tables.
     fn scan(&self, table: Table, prefix: &str) -> Vec<(String, String)>;
     /// Update the table cache of a cached table (`None`: a tombstone).
@@ -186,16 +188,29 @@ struct Txn<'a, S: Store> {
 
 impl<S: Store> Txn<'_, S> {
     fn get<T: DeserializeOwned>(&mut self, table: Table, key: &str) -> Result<Option<T>, Fail> {
-        match self.store.read(table, key) {
+        self.get_named(table, key, key)
+    }
+
+    /// A read of a directory or file row by its key, named by the client's path.
+    fn get_named<T: DeserializeOwned>(
+        &mut self,
+        table: Table,
+        key: &str,
+        name: &str,
+    ) -> Result<Option<T>, Fail> {
+        match self.store.read(table, key, name) {
             Ok(Some(text)) => Ok(Some(serde_json::from_str(&text).expect("rows parse"))),
             Ok(None) => Ok(None),
             Err(ReadError::Codec(message)) => Err((
                 Status::InternalError,
-                format!("CodecException reading {} {key}: {message}", table.name()),
+                format!("CodecException reading {} {name}: {message}", table.name()),
             )),
             Err(ReadError::RocksDb(message)) => Err((
                 Status::MetadataError,
-                format!("RocksDBException reading {} {key}: {message}", table.name()),
+                format!(
+                    "RocksDBException reading {} {name}: {message}",
+                    table.name()
+                ),
             )),
         }
     }
@@ -260,9 +275,13 @@ pub fn apply<S: Store>(store: &mut S, index: u64, request: &OmRequest) -> Respon
         Err((status, message)) => Response::error(cmd, status, message),
     };
     response.usage = usage;
-    if let OmRequest::PurgeDirectories { snapshot_key, .. } = request {
-        response.aos_purge = response.is_ok() && snapshot_key.is_none();
-    }
+    response.aos_purge = response.is_ok()
+        && match request {
+            OmRequest::PurgeDirectories { snapshot_key, .. } => snapshot_key.is_none(),
+            // The model's KeyDeletingService purges the active object store only.
+            OmRequest::PurgeKeys { .. } => true,
+            _ => false,
+        };
     response
 }
 
@@ -360,16 +379,59 @@ fn bucket_key(path: &str) -> String {
     format!("/{volume}/{bucket}")
 }
 
-/// The parent of `path` must be the bucket or an existing directory.
-fn check_parent<S: Store>(txn: &mut Txn<'_, S>, path: &str, bucket: &str) -> Result<(), Fail> {
-    let parent = parent_of(path);
-    if parent == bucket || txn.get::<DirRow>(Table::Dir, parent)?.is_some() {
-        return Ok(());
+/// Where a path lives in the directory and file tables.
+struct Located {
+    /// Object id of the parent directory, or of the bucket.
+    parent_id: u64,
+    /// `fso_key(bucket, parent_id, name)`.
+    key: String,
+}
+
+/// Resolve `path` from the bucket down, one directory row at a time, by the
+/// parent's object id (OMFileRequest's path walk): `None` when a parent
+/// directory does not exist.
+fn locate<S: Store>(
+    txn: &mut Txn<'_, S>,
+    path: &str,
+    bucket: &str,
+    bucket_row: &BucketRow,
+) -> Result<Option<Located>, Fail> {
+    let rest = path
+        .strip_prefix(bucket)
+        .and_then(|r| r.strip_prefix('/'))
+        .expect("validated path inside its bucket");
+    let mut parent_id = bucket_row.object_id;
+    let mut walked = bucket.to_string();
+    let mut components: Vec<&str> = rest.split('/').collect();
+    let name = components.pop().expect("split yields at least one part");
+    for component in components {
+        walked.push('/');
+        walked.push_str(component);
+        let key = fso_key(bucket, parent_id, component);
+        match txn.get_named::<DirRow>(Table::Dir, &key, &walked)? {
+            Some(dir) => parent_id = dir.object_id,
+            None => return Ok(None),
+        }
     }
-    Err((
-        Status::DirectoryNotFound,
-        format!("Parent directory not found: {parent}"),
-    ))
+    Ok(Some(Located {
+        parent_id,
+        key: fso_key(bucket, parent_id, name),
+    }))
+}
+
+/// The parent of `path` must be the bucket or an existing directory.
+fn locate_parent<S: Store>(
+    txn: &mut Txn<'_, S>,
+    path: &str,
+    bucket: &str,
+    bucket_row: &BucketRow,
+) -> Result<Located, Fail> {
+    locate(txn, path, bucket, bucket_row)?.ok_or_else(|| {
+        (
+            Status::DirectoryNotFound,
+            format!("Parent directory not found: {}", parent_of(path)),
+        )
+    })
 }
 
 /// `checkBucketQuotaInNamespace`: the total namespace (used + snapshot used) is
@@ -391,14 +453,20 @@ fn check_quota_namespace(row: &BucketRow, bucket: &str, allocated: i64) -> Resul
 fn mkdir<S: Store>(txn: &mut Txn<'_, S>, path: &str) -> Result<(), Fail> {
     let bucket = bucket_key(path);
     let mut row = txn.bucket(&bucket)?;
-    check_parent(txn, path, &bucket)?;
-    if txn.get::<DirRow>(Table::Dir, path)?.is_some() {
+    let at = locate_parent(txn, path, &bucket, &row)?;
+    if txn
+        .get_named::<DirRow>(Table::Dir, &at.key, path)?
+        .is_some()
+    {
         return Err((
             Status::DirectoryAlreadyExists,
             format!("Directory exists: {path}"),
         ));
     }
-    if txn.get::<FileRow>(Table::File, path)?.is_some() {
+    if txn
+        .get_named::<FileRow>(Table::File, &at.key, path)?
+        .is_some()
+    {
         return Err((
             Status::FileAlreadyExists,
             format!("A file exists at {path}"),
@@ -407,7 +475,7 @@ fn mkdir<S: Store>(txn: &mut Txn<'_, S>, path: &str) -> Result<(), Fail> {
     check_quota_namespace(&row, &bucket, 1)?;
     txn.put(
         Table::Dir,
-        path,
+        &at.key,
         &DirRow {
             object_id: txn.index,
         },
@@ -420,21 +488,27 @@ fn mkdir<S: Store>(txn: &mut Txn<'_, S>, path: &str) -> Result<(), Fail> {
 fn put_file<S: Store>(txn: &mut Txn<'_, S>, path: &str, size: i64) -> Result<(), Fail> {
     let bucket = bucket_key(path);
     let mut row = txn.bucket(&bucket)?;
-    check_parent(txn, path, &bucket)?;
-    if txn.get::<DirRow>(Table::Dir, path)?.is_some() {
+    let at = locate_parent(txn, path, &bucket, &row)?;
+    if txn
+        .get_named::<DirRow>(Table::Dir, &at.key, path)?
+        .is_some()
+    {
         return Err((
             Status::DirectoryAlreadyExists,
             format!("A directory exists at {path}"),
         ));
     }
     // The key table is not fully cached: this read can reach the DB.
-    if txn.get::<FileRow>(Table::File, path)?.is_some() {
+    if txn
+        .get_named::<FileRow>(Table::File, &at.key, path)?
+        .is_some()
+    {
         return Err((Status::FileAlreadyExists, format!("File exists: {path}")));
     }
     check_quota_namespace(&row, &bucket, 1)?;
     txn.put(
         Table::File,
-        path,
+        &at.key,
         &FileRow {
             object_id: txn.index,
             size,
@@ -447,13 +521,18 @@ fn put_file<S: Store>(txn: &mut Txn<'_, S>, path: &str, size: i64) -> Result<(),
 }
 
 /// Delete a file, or a directory (recursive: its children stay in the tables for
-/// DirectoryDeletingService). What is deleted moves from used to snapshot-used
-/// (OMKeyDeleteRequestWithFSO); an empty file is released at once.
+/// DirectoryDeletingService, under the directory's object id). What is deleted
+/// moves from used to snapshot-used (OMKeyDeleteRequestWithFSO); an empty file
+/// is released at once.
 fn delete<S: Store>(txn: &mut Txn<'_, S>, path: &str, recursive: bool) -> Result<(), Fail> {
     let bucket = bucket_key(path);
     let mut row = txn.bucket(&bucket)?;
-    if let Some(file) = txn.get::<FileRow>(Table::File, path)? {
-        txn.delete(Table::File, path);
+    let not_found = || (Status::KeyNotFound, format!("Key not found: {path}"));
+    let Some(at) = locate(txn, path, &bucket, &row)? else {
+        return Err(not_found());
+    };
+    if let Some(file) = txn.get_named::<FileRow>(Table::File, &at.key, path)? {
+        txn.delete(Table::File, &at.key);
         row.used_bytes -= file.size;
         row.used_namespace -= 1;
         if file.size > 0 {
@@ -462,6 +541,7 @@ fn delete<S: Store>(txn: &mut Txn<'_, S>, path: &str, recursive: bool) -> Result
             let deleted = DeletedRow {
                 path: path.to_string(),
                 object_id: file.object_id,
+                parent_id: at.parent_id,
                 bucket: bucket.clone(),
                 bucket_id: row.object_id,
                 size: file.size,
@@ -471,10 +551,11 @@ fn delete<S: Store>(txn: &mut Txn<'_, S>, path: &str, recursive: bool) -> Result
         txn.put_bucket(&bucket, &row);
         return Ok(());
     }
-    let Some(dir) = txn.get::<DirRow>(Table::Dir, path)? else {
-        return Err((Status::KeyNotFound, format!("Key not found: {path}")));
+    let Some(dir) = txn.get_named::<DirRow>(Table::Dir, &at.key, path)? else {
+        return Err(not_found());
     };
-    let prefix = format!("{path}/");
+    // OMFileRequest.hasChildren: rows whose parent is this directory's object id.
+    let prefix = fso_key(&bucket, dir.object_id, "");
     let has_children = !txn.store.scan(Table::Dir, &prefix).is_empty()
         || !txn.store.scan(Table::File, &prefix).is_empty();
     if has_children && !recursive {
@@ -483,10 +564,11 @@ fn delete<S: Store>(txn: &mut Txn<'_, S>, path: &str, recursive: bool) -> Result
             format!("Directory is not empty: {path}"),
         ));
     }
-    txn.delete(Table::Dir, path);
+    txn.delete(Table::Dir, &at.key);
     let deleted = DeletedRow {
         path: path.to_string(),
         object_id: dir.object_id,
+        parent_id: at.parent_id,
         bucket: bucket.clone(),
         bucket_id: row.object_id,
         size: 0,
@@ -526,7 +608,10 @@ fn create_snapshot<S: Store>(
         deep_clean: false,
         deep_cleaned_dir: false,
         created_index: txn.index,
-        last_txn: 0,
+        // OMSnapshotCreateRequest sets lastTransactionInfo to the create entry:
+        // the deleting services wait until the checkpoint is flushed
+        // (areSnapshotChangesFlushedToDB).
+        last_txn: txn.index,
     };
     // An IOException from the chain (not an OMException): INTERNAL_ERROR.
     chain
@@ -550,6 +635,8 @@ fn delete_snapshot<S: Store>(txn: &mut Txn<'_, S>, bucket: &str, name: &str) -> 
         ));
     }
     row.status = SnapshotStatus::Deleted;
+    // OMSnapshotDeleteRequest sets lastTransactionInfo too.
+    row.last_txn = txn.index;
     txn.put(Table::SnapshotInfo, &key, &row);
     Ok(())
 }
@@ -571,12 +658,16 @@ fn snapshot_purge<S: Store>(txn: &mut Txn<'_, S>, keys: &[String]) -> Result<(),
             row.deep_clean = false;
             row.deep_cleaned_dir = false;
             row.path_prev = purged.path_prev.clone();
+            // OMSnapshotPurgeRequest: every snapshot it updates gets the purge's
+            // lastTransactionInfo.
+            row.last_txn = txn.index;
             txn.put(Table::SnapshotInfo, &next_key, &row);
         }
         if let Some(next) = &next_global {
             let next_key = chain_key(txn, next)?;
             let mut row = txn.snapshot(&next_key)?;
             row.global_prev = purged.global_prev.clone();
+            row.last_txn = txn.index;
             txn.put(Table::SnapshotInfo, &next_key, &row);
         }
         txn.store
@@ -646,14 +737,15 @@ fn purge_directories<S: Store>(
             .as_ref()
             .is_some_and(|b| b.object_id == path.bucket_id);
         for dir in &path.sub_dirs {
+            let key = fso_key(&path.bucket, dir.parent_id, name_of(&dir.path));
             if let (true, Some(row)) = (matches, bucket.as_mut()) {
                 row.used_namespace -= 1;
                 row.snapshot_used_namespace += 1;
-                txn.store.cache(Table::Dir, &dir.path, None);
+                txn.store.cache(Table::Dir, &key, None);
             }
             txn.ops.push(BatchOp::Delete {
                 table: Table::Dir,
-                key: dir.path.clone(),
+                key,
             });
             txn.put(
                 dir_table,
@@ -662,16 +754,17 @@ fn purge_directories<S: Store>(
             );
         }
         for file in &path.sub_files {
+            let key = fso_key(&path.bucket, file.parent_id, name_of(&file.path));
             if let (true, Some(row)) = (matches, bucket.as_mut()) {
                 row.used_bytes -= file.size;
                 row.snapshot_used_bytes += file.size;
                 row.used_namespace -= 1;
                 row.snapshot_used_namespace += 1;
-                txn.store.cache(Table::File, &file.path, None);
+                txn.store.cache(Table::File, &key, None);
             }
             txn.ops.push(BatchOp::Delete {
                 table: Table::File,
-                key: file.path.clone(),
+                key,
             });
             txn.put(
                 file_table,
@@ -773,8 +866,13 @@ pub mod tests {
     }
 
     impl Store for MemStore {
-        fn read(&mut self, table: Table, key: &str) -> Result<Option<String>, ReadError> {
-            if let Some(error) = self.failing.get(key) {
+        fn read(
+            &mut self,
+            table: Table,
+            key: &str,
+            name: &str,
+        ) -> Result<Option<String>, ReadError> {
+            if let Some(error) = self.failing.get(name) {
                 return Err(error.clone());
             }
             Ok(self.rows.get(&(table, key.to_string())).cloned())
@@ -887,6 +985,7 @@ pub mod tests {
         let file = DeletedRow {
             path: "/v/b/d2/f".into(),
             object_id: 12,
+            parent_id: 11,
             bucket: "/v/b".into(),
             bucket_id,
             size: 1024,
@@ -943,7 +1042,12 @@ pub mod tests {
             expected_prev: None,
             keys: vec![(key, row)],
         };
-        assert!(step(&mut store, 41, purge).is_ok());
+        let purged = step(&mut store, 41, purge);
+        assert!(purged.is_ok());
+        assert!(
+            purged.aos_purge,
+            "PurgeKeys sets lastAOSTransactionInfo too"
+        );
         assert_eq!(counters(&store), (-1024, -1, 1024, -1));
         // The client reads a total namespace of -2, so a quota of 1 admits 3 keys.
         assert!(step(
@@ -1009,6 +1113,44 @@ pub mod tests {
         );
         assert!(first.is_ok());
         assert_eq!(second.status, Status::QuotaExceeded);
+    }
+
+    #[test]
+    fn a_directory_recreated_at_a_deleted_path_does_not_see_the_old_children() {
+        let mut store = setup();
+        let mkdir = |path: &str| OmRequest::Mkdir { path: path.into() };
+        let put = |path: &str, size: i64| OmRequest::PutFile {
+            path: path.into(),
+            size,
+        };
+        let delete = |path: &str, recursive: bool| OmRequest::Delete {
+            path: path.into(),
+            recursive,
+        };
+        assert!(step(&mut store, 10, mkdir("/v/b/d")).is_ok());
+        assert!(step(&mut store, 11, put("/v/b/d/f", 100)).is_ok());
+        assert!(step(&mut store, 12, delete("/v/b/d", true)).is_ok());
+        // f stays in the file table under d's object id (10) for DDS.
+        assert!(store
+            .rows
+            .contains_key(&(Table::File, "/v/b/10/f".to_string())));
+        assert_eq!(
+            step(&mut store, 13, put("/v/b/d/g", 1)).status,
+            Status::DirectoryNotFound
+        );
+        assert!(step(&mut store, 14, mkdir("/v/b/d")).is_ok());
+        // The new d (object id 14) is empty: no DIRECTORY_NOT_EMPTY, and a new f
+        // does not collide with the old one.
+        assert!(step(&mut store, 15, put("/v/b/d/f", 7)).is_ok());
+        assert!(store
+            .rows
+            .contains_key(&(Table::File, "/v/b/14/f".to_string())));
+        assert!(step(&mut store, 16, delete("/v/b/d/f", false)).is_ok());
+        assert!(step(&mut store, 17, delete("/v/b/d", false)).is_ok());
+        // The two deleted d rows are different rows with different children.
+        assert_eq!(store.count(Table::DeletedDir), 2);
+        assert_eq!(store.count(Table::File), 1, "only the old f is left");
+        assert_eq!(counters(&store), (100, 1, 7, 3));
     }
 
     #[test]
@@ -1087,6 +1229,10 @@ pub mod tests {
             },
         );
         assert_eq!(snap.value.as_deref(), Some("snap-12"));
+        let row: SnapshotRow =
+            serde_json::from_str(&store.rows[&(Table::SnapshotInfo, "/v/b/s".to_string())])
+                .unwrap();
+        assert_eq!(row.last_txn, 12, "lastTransactionInfo is the create entry");
         assert_eq!(
             store.count(Table::DeletedDir),
             0,

@@ -13,9 +13,12 @@
 //! it to its workers; a submit is skipped (the worker stops, as after a failed
 //! submit) when the current term differs. Apply is blind in both modes.
 
+use super::chain::SnapshotChain;
 use super::node::{check_leader, merged, publish, submit_internal, Shared};
 use super::request::{describe_paths, OmRequest, PurgePath};
-use super::types::{delete_key, snap_key, DeletedRow, DirRow, FileRow, SnapshotRow, Table};
+use super::types::{
+    delete_key, fso_key, snap_key, DeletedRow, DirRow, FileRow, SnapshotRow, Table,
+};
 use super::OmPoint;
 use crate::api::{EventKind, OpResult};
 use std::cell::RefCell;
@@ -253,12 +256,23 @@ fn skip_reason(node: &Shared, task: &StoreTask) -> Option<String> {
         // OmSnapshotManager.areSnapshotChangesFlushedToDB
         Some(row) if row.last_txn > flushed => Some("its changes are not flushed yet".into()),
         Some(_) => None,
-        // isPreviousPurgeTransactionFlushed (HDDS-13760)
-        None if om.services.last_aos_purge_index > flushed => {
-            Some("the previous purge is not flushed yet".into())
+        None => {
+            drop(om);
+            aos_purge_unflushed(node)
         }
-        None => None,
     }
+}
+
+/// `isPreviousPurgeTransactionFlushed` (HDDS-13760), shared by both services: the
+/// last active-object-store purge applied here (PurgeDirectories or PurgeKeys)
+/// is above TRANSACTION_INFO.
+fn aos_purge_unflushed(node: &Shared) -> Option<String> {
+    let om = node.om.borrow();
+    let flushed = u64::try_from(om.db.transaction_info().index).unwrap_or(0);
+    let last = om.services.last_aos_purge_index;
+    (last > flushed).then(|| {
+        format!("the previous purge (index {last}) is not flushed yet (TRANSACTION_INFO index {flushed})")
+    })
 }
 
 /// The store's deleted directories (from the DB: the deleted tables have no
@@ -298,16 +312,30 @@ async fn worker(
         let Some((key, row)) = next else {
             break;
         };
+        // ReclaimableDirFilter.apply: an IOException here leaves
+        // processDeletedDirectories before it submits anything.
+        if let Err(why) = previous_snapshots_flushed(&node, &row.bucket, task.snapshot.as_ref(), 1)
+        {
+            let text = format!("worker {n} failed ({why}); will retry at next run");
+            let who = format!("{} ({})", run.label, task.store);
+            node.ctx
+                .record(EventKind::Service, format!("{who}: {text}"));
+            return (false, text);
+        }
         paths.extend(prepare(&node, &row, key, &mut remain, &mut sub_dirs));
         // Let the other workers of the task take from the supplier too.
         tokio::task::yield_now().await;
     }
     // optimizeDirDeletesAndSubmitRequest: the sub-directories just found are
-    // deleted directories too; handle them in the same request.
+    // deleted directories too; handle them in the same request. Here the
+    // filter's IOException only ends the loop: what was found is submitted.
     let mut at = 0;
     while at < sub_dirs.len() && remain > 0 {
         let row = sub_dirs[at].clone();
         at += 1;
+        if previous_snapshots_flushed(&node, &row.bucket, task.snapshot.as_ref(), 1).is_err() {
+            break;
+        }
         let key = delete_key(&row.path, row.object_id);
         paths.extend(prepare(&node, &row, key, &mut remain, &mut sub_dirs));
     }
@@ -331,6 +359,65 @@ async fn worker(
     )
 }
 
+/// `ReclaimableFilter.getLastNSnapshotInChain`: before it decides on a row of
+/// `bucket`, a deleting service's filter takes the `count` snapshots before the
+/// store in the bucket's chain (for the active object store: the latest ones)
+/// and throws an IOException ("Changes made to the snapshot ... have not been
+/// flushed to the disk") when one of them has a lastTransactionInfo above
+/// TRANSACTION_INFO (`areSnapshotChangesFlushedToDB`). This is what keeps a
+/// service from reading the active deleted tables from the DB while a
+/// CreateSnapshot is applied but its checkpoint, which takes those rows over,
+/// is not flushed: the chain (in memory) already names the new snapshot, so the
+/// request's expected previous snapshot would pass at apply, and its purge
+/// would release usage that the snapshot now holds.
+fn previous_snapshots_flushed(
+    node: &Shared,
+    bucket: &str,
+    store: Option<&SnapshotRow>,
+    count: usize,
+) -> Result<(), String> {
+    let om = node.om.borrow();
+    let flushed = om.db.transaction_info().index;
+    // SnapshotUtils.getSnapshotInfo: through the table cache.
+    let rows = merged(&om, Table::SnapshotInfo, &format!("{bucket}/"));
+    let row_of = |key: &str| {
+        rows.get(key)
+            .map(|v| serde_json::from_str::<SnapshotRow>(v).expect("snapshot rows parse"))
+    };
+    unflushed_previous(&om.chain, row_of, flushed, bucket, store, count)
+}
+
+/// The pure part of [`previous_snapshots_flushed`]: `Err` names the first of the
+/// `count` snapshots before `store` (the active object store: `None`) in
+/// `bucket`'s chain whose last transaction is above `flushed`.
+fn unflushed_previous(
+    chain: &SnapshotChain,
+    row_of: impl Fn(&str) -> Option<SnapshotRow>,
+    flushed: i64,
+    bucket: &str,
+    store: Option<&SnapshotRow>,
+    count: usize,
+) -> Result<(), String> {
+    let mut next = match store {
+        None => chain.latest_in_path(bucket).cloned(),
+        Some(row) => chain.previous_in_path(&row.id).cloned(),
+    };
+    for _ in 0..count {
+        let Some(id) = next else {
+            return Ok(());
+        };
+        let key = chain.table_key(&id).cloned().unwrap_or_default();
+        if let Some(row) = row_of(&key).filter(|r| r.last_txn as i64 > flushed) {
+            return Err(format!(
+                "IOException: changes made to the snapshot {key} (last transaction {}) have not been flushed to the disk (TRANSACTION_INFO index {flushed})",
+                row.last_txn
+            ));
+        }
+        next = chain.previous_in_path(&id).cloned();
+    }
+    Ok(())
+}
+
 /// `prepareDeleteDirRequest`: the directory's direct children within the limit;
 /// the directory itself is purged when all of them are in this request. Every
 /// directory is reclaimable here (no earlier snapshot references it).
@@ -342,29 +429,30 @@ fn prepare(
     sub_dirs: &mut Vec<DeletedRow>,
 ) -> Option<PurgePath> {
     let om = node.om.borrow();
-    let prefix = format!("{}/", dir.path);
-    let direct = |path: &String| !path[prefix.len()..].contains('/');
-    let child = |path: String, object_id: u64, size: i64| DeletedRow {
-        path,
+    // getPendingDeletionSubDirs / SubFiles: the rows whose parent is this
+    // directory's object id (a directory re-created at the same path has
+    // another object id, and its children are not these).
+    let prefix = fso_key(&dir.bucket, dir.object_id, "");
+    let child = |key: &str, object_id: u64, size: i64| DeletedRow {
+        path: format!("{}/{}", dir.path, &key[prefix.len()..]),
         object_id,
+        parent_id: dir.object_id,
         bucket: dir.bucket.clone(),
         bucket_id: dir.bucket_id,
         size,
     };
     let all_dirs: Vec<DeletedRow> = merged(&om, Table::Dir, &prefix)
         .into_iter()
-        .filter(|(path, _)| direct(path))
-        .map(|(path, value)| {
+        .map(|(key, value)| {
             let row: DirRow = serde_json::from_str(&value).expect("dir rows parse");
-            child(path, row.object_id, 0)
+            child(&key, row.object_id, 0)
         })
         .collect();
     let all_files: Vec<DeletedRow> = merged(&om, Table::File, &prefix)
         .into_iter()
-        .filter(|(path, _)| direct(path))
-        .map(|(path, value)| {
+        .map(|(key, value)| {
             let row: FileRow = serde_json::from_str(&value).expect("file rows parse");
-            child(path, row.object_id, row.size)
+            child(&key, row.object_id, row.size)
         })
         .collect();
     let dirs: Vec<DeletedRow> = all_dirs.iter().take(*remain).cloned().collect();
@@ -467,6 +555,14 @@ async fn kds_run(node: &Shared, by_step: bool) -> String {
     if let Err(why) = check_leader(node) {
         return skipped(node, &label, &why, by_step);
     }
+    // isPreviousPurgeTransactionFlushed (HDDS-13760), as for DDS: the deleted
+    // table is read from the DB, which must hold the last purge applied here.
+    if let Some(skip) = aos_purge_unflushed(node) {
+        let summary = format!("skipped ({skip})");
+        node.ctx
+            .record(EventKind::Service, format!("{label}: {summary}"));
+        return summary;
+    }
     let (keys, expected_prev) = {
         let om = node.om.borrow();
         let keys: Vec<(String, DeletedRow)> = om
@@ -478,6 +574,16 @@ async fn kds_run(node: &Shared, by_step: bool) -> String {
             .collect();
         (keys, om.chain.latest_global().cloned())
     };
+    // ReclaimableKeyFilter (two previous snapshots) on every key: its
+    // IOException ends the run before anything is submitted.
+    for (_, row) in &keys {
+        if let Err(why) = previous_snapshots_flushed(node, &row.bucket, None, 2) {
+            let summary = format!("failed ({why}); will retry at next run");
+            node.ctx
+                .record(EventKind::Service, format!("{label}: {summary}"));
+            return summary;
+        }
+    }
     let summary = if keys.is_empty() {
         "nothing to purge".to_string()
     } else {
@@ -497,7 +603,59 @@ async fn kds_run(node: &Shared, by_step: bool) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::stale_run;
+    use super::{stale_run, unflushed_previous};
+    use crate::ozone::chain::SnapshotChain;
+    use crate::ozone::types::{SnapshotRow, SnapshotStatus};
+    use std::collections::BTreeMap;
+
+    fn snapshot(name: &str, index: u64, chain: &SnapshotChain) -> SnapshotRow {
+        SnapshotRow {
+            id: format!("snap-{index}"),
+            name: name.into(),
+            bucket: "/v/b".into(),
+            status: SnapshotStatus::Active,
+            global_prev: chain.latest_global().cloned(),
+            path_prev: chain.latest_in_path("/v/b").cloned(),
+            deep_clean: false,
+            deep_cleaned_dir: false,
+            created_index: index,
+            last_txn: index,
+        }
+    }
+
+    #[test]
+    fn the_filters_wait_for_the_previous_snapshots_to_be_flushed() {
+        let mut chain = SnapshotChain::default();
+        let mut rows = BTreeMap::new();
+        for (name, index) in [("s1", 10), ("s2", 20)] {
+            let row = snapshot(name, index, &chain);
+            let key = format!("/v/b/{name}");
+            chain.add(&key, &row).unwrap();
+            rows.insert(key, row);
+        }
+        let row_of = |key: &str| rows.get(key).cloned();
+        // The active object store looks at the latest snapshot (created at 20).
+        assert!(unflushed_previous(&chain, row_of, 19, "/v/b", None, 1)
+            .unwrap_err()
+            .contains("/v/b/s2"));
+        assert_eq!(
+            unflushed_previous(&chain, row_of, 20, "/v/b", None, 1),
+            Ok(())
+        );
+        // A snapshot's task looks at the snapshots before it.
+        let s2 = &rows["/v/b/s2"];
+        assert_eq!(
+            unflushed_previous(&chain, row_of, 10, "/v/b", Some(s2), 2),
+            Ok(())
+        );
+        assert!(unflushed_previous(&chain, row_of, 9, "/v/b", Some(s2), 1).is_err());
+        // KeyDeletingService takes two snapshots; another bucket has none.
+        assert!(unflushed_previous(&chain, row_of, 15, "/v/b", None, 2).is_err());
+        assert_eq!(
+            unflushed_previous(&chain, row_of, 0, "/v/c", None, 2),
+            Ok(())
+        );
+    }
 
     #[test]
     fn only_the_fix_stops_a_submit_after_a_term_change() {

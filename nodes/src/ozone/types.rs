@@ -208,7 +208,9 @@ pub struct Response {
     pub ops: Vec<BatchOp>,
     /// A value for the client (a snapshot id, a listing).
     pub value: Option<String>,
-    /// Set by an active-object-store PurgeDirectories (the DDS flush check).
+    /// Set by an active-object-store PurgeDirectories or PurgeKeys that
+    /// applied (`DeletingServiceMetrics.setLastAOSTransactionInfo`, which both
+    /// requests set; the flush check of both services reads it).
     pub aos_purge: bool,
     /// The counters of the bucket this request changed, after it (for the trail).
     pub usage: Option<String>,
@@ -318,8 +320,12 @@ pub struct FileRow {
 /// A row of a deleted table (directory or file): enough to purge it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DeletedRow {
+    /// The path the client named (for the trail and the deleted-table key).
     pub path: String,
     pub object_id: u64,
+    /// Object id of the directory (or bucket) it was created in: with the
+    /// name, its key in the directory or file table (`fso_key`).
+    pub parent_id: u64,
     pub bucket: String,
     pub bucket_id: u64,
     /// Files only.
@@ -369,6 +375,22 @@ impl SnapshotRow {
 /// `getOzoneDeletePathKey`, so a re-created path is a different row.
 pub fn delete_key(path: &str, object_id: u64) -> String {
     format!("{path}#{object_id}")
+}
+
+/// Key of a directory or file table row: the bucket, the object id of the
+/// parent directory (or of the bucket) and the name, as
+/// `OMMetadataManager.getOzonePathKey` (`/volumeId/bucketId/parentId/name`; the
+/// model keeps the volume and bucket names). A deleted directory's children
+/// keep their parent's object id, so a directory re-created at the same path
+/// (a new object id) does not see them, and a re-created child does not
+/// collide with them.
+pub fn fso_key(bucket: &str, parent_id: u64, name: &str) -> String {
+    format!("{bucket}/{parent_id}/{name}")
+}
+
+/// The last component of a path: `f` of `/v/b/d/f`.
+pub fn name_of(path: &str) -> &str {
+    path.rsplit_once('/').map_or(path, |(_, name)| name)
 }
 
 /// Key of a snapshot-owned row.
@@ -436,5 +458,7 @@ mod tests {
         assert_eq!(split_path("v/b"), None);
         assert_eq!(split_path("/v"), None);
         assert_eq!(parent_of("/v/b/d2/f"), "/v/b/d2");
+        assert_eq!(name_of("/v/b/d2/f"), "f");
+        assert_eq!(fso_key("/v/b", 7, "f"), "/v/b/7/f");
     }
 }
