@@ -9,7 +9,9 @@ use crate::api::{
     InvariantInfo, InvariantKind, Model, ModelInfo, NodeCtx, Observation, OpInfo, OpResult,
     ParsedOp, RoleInfo,
 };
-use crate::raft::{role_name, Config, Entry, EntryBody, ProposeError, Raft, RaftEvent, Role};
+use crate::raft::{
+    role_name, Config, Entry, EntryBody, ProposeError, Raft, RaftEvent, Role, Tuning,
+};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -213,19 +215,12 @@ impl Model for RaftKv {
 /// Config for the Raft core from the model's params and bugs.
 pub fn raft_config(ctx: &NodeCtx) -> Config {
     let params: Params = parse_json(ctx.params()).unwrap_or_default();
-    let mut config = Config::default();
-    if let Some(on) = params.metadata_entries {
-        config.metadata_entries = on;
-    }
-    if let Some(ms) = params.heartbeat_ms {
-        config.heartbeat_ms = ms;
-    }
-    if let Some(ms) = params.election_timeout_ms_min {
-        config.election_timeout_ms_min = ms;
-    }
-    if let Some(ms) = params.election_timeout_ms_max {
-        config.election_timeout_ms_max = ms;
-    }
+    let mut config = Config::tuned(Tuning {
+        metadata_entries: params.metadata_entries,
+        heartbeat_ms: params.heartbeat_ms,
+        election_timeout_ms_min: params.election_timeout_ms_min,
+        election_timeout_ms_max: params.election_timeout_ms_max,
+    });
     config.bug_commit_without_quorum = ctx.bugs().buggy(&BUG_COMMIT_WITHOUT_QUORUM);
     config
 }

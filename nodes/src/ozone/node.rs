@@ -28,7 +28,7 @@ use super::{
     LEADER_READY_BOUND_MS_DEFAULT,
 };
 use crate::api::{Command, EventKind, Fault, NodeCtx, Observation, OpResult, RecordLog};
-use crate::raft::{role_name, Config, EntryBody, ProposeError, Raft, RaftEvent, Role};
+use crate::raft::{role_name, Config, EntryBody, ProposeError, Raft, RaftEvent, Role, Tuning};
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -331,19 +331,12 @@ fn load_chain(ctx: &NodeCtx, db: &Db<RecordLog>) -> SnapshotChain {
 }
 
 fn raft_config(ctx: &NodeCtx, params: &Params) -> Config {
-    let mut config = Config::default();
-    if let Some(on) = params.metadata_entries {
-        config.metadata_entries = on;
-    }
-    if let Some(ms) = params.heartbeat_ms {
-        config.heartbeat_ms = ms;
-    }
-    if let Some(ms) = params.election_timeout_ms_min {
-        config.election_timeout_ms_min = ms;
-    }
-    if let Some(ms) = params.election_timeout_ms_max {
-        config.election_timeout_ms_max = ms;
-    }
+    let mut config = Config::tuned(Tuning {
+        metadata_entries: params.metadata_entries,
+        heartbeat_ms: params.heartbeat_ms,
+        election_timeout_ms_min: params.election_timeout_ms_min,
+        election_timeout_ms_max: params.election_timeout_ms_max,
+    });
     if params.preferred_leader.as_deref() == Some(ctx.name()) {
         // Always below everyone else's minimum: this node campaigns first.
         let min = config.election_timeout_ms_min.max(2);

@@ -131,6 +131,34 @@ pub struct Config {
     pub bug_commit_without_quorum: bool,
 }
 
+/// The Raft settings a model lets a scenario tune through its `params` (each
+/// `None` keeps the default), so every model on the log reads them the same way.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Tuning {
+    pub metadata_entries: Option<bool>,
+    pub heartbeat_ms: Option<u64>,
+    pub election_timeout_ms_min: Option<u64>,
+    pub election_timeout_ms_max: Option<u64>,
+}
+
+impl Config {
+    /// The defaults with a scenario's tuning laid over them.
+    pub fn tuned(tuning: Tuning) -> Config {
+        let defaults = Config::default();
+        Config {
+            metadata_entries: tuning.metadata_entries.unwrap_or(defaults.metadata_entries),
+            heartbeat_ms: tuning.heartbeat_ms.unwrap_or(defaults.heartbeat_ms),
+            election_timeout_ms_min: tuning
+                .election_timeout_ms_min
+                .unwrap_or(defaults.election_timeout_ms_min),
+            election_timeout_ms_max: tuning
+                .election_timeout_ms_max
+                .unwrap_or(defaults.election_timeout_ms_max),
+            ..defaults
+        }
+    }
+}
+
 impl Default for Config {
     fn default() -> Self {
         Config {
