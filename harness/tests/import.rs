@@ -244,7 +244,7 @@ fn an_unmappable_value_names_the_state() {
     let (code, _, stderr) = import(&trace, MAPPING);
     assert_eq!(code, Some(2), "{stderr}");
     assert!(
-        stderr.contains("error: in `{state.buffer | len}`: unmappable value: `len` of an unserializable value, which is not a collection"),
+        stderr.contains("hdds10798.map.yaml:90:5: error: in `{state.buffer | len}`: unmappable value: the checker could not write this value (Seq(Int))"),
         "{stderr}"
     );
     assert!(

@@ -562,13 +562,25 @@ impl Expr {
             Root::Value => scope.entry.expect("parsed inside each").1.clone(),
         };
         for access in &self.path {
-            value = access.apply(value)?;
+            value = access.apply(written(value)?)?;
         }
         for filter in &self.filters {
-            value = filter.apply(value, scope)?;
+            value = filter.apply(written(value)?, scope)?;
         }
         Ok(value)
     }
+}
+
+/// A value the checker wrote out: paths and filters cannot look into one it could not.
+fn written(value: Value) -> Result<Value, EvalError> {
+    match value {
+        Value::Unserializable(what) => Err(unserializable(&what)),
+        v => Ok(v),
+    }
+}
+
+fn unserializable(what: &str) -> EvalError {
+    EvalError::Unmappable(format!("the checker could not write this value ({what})"))
 }
 
 fn var(state: &State, name: &str, vars: &[String]) -> Result<Value, EvalError> {
@@ -723,9 +735,7 @@ pub fn text(value: &Value) -> Result<String, EvalError> {
                 .collect::<Result<Vec<_>, EvalError>>()?
                 .join(",")),
         },
-        Value::Unserializable(what) => Err(EvalError::Unmappable(format!(
-            "the checker could not write this value ({what})"
-        ))),
+        Value::Unserializable(what) => Err(unserializable(what)),
     }
 }
 
@@ -755,9 +765,7 @@ pub fn to_json(value: &Value) -> Result<serde_json::Value, EvalError> {
             }
             Ok(J::Object(map))
         }
-        Value::Unserializable(what) => Err(EvalError::Unmappable(format!(
-            "the checker could not write this value ({what})"
-        ))),
+        Value::Unserializable(what) => Err(unserializable(what)),
     }
 }
 
@@ -883,6 +891,10 @@ mod tests {
         );
         assert_eq!(
             err("{state.raw}"),
+            "unmappable value: the checker could not write this value (Nat)"
+        );
+        assert_eq!(
+            err("{state.raw | len}"),
             "unmappable value: the checker could not write this value (Nat)"
         );
         assert_eq!(

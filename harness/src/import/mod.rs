@@ -39,7 +39,8 @@ pub struct ErrorDetail {
     /// A trace location (a JSON path).
     pub path: Option<String>,
     pub message: String,
-    /// The other file's side: `trace.itf.json:$.states[3] (state 3, action flush)`.
+    /// The other file's side, labelled: `trace: t.itf.json:$.states[3] (state 3,
+    /// action flush)`, or `scenario: <stdout>:61:18: - client: ...`.
     pub also: Option<String>,
     pub hint: Option<String>,
 }
@@ -101,7 +102,7 @@ impl fmt::Display for ImportError {
         }
         write!(f, "{}", self.message)?;
         if let Some(also) = &self.also {
-            write!(f, "\n  trace: {also}")?;
+            write!(f, "\n  {also}")?;
         }
         if let Some(hint) = &self.hint {
             write!(f, "\n  help: {hint}")?;
@@ -217,7 +218,7 @@ impl Builder<'_> {
                             loc,
                             format!("in `{}`: {e}", template.source),
                         )
-                        .also(format!("{}:$.vars", self.trace_file)),
+                        .also(format!("trace: {}:$.vars", self.trace_file)),
                     );
                 }
             }
@@ -226,7 +227,7 @@ impl Builder<'_> {
             if let Err(e) = expr::resolve_var(&var.value, &self.trace.vars) {
                 errors.push(
                     ImportError::at(&self.mapping.file, var.loc, format!("action_variable: {e}"))
-                        .also(format!("{}:$.vars", self.trace_file)),
+                        .also(format!("trace: {}:$.vars", self.trace_file)),
                 );
             }
         }
@@ -336,7 +337,7 @@ impl Builder<'_> {
 
     fn state_label(&self, state: &State, action: &str) -> String {
         format!(
-            "{}:{} (state {}, action {action})",
+            "trace: {}:{} (state {}, action {action})",
             self.trace_file, state.path, state.index
         )
     }
@@ -592,7 +593,7 @@ fn check(generated: &Generated, mapping: &Mapping, out_name: &str) -> Result<(),
         .map(|d| {
             let line = d.loc.line as usize;
             let text = lines.get(line.wrapping_sub(1)).map_or("", |l| l.trim());
-            let place = format!("{out_name}:{}:{}: {text}", d.loc.line, d.loc.col);
+            let place = format!("scenario: {out_name}:{}:{}: {text}", d.loc.line, d.loc.col);
             let origin = generated
                 .origins
                 .get(line.wrapping_sub(1))
@@ -650,7 +651,7 @@ mod tests {
     #[test]
     fn errors_print_both_files() {
         let e = ImportError::at("m.yaml", Loc { line: 3, col: 7 }, "in `{state.x}`: nope")
-            .also("t.json:$.states[2] (state 2, action a)")
+            .also("trace: t.json:$.states[2] (state 2, action a)")
             .hint("try y");
         assert_eq!(
             e.to_string(),
