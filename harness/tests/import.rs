@@ -307,3 +307,39 @@ fn an_output_file_is_written_only_when_valid() {
     let validated = faultline(&["validate", out.to_str().unwrap()]);
     assert_eq!(validated.status.code(), Some(0));
 }
+
+#[test]
+fn nondet_picks_become_typed_step_parameters_and_comments() {
+    let trace = "harness/tests/itf/hdds17062.itf.json";
+    let (code, stdout, stderr) = import(trace, "specs/hdds17062.map.yaml");
+    assert_eq!(code, Some(0), "{stderr}");
+    for line in [
+        "  - client: {on: dn1, op: mark_unhealthy, container: 1, expect: ok}  # state 1: action markUnhealthy (c = 1)",
+        "  - client: {on: dn1, op: delete, container: 2, expect: ok}  # state 4: action deleteContainer (c = 2)",
+        "  - failpoint: {node: dn1, point: heartbeat.recon.rpc, action: {error: drop_response}, count: 1}  # state 6: action rpcFail (lost = response)",
+        // A map through each("C{key}={value}"), as the model publishes container sets.
+        "  - await: {observed: {node: recon, key: replicas.dn1, value: \"C1=UNHEALTHY,C2=UNHEALTHY\"}, within: \"5s\", variants: [buggy]}  # state 8: refines {state.recon | each(\"C{key}={value}\")}",
+    ] {
+        assert!(stdout.lines().any(|l| l == line), "missing {line}\n{stdout}");
+    }
+    let all = stdout.matches("refines").count();
+    assert_eq!(all, 9 * 8, "every observation after every state");
+
+    // check: changed keeps the first state's checks and then only changes.
+    let text =
+        std::fs::read_to_string(common::workspace().join("specs/hdds17062.map.yaml")).unwrap();
+    let changed = temp("changed.map.yaml");
+    std::fs::write(
+        &changed,
+        text.replace(
+            "refinement: {variants: [buggy], within: 5s}",
+            "refinement: {variants: [buggy], within: 5s, check: changed}",
+        ),
+    )
+    .unwrap();
+    let (code, stdout, stderr) = import(trace, changed.to_str().unwrap());
+    assert_eq!(code, Some(0), "{stderr}");
+    let fewer = stdout.matches("refines").count();
+    assert!(fewer > 8 && fewer < all, "{fewer} of {all}");
+    assert_eq!(stdout.matches("# state 0: refines").count(), 8);
+}

@@ -66,7 +66,7 @@ struct RawMapping {
     #[serde(default)]
     observe: Vec<Spanned<RawObserve>>,
     #[serde(default)]
-    refinement: Option<Spanned<RawRefinement>>,
+    refinement: Option<RawRefinement>,
 }
 
 #[derive(Deserialize)]
@@ -136,7 +136,6 @@ pub enum Check {
 
 #[derive(Clone, Debug)]
 pub struct Refinement {
-    pub loc: Loc,
     /// Variants that must follow the trace (empty: every variant).
     pub variants: Vec<Spanned<String>>,
     pub within: String,
@@ -449,14 +448,13 @@ impl Reader<'_> {
     fn observe(&mut self, raw: Spanned<RawObserve>) -> Option<Observe> {
         let o = raw.value;
         let (value, label) = match (&o.var, &o.value) {
-            (Some(var), None) => {
-                if Template::parse(&format!("{{state.{}}}", var.value)).is_err() {
+            (Some(var), None) => match Template::parse(&format!("{{state.{}}}", var.value)) {
+                Ok(t) => (t, var.value.clone()),
+                Err(_) => {
                     self.error(var.loc, format!("`{}` is not a variable name", var.value));
                     return None;
                 }
-                let t = Template::parse(&format!("{{state.{}}}", var.value)).expect("checked");
-                (t, var.value.clone())
-            }
+            },
             (None, Some(value)) => (self.template(value)?, value.value.clone()),
             _ => {
                 self.error_hint(
@@ -479,8 +477,7 @@ impl Reader<'_> {
         })
     }
 
-    fn refinement(&mut self, raw: Spanned<RawRefinement>) -> Option<Refinement> {
-        let r = raw.value;
+    fn refinement(&mut self, r: RawRefinement) -> Option<Refinement> {
         let within = match r.within {
             None => "5s".to_string(),
             Some(w) => match crate::duration::parse(&w.value) {
@@ -505,7 +502,6 @@ impl Reader<'_> {
             }
         };
         Some(Refinement {
-            loc: raw.loc,
             variants: r.variants,
             within,
             check,
