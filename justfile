@@ -38,6 +38,12 @@ nightly seeds="1..200" shards="2":
     wait
     ./target/release/faultline merge reports/shard-* --out reports/nightly
 
+# From a model checker's trail to a reproduced bug (docs/trail-import.md): Quint
+# finds each spec's counterexample (buggy) and none (fixed), faultline imports the
+# counterexample and runs it. Installs Quint from specs/package-lock.json if needed.
+model-check:
+    specs/model-check
+
 # Shrink a failing run's report into a regression scenario.
 shrink report out="shrunk.yaml":
     cargo run --release -p faultline -- shrink {{report}} -o {{out}}

@@ -94,6 +94,17 @@ pub enum Command {
         #[arg(long, default_value_t = 300)]
         budget: usize,
     },
+    /// Turn a model checker's trace (ITF from Quint/Apalache, or TLC -dumpTrace json)
+    /// into a scenario, with a mapping file (docs/trail-import.md).
+    Import {
+        trace: PathBuf,
+        /// The mapping: spec actions to steps, spec variables to observations.
+        #[arg(long)]
+        mapping: PathBuf,
+        /// Write the scenario here (default: print it).
+        #[arg(short, long)]
+        out: Option<PathBuf>,
+    },
     /// Join the results of sweep shards into one summary, junit.xml and dashboard.
     Merge {
         #[arg(required = true)]
@@ -187,6 +198,11 @@ pub fn main_with(cli: Cli) -> ExitCode {
             budget,
             quiet: false,
         }),
+        Command::Import {
+            trace,
+            mapping,
+            out,
+        } => crate::import::import(&trace, &mapping, out.as_deref()),
         Command::Merge { dirs, out } => crate::sweep::merge::merge(&dirs, &out, false),
         Command::Bench {
             paths,

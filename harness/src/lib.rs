@@ -2,7 +2,8 @@
 //!
 //! A scenario (`scenario`) is validated from YAML (`yaml`), run on a fresh
 //! simulation (`runner`) that records one trail (`trail`), judged by checkers
-//! (`check`) into an outcome (`outcome`), and reported (`report`).
+//! (`check`) into an outcome (`outcome`), and reported (`report`). `import` turns a
+//! model checker's counterexample into a scenario.
 
 pub mod bench;
 pub mod check;
@@ -10,6 +11,7 @@ pub mod cli;
 pub mod diag;
 pub mod duration;
 pub mod faults;
+pub mod import;
 pub mod outcome;
 pub mod report;
 pub mod runner;

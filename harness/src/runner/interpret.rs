@@ -110,7 +110,16 @@ impl Driver<'_> {
                 );
                 self.run_for(*duration)
             }
-            StepKind::Await { condition, within } => self.await_condition(condition, *within, step),
+            StepKind::Await {
+                condition,
+                within,
+                variants,
+            } => {
+                if !variants.is_empty() && !variants.contains(&self.variant.name) {
+                    return Ok(());
+                }
+                self.await_condition(condition, *within, step)
+            }
             StepKind::Check(check) => self.check_step(check, step),
             StepKind::Repeat { count, steps } => {
                 for _ in 0..*count {
@@ -153,6 +162,19 @@ impl Driver<'_> {
         }
     }
 
+    /// What an `observed` await saw instead, so a miss says how far off the node was.
+    fn seen(&self, condition: &Condition) -> String {
+        let Condition::Observed { node, key, .. } = condition else {
+            return String::new();
+        };
+        let state = self.state.borrow();
+        let obs = &state.nodes[*node].observation;
+        match obs.state.get(key).or_else(|| obs.facts.get(key)) {
+            Some(value) => format!(" (it is {value:?})"),
+            None => format!(" ({} publishes no {key})", self.names[*node]),
+        }
+    }
+
     fn await_condition(
         &mut self,
         condition: &Condition,
@@ -171,14 +193,15 @@ impl Driver<'_> {
             return Ok(());
         }
         let deadline = fmt_duration(within);
+        let seen = self.seen(condition);
         let message = format!(
-            "{}:{}:{}: await {what} missed its deadline of {deadline}",
+            "{}:{}:{}: await {what} missed its deadline of {deadline}{seen}",
             self.scenario.file, step.loc.line, step.loc.col
         );
         self.event(
             None,
             Kind::Await,
-            format!("await {what}: missed its deadline of {deadline}"),
+            format!("await {what}: missed its deadline of {deadline}{seen}"),
         );
         self.finding(Finding::new("await", Some(Outcome::Stuck), message.clone()));
         Err(Halt::Await(message))

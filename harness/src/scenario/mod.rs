@@ -164,6 +164,10 @@ pub enum StepKind {
     Await {
         condition: Condition,
         within: Duration,
+        /// Only in these variants (empty: every variant). An await that checks one
+        /// variant's path, e.g. the buggy path of an imported counterexample
+        /// (docs/trail-import.md), which the fixed variant leaves by design.
+        variants: Vec<String>,
     },
     Check(CheckStep),
     Repeat {

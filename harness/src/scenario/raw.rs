@@ -222,6 +222,8 @@ pub struct Await {
     pub quiescent: Option<bool>,
     pub observed: Option<Spanned<Observed>>,
     pub within: Option<Spanned<String>>,
+    /// Only in these variants; the others skip the step.
+    pub variants: Option<Vec<Spanned<String>>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -94,6 +94,7 @@ pub fn load_str(file: &str, text: &str) -> Result<Scenario, LoadError> {
         info: None,
         nodes: Vec::new(),
         faults: 0,
+        variant_names: Vec::new(),
     };
     let scenario = v.scenario(&root, sha256);
     match scenario {
@@ -114,6 +115,8 @@ struct Validator<'a> {
     nodes: Vec<NodeSpec>,
     /// Fault steps seen so far (bounded by FAULTS_MAX).
     faults: usize,
+    /// The variant names the file declares, for steps that name variants.
+    variant_names: Vec<String>,
 }
 
 /// The step kinds, as written in files. One line per kind.
@@ -245,6 +248,7 @@ impl<'a> Validator<'a> {
         let settings = self.settings(&defaults, root.get("heal"));
         let params = self.params(root.get("params"));
         let variants = self.variants(root, &params);
+        self.variant_names = declared_variants(root);
         let chaos = root.get("chaos").and_then(|node| self.chaos(node));
         let steps = match root.get("steps") {
             None => {
@@ -1358,6 +1362,7 @@ impl<'a> Validator<'a> {
             return Some(StepKind::Await {
                 condition,
                 within: default_within,
+                variants: Vec::new(),
             });
         }
         let raw = self.read::<raw::Await>(body)?;
@@ -1415,7 +1420,42 @@ impl<'a> Validator<'a> {
                 value: observed.value.value.clone(),
             }
         };
-        Some(StepKind::Await { condition, within })
+        let variants = match &raw.variants {
+            None => Vec::new(),
+            Some(names) if names.is_empty() => {
+                self.error_hint(
+                    body.loc,
+                    "`variants: []` names no variant, so the step would never run",
+                    "leave `variants` out to run it in every variant",
+                );
+                return None;
+            }
+            Some(names) => self.step_variants(names)?,
+        };
+        Some(StepKind::Await {
+            condition,
+            within,
+            variants,
+        })
+    }
+
+    /// The variants a step is limited to (empty: every variant), each one declared.
+    fn step_variants(&mut self, names: &[Spanned<String>]) -> Option<Vec<String>> {
+        let mut out = Vec::new();
+        for name in names {
+            if !self.variant_names.contains(&name.value) {
+                let declared = self.variant_names.clone();
+                self.unknown_name(
+                    name.loc,
+                    "variant",
+                    &name.value,
+                    declared.iter().map(String::as_str),
+                );
+                return None;
+            }
+            out.push(name.value.clone());
+        }
+        Some(out)
     }
 
     fn check(&mut self, body: &Node) -> Option<StepKind> {
@@ -1833,6 +1873,18 @@ fn all_kinds() -> Vec<Kind> {
         Exit,
         Note,
     ]
+}
+
+/// The variant names as the file writes them (`default` for a top-level `expect`),
+/// whether or not each variant is itself valid, so a step naming one is not a second error.
+fn declared_variants(root: &Node) -> Vec<String> {
+    match root.get("variants").map(|v| &v.value) {
+        Some(Value::Map(entries)) => entries
+            .iter()
+            .filter_map(|(k, _)| k.as_str().map(str::to_string))
+            .collect(),
+        _ => vec!["default".to_string()],
+    }
 }
 
 fn file_stem(file: &str) -> String {
