@@ -339,15 +339,27 @@ impl<'s> Driver<'s> {
     }
 
     /// Up nodes agree on their applied index, none has pending work, and no op is in flight.
+    /// For models with leaders, also: every up node names the same leader. A
+    /// cluster still electing has not settled, even with nothing pending.
     fn quiescent(&self) -> bool {
         let state = self.state.borrow();
+        let with_leader = self.scenario.model.info().has_leader;
         let mut applied = None;
+        let mut leader: Option<&str> = None;
         for node in state.nodes.iter().filter(|n| n.up) {
             if node.observation.pending > 0 || !node.published {
                 return false;
             }
             if let Some(a) = node.observation.applied {
                 if *applied.get_or_insert(a) != a {
+                    return false;
+                }
+            }
+            if with_leader {
+                let Some(named) = node.observation.leader.as_deref() else {
+                    return false;
+                };
+                if *leader.get_or_insert(named) != named {
                     return false;
                 }
             }
