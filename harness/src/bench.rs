@@ -370,7 +370,14 @@ pub fn render(
     seeds: u64,
     rss_mb: f64,
 ) -> String {
-    let mut md = String::from("## Runs: the harness against a bare turmoil loop\n\n");
+    let mut md = String::from(
+        "# Performance\n\nProduced by `cargo run --release -p faultline -- bench --out docs/performance.md` \
+         (median of 3 runs per variant; release build). The *bare wall* column drives the same node \
+         models through the same actions (the harness run's trail, replayed at the same simulated \
+         times) with a bare turmoil loop: no scenario interpreter, trail, observations, fail-point \
+         arming or checkers. *Overhead* is harness wall / bare wall; rows of a few milliseconds are \
+         noisy, the total is the figure to read.\n\n## Runs: the harness against a bare turmoil loop\n\n",
+    );
     md.push_str("| scenario | variant | simulated | harness wall | bare wall | overhead | sim-s per wall-s |\n");
     md.push_str("|---|---|---:|---:|---:|---:|---:|\n");
     for r in rows {
