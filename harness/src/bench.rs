@@ -24,6 +24,9 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
 use turmoil::Sim;
 
+/// Everything from this line of the output file on is kept when the bench rewrites it.
+pub const NOTES_MARKER: &str = "<!-- notes: kept by faultline bench -->";
+
 pub struct BenchOptions {
     pub paths: Vec<PathBuf>,
     pub repeat: usize,
@@ -345,7 +348,7 @@ pub fn bench(options: &BenchOptions) -> u8 {
             }
         }
     }
-    let text = render(
+    let mut text = render(
         &rows,
         &rates,
         &options.sweep,
@@ -354,6 +357,12 @@ pub fn bench(options: &BenchOptions) -> u8 {
     );
     print!("{text}");
     if let Some(out) = &options.out {
+        // Hand-written notes below the marker (profiles, analysis) survive a rerun.
+        let old = std::fs::read_to_string(out).unwrap_or_default();
+        if let Some(at) = old.find(NOTES_MARKER) {
+            text.push('\n');
+            text.push_str(&old[at..]);
+        }
         if let Err(e) = crate::report::atomic_write(out, text.as_bytes()) {
             eprintln!("error: writing {}: {e}", out.display());
             return crate::cli::EXIT_BAD_INPUT;
