@@ -259,6 +259,13 @@ impl NodeCtx {
         ChaCha8Rng::seed_from_u64(base)
     }
 
+    /// The tokio deadline for a simulated time in ms since the start of the run, for
+    /// `sleep_until`. tokio's clock here is the host's simulated one (turmoil runs
+    /// every host runtime paused), never the wall clock.
+    pub fn deadline(&self, at_ms: u64) -> tokio::time::Instant {
+        tokio::time::Instant::now() + Duration::from_millis(at_ms.saturating_sub(self.now_ms()))
+    }
+
     /// Take the command inbox (once per incarnation; the node's main loop owns it).
     pub fn take_inbox(&self) -> UnboundedReceiver<Command> {
         self.inbox.borrow_mut().take().expect("inbox taken twice")

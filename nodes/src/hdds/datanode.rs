@@ -646,7 +646,7 @@ impl Datanode {
     }
 
     fn instant_at(&self, at_ms: u64) -> Instant {
-        Instant::now() + Duration::from_millis(at_ms.saturating_sub(self.now_ms()))
+        self.ctx.deadline(at_ms)
     }
 
     fn publish(&self) {

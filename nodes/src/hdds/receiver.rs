@@ -15,7 +15,6 @@ use super::report::{
 use super::{fmt_ms, Config, HddsOp, PORT};
 use crate::api::{Command, EventKind, Net, NodeCtx, NodeEvent, Observation, OpResult};
 use std::collections::{BTreeMap, BTreeSet};
-use std::time::Duration;
 use tokio::time::{sleep_until, Instant};
 
 const DELETED_BLOCKS_FILE: &str = "deleted_blocks.json";
@@ -365,7 +364,7 @@ impl Receiver {
     }
 
     fn instant_at(&self, at_ms: u64) -> Instant {
-        Instant::now() + Duration::from_millis(at_ms.saturating_sub(self.ctx.now_ms()))
+        self.ctx.deadline(at_ms)
     }
 
     // ---- trail and observation ----
