@@ -12,10 +12,7 @@ use std::process::Command;
 use std::time::Duration;
 
 fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("faultline-robust-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    common::temp_dir("robust", name)
 }
 
 fn errors(text: &str) -> String {

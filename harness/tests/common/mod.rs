@@ -27,3 +27,11 @@ pub fn bundled() -> Vec<Scenario> {
 pub fn load_text(name: &str, text: &str) -> Scenario {
     scenario::load_str(name, text).unwrap_or_else(|e| panic!("{name} does not load:\n{e}"))
 }
+
+/// A fresh, empty directory for one test (named for the test file and this process).
+pub fn temp_dir(file: &str, name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("faultline-{file}-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
