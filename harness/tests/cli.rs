@@ -3,15 +3,8 @@
 mod common;
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
 
-fn faultline(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_faultline"))
-        .args(args)
-        .current_dir(common::workspace())
-        .output()
-        .unwrap()
-}
+use common::faultline;
 
 fn temp_dir(name: &str) -> PathBuf {
     common::temp_dir("cli", name)

@@ -11,16 +11,10 @@ mod common;
 use faultline::report::run_html;
 use faultline::runner::{self, RunResult};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn faultline(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_faultline"))
-        .args(args)
-        .current_dir(common::workspace())
-        .output()
-        .unwrap()
-}
+use common::faultline;
 
 fn temp_dir(name: &str) -> PathBuf {
     common::temp_dir("html", name)

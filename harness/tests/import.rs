@@ -8,20 +8,13 @@ mod common;
 use faultline::outcome::Outcome;
 use faultline::runner;
 use std::path::PathBuf;
-use std::process::{Command, Output};
 
 const TRACE: &str = "harness/tests/itf/hdds10798.itf.json";
 const TLC_TRACE: &str = "harness/tests/itf/hdds10798.tlc.json";
 const MAPPING: &str = "specs/hdds10798.map.yaml";
 const GOLDEN: &str = "harness/tests/itf/hdds10798.golden.yaml";
 
-fn faultline(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_faultline"))
-        .args(args)
-        .current_dir(common::workspace())
-        .output()
-        .unwrap()
-}
+use common::faultline;
 
 fn temp(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("faultline-import-{}", std::process::id()));

@@ -25,17 +25,13 @@ pub const FILE_BYTES_MAX: usize = 1024 * 1024;
 
 /// Keys of the emitted scenario the `scenario` header may set; the mapping makes
 /// the steps, and a nemesis (`chaos`) has no place in a replayed trace.
-const HEADER_KEYS: &[&str] = &[
-    "name",
-    "description",
-    "model",
-    "nodes",
-    "params",
-    "defaults",
-    "heal",
-    "expect",
-    "variants",
-];
+fn header_keys() -> Vec<&'static str> {
+    crate::scenario::raw::TOP_LEVEL_KEYS
+        .iter()
+        .copied()
+        .filter(|k| !matches!(*k, "steps" | "chaos"))
+        .collect()
+}
 
 const TOP_KEYS: &[&str] = &[
     "scenario",
@@ -320,8 +316,8 @@ impl Reader<'_> {
                 );
                 continue;
             }
-            if !HEADER_KEYS.contains(&name) {
-                self.unknown_key(key, "scenario key", HEADER_KEYS);
+            if !header_keys().contains(&name) {
+                self.unknown_key(key, "scenario key", &header_keys());
                 continue;
             }
             if let Some(tree) = self.tree(value) {

@@ -35,3 +35,12 @@ pub fn temp_dir(file: &str, name: &str) -> PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
+
+/// The `faultline` binary, run from the workspace root.
+pub fn faultline(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_faultline"))
+        .args(args)
+        .current_dir(workspace())
+        .output()
+        .unwrap()
+}

@@ -259,11 +259,10 @@ impl NodeCtx {
         ChaCha8Rng::seed_from_u64(base)
     }
 
-    /// The tokio deadline for a simulated time in ms since the start of the run, for
-    /// `sleep_until`. tokio's clock here is the host's simulated one (turmoil runs
-    /// every host runtime paused), never the wall clock.
-    pub fn deadline(&self, at_ms: u64) -> tokio::time::Instant {
-        tokio::time::Instant::now() + Duration::from_millis(at_ms.saturating_sub(self.now_ms()))
+    /// How long from now until a simulated time (ms since the start of the run),
+    /// for `tokio::time::sleep`; zero if it has passed.
+    pub fn until(&self, at_ms: u64) -> Duration {
+        Duration::from_millis(at_ms.saturating_sub(self.now_ms()))
     }
 
     /// Take the command inbox (once per incarnation; the node's main loop owns it).

@@ -21,7 +21,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 use std::time::Duration;
 use tokio::sync::oneshot;
-use tokio::time::{sleep_until, timeout, Instant};
+use tokio::time::{sleep, timeout};
 
 const CONTAINERS_FILE: &str = "containers.json";
 const DELETED_TXS_FILE: &str = "deleted_txs.json";
@@ -350,7 +350,7 @@ impl Datanode {
     async fn publisher_loop(self: Rc<Self>) {
         loop {
             let due = self.state.borrow().next_fcr_ms;
-            sleep_until(self.instant_at(due)).await;
+            sleep(self.ctx.until(due)).await;
             // A periodic build by op moved the schedule: sleep to the new time.
             if self.now_ms() >= self.state.borrow().next_fcr_ms {
                 let _ = self.build_fcr(FcrTrigger::Periodic).await;
@@ -429,7 +429,7 @@ impl Datanode {
         self.register_until_done(ep).await;
         let mut next = self.now_ms() + interval;
         loop {
-            sleep_until(self.instant_at(next)).await;
+            sleep(self.ctx.until(next)).await;
             next = self.now_ms() + interval;
             match self.heartbeat(ep).await {
                 Outcome::Delivered { reregister: true } => self.register_until_done(ep).await,
@@ -643,10 +643,6 @@ impl Datanode {
     fn endpoint_mut(&self, ep: Endpoint, f: impl FnOnce(&mut EndpointState)) {
         let mut state = self.state.borrow_mut();
         f(state.endpoints.get_mut(&ep).expect("configured"));
-    }
-
-    fn instant_at(&self, at_ms: u64) -> Instant {
-        self.ctx.deadline(at_ms)
     }
 
     fn publish(&self) {

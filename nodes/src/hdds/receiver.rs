@@ -15,7 +15,7 @@ use super::report::{
 use super::{fmt_ms, Config, HddsOp, PORT};
 use crate::api::{Command, EventKind, Net, NodeCtx, NodeEvent, Observation, OpResult};
 use std::collections::{BTreeMap, BTreeSet};
-use tokio::time::{sleep_until, Instant};
+use tokio::time::sleep;
 
 const DELETED_BLOCKS_FILE: &str = "deleted_blocks.json";
 
@@ -87,7 +87,7 @@ pub(super) async fn run(ctx: NodeCtx) -> turmoil::Result {
     let mut buffer = Net::buffer();
     loop {
         let next_run = receiver.deletion.as_ref().map(|d| d.next_run_ms);
-        let run_at = receiver.instant_at(next_run.unwrap_or(0));
+        let run_in = receiver.ctx.until(next_run.unwrap_or(0));
         tokio::select! {
             biased;
             command = inbox.recv() => match command {
@@ -99,7 +99,7 @@ pub(super) async fn run(ctx: NodeCtx) -> turmoil::Result {
                     receiver.on_message(&from, message);
                 }
             }
-            _ = sleep_until(run_at), if next_run.is_some() => receiver.run_block_deletion(),
+            _ = sleep(run_in), if next_run.is_some() => receiver.run_block_deletion(),
         }
     }
 }
@@ -361,10 +361,6 @@ impl Receiver {
             .map(|d| d.log.durable().log.iter().copied().collect())
             .unwrap_or_default();
         show_txs(&logged)
-    }
-
-    fn instant_at(&self, at_ms: u64) -> Instant {
-        self.ctx.deadline(at_ms)
     }
 
     // ---- trail and observation ----
