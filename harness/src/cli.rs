@@ -8,6 +8,8 @@ use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+pub use crate::entry::{main, main_with_models};
+
 pub const EXIT_OK: u8 = 0;
 pub const EXIT_FAILED: u8 = 1;
 pub const EXIT_BAD_INPUT: u8 = 2;
@@ -136,6 +138,13 @@ pub enum Command {
         #[arg(short, long)]
         output: Option<PathBuf>,
     },
+    /// Internal: validate or run a scenario for a parent faultline process, which
+    /// sends its text on stdin (runner::child).
+    #[command(hide = true, name = "__child")]
+    Child {
+        #[command(subcommand)]
+        what: crate::runner::child::ChildCommand,
+    },
 }
 
 pub fn main_with(cli: Cli) -> ExitCode {
@@ -218,6 +227,7 @@ pub fn main_with(cli: Cli) -> ExitCode {
             out,
         }),
         Command::Report { report, output } => render_report(&report, output.as_deref()),
+        Command::Child { what } => crate::runner::child::serve(what),
     };
     ExitCode::from(code)
 }
@@ -272,7 +282,15 @@ pub fn load_all(paths: &[PathBuf]) -> Option<Vec<Scenario>> {
     let mut bad = false;
     for file in files {
         match scenario::load(&file) {
-            Ok(s) => scenarios.push(s),
+            Ok(s) => match crate::targets::check_variants(&s) {
+                Ok(()) => scenarios.push(s),
+                Err(messages) => {
+                    for message in messages {
+                        eprintln!("error: {message}");
+                    }
+                    bad = true;
+                }
+            },
             Err(LoadError::Io(message)) => {
                 eprintln!("error: {message}");
                 bad = true;
@@ -373,7 +391,7 @@ fn validate(paths: &[PathBuf]) -> u8 {
 }
 
 fn list(scenarios_dir: &Path) -> u8 {
-    for model in nodes::registry::models() {
+    for model in crate::models::all() {
         let info = model.info();
         println!("model {}: {}", info.name, info.summary);
         let roles: Vec<String> = info

@@ -7,6 +7,7 @@
 
 mod actions;
 mod chaos;
+pub mod child;
 pub mod env;
 mod interpret;
 pub mod net;
@@ -60,8 +61,17 @@ pub enum Halt {
     Crashed(String),
 }
 
-/// Run one variant of a scenario with one seed.
+/// Run one variant of a scenario with one seed: here, or in the process its
+/// target or its model asks for (`child`).
 pub fn run(scenario: &Scenario, variant: &Variant, seed: u64) -> RunResult {
+    match child::placement(scenario, variant) {
+        Ok(None) => run_here(scenario, variant, seed),
+        Ok(Some(binary)) => child::run(&binary, scenario, variant, seed),
+        Err(message) => child::not_placed(scenario, variant, seed, message),
+    }
+}
+
+fn run_here(scenario: &Scenario, variant: &Variant, seed: u64) -> RunResult {
     let wall = std::time::Instant::now(); // wall-clock ok: reported, never in the trail
     let span = tracing::info_span!("run", scenario = %scenario.name, variant = %variant.name, seed);
     let _entered = span.enter();

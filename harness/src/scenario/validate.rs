@@ -73,6 +73,9 @@ pub fn load(path: &Path) -> Result<Scenario, LoadError> {
             format!("file is not UTF-8 ({e})"),
         ))
     })?;
+    if let Some(elsewhere) = super::remote::load(&file, &text) {
+        return elsewhere;
+    }
     load_str(&file, &text)
 }
 
@@ -90,6 +93,7 @@ pub fn load_str(file: &str, text: &str) -> Result<Scenario, LoadError> {
     let sha256 = hex(&Sha256::digest(text.as_bytes()));
     let mut v = Validator {
         file,
+        source: text,
         diags: Diagnostics::default(),
         info: None,
         nodes: Vec::new(),
@@ -110,6 +114,7 @@ pub fn load_str(file: &str, text: &str) -> Result<Scenario, LoadError> {
 
 struct Validator<'a> {
     file: &'a str,
+    source: &'a str,
     diags: Diagnostics,
     info: Option<&'static ModelInfo>,
     nodes: Vec<NodeSpec>,
@@ -276,6 +281,7 @@ impl<'a> Validator<'a> {
             name,
             description,
             sha256,
+            source: self.source.into(),
             model,
             nodes: self.nodes.clone(),
             settings,
@@ -287,7 +293,7 @@ impl<'a> Validator<'a> {
 
     fn model(&mut self, root: &Node) -> Option<&'static dyn Model> {
         let Some(node) = root.get("model") else {
-            let names = nodes::registry::names();
+            let names = crate::models::names();
             self.error_hint(
                 root.loc,
                 "scenario has no `model`",
@@ -302,10 +308,10 @@ impl<'a> Validator<'a> {
             );
             return None;
         };
-        match nodes::registry::find(name) {
+        match crate::models::find(name) {
             Some(model) => Some(model),
             None => {
-                self.unknown_name(node.loc, "model", name, nodes::registry::names());
+                self.unknown_name(node.loc, "model", name, crate::models::names());
                 None
             }
         }
@@ -562,6 +568,7 @@ impl<'a> Validator<'a> {
                     variants.push(Variant {
                         name: "default".into(),
                         loc: root.loc,
+                        target: None,
                         bugs,
                         params: merged,
                         expect,
@@ -602,10 +609,13 @@ impl<'a> Validator<'a> {
             if out.iter().any(|v| v.name == name) {
                 self.error(key.loc, format!("variant `{name}` is given twice"));
             }
-            if let Err(e) = from_node::<raw::Variant>(body) {
-                self.yaml_error(e);
-                continue;
-            }
+            let target = match from_node::<raw::Variant>(body) {
+                Ok(raw) => raw.target.and_then(|t| self.target_build(&t)),
+                Err(e) => {
+                    self.yaml_error(e);
+                    continue;
+                }
+            };
             let bugs = self.bugs(body.get("bugs"));
             let own = self.params(body.get("params"));
             let merged = self.merge_params(params, &own, key.loc);
@@ -615,10 +625,33 @@ impl<'a> Validator<'a> {
             out.push(Variant {
                 name: name.to_string(),
                 loc: key.loc,
+                target,
                 bugs,
                 params: merged,
                 expect,
             });
+        }
+    }
+
+    /// A variant's `target: NAME@RELEASE`: a build of this scenario's model.
+    fn target_build(&mut self, target: &Spanned<String>) -> Option<String> {
+        let info = self.info.expect("model resolved");
+        match crate::targets::parse(&target.value) {
+            Ok((name, _)) if name == info.name => Some(target.value.clone()),
+            Ok((name, _)) => {
+                self.error(
+                    target.loc,
+                    format!(
+                        "target `{}` is a build of `{name}`, but this scenario's model is `{}`",
+                        target.value, info.name
+                    ),
+                );
+                None
+            }
+            Err(message) => {
+                self.error(target.loc, message);
+                None
+            }
         }
     }
 
@@ -675,7 +708,7 @@ impl<'a> Validator<'a> {
             }
         }
         let merged = serde_json::Value::Object(merged);
-        let model = nodes::registry::find(self.info.expect("model").name).expect("registered");
+        let model = crate::models::find(self.info.expect("model").name).expect("registered");
         if let Err(message) = model.parse_params(&merged) {
             let loc = own
                 .as_ref()
@@ -1049,7 +1082,7 @@ impl<'a> Validator<'a> {
             );
             return None;
         }
-        let model = nodes::registry::find(info.name).expect("registered");
+        let model = crate::models::find(info.name).expect("registered");
         let op = match model.parse_op(&op_node.to_json()) {
             Ok(op) => op,
             Err(message) => {
@@ -1705,7 +1738,7 @@ impl Validator<'_> {
         if let serde_json::Value::Object(map) = &mut template {
             map.remove("on");
         }
-        let model = nodes::registry::find(info.name).expect("registered");
+        let model = crate::models::find(info.name).expect("registered");
         // Check the template with the smallest and the largest draws.
         for pick in [Pick::Low, Pick::High] {
             let sample = match expand_template(
@@ -1887,7 +1920,7 @@ fn declared_variants(root: &Node) -> Vec<String> {
     }
 }
 
-fn file_stem(file: &str) -> String {
+pub(super) fn file_stem(file: &str) -> String {
     Path::new(file)
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
