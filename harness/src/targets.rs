@@ -30,9 +30,7 @@ pub const MANIFEST_ENV: &str = "FAULTLINE_TARGETS";
 
 /// Split `NAME@RELEASE`; both parts non-empty and free of spaces.
 pub fn parse(target: &str) -> Result<(&str, &str), String> {
-    let bad = || {
-        format!("target `{target}` is not NAME@RELEASE (e.g. `openraft@0.10.0-alpha.24`)")
-    };
+    let bad = || format!("target `{target}` is not NAME@RELEASE (e.g. `openraft@0.10.0-alpha.24`)");
     let (name, release) = target.split_once('@').ok_or_else(bad)?;
     let ok = |s: &str| !s.is_empty() && !s.contains(char::is_whitespace) && !s.contains('@');
     if ok(name) && ok(release) {
@@ -101,10 +99,12 @@ pub fn manifest_for(scenario_file: &Path) -> Option<PathBuf> {
         let candidate = dir.join(MANIFEST);
         if candidate.is_file() {
             // Keep paths short and relative when the manifest is under the cwd.
-            return Some(match cwd.as_deref().and_then(|c| candidate.strip_prefix(c).ok()) {
-                Some(relative) => relative.to_path_buf(),
-                None => candidate,
-            });
+            return Some(
+                match cwd.as_deref().and_then(|c| candidate.strip_prefix(c).ok()) {
+                    Some(relative) => relative.to_path_buf(),
+                    None => candidate,
+                },
+            );
         }
         at = dir.parent();
     }
@@ -119,12 +119,18 @@ pub fn read_manifest(path: &Path) -> Result<Vec<Build>, String> {
         .map_err(|e| format!("{shown}:{}: error: {}", e.loc, e.message))?;
     let at = |loc: Loc, message: String| format!("{shown}:{loc}: error: {message}");
     let Some(targets) = root.get("targets") else {
-        return Err(at(root.loc, "a targets manifest has one key, `targets`".into()));
+        return Err(at(
+            root.loc,
+            "a targets manifest has one key, `targets`".into(),
+        ));
     };
     if let Value::Map(entries) = &root.value {
         for (key, _) in entries {
             if key.as_str() != Some("targets") {
-                return Err(at(key.loc, "unknown key; the manifest has only `targets`".into()));
+                return Err(at(
+                    key.loc,
+                    "unknown key; the manifest has only `targets`".into(),
+                ));
             }
         }
     }
@@ -141,8 +147,7 @@ pub fn read_manifest(path: &Path) -> Result<Vec<Build>, String> {
             return Err(at(key.loc, "a target is NAME@RELEASE".into()));
         };
         parse(target).map_err(|m| at(key.loc, m))?;
-        let entry: RawEntry =
-            from_node(body).map_err(|e| at(e.loc, e.message))?;
+        let entry: RawEntry = from_node(body).map_err(|e| at(e.loc, e.message))?;
         builds.push(Build {
             target: target.to_string(),
             binary: dir.join(&entry.binary.value),
@@ -193,12 +198,14 @@ pub fn check_variants(scenario: &crate::scenario::Scenario) -> Result<(), Vec<St
         .variants
         .iter()
         .filter_map(|v| {
-            elsewhere(&scenario.file, v.target.as_deref()).err().map(|m| {
-                format!(
-                    "{}:{}:{}: variant `{}`: {m}",
-                    scenario.file, v.loc.line, v.loc.col, v.name
-                )
-            })
+            elsewhere(&scenario.file, v.target.as_deref())
+                .err()
+                .map(|m| {
+                    format!(
+                        "{}:{}:{}: variant `{}`: {m}",
+                        scenario.file, v.loc.line, v.loc.col, v.name
+                    )
+                })
         })
         .collect();
     if messages.is_empty() {

@@ -119,8 +119,14 @@ pub fn validate(binary: &Path, file: &str, text: &str) -> Result<(), LoadError> 
             let mut diagnostics = Diagnostics::default();
             for line in stdout.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
                 if let Ok(d) = serde_json::from_slice::<WireDiagnostic>(line) {
-                    let mut diagnostic =
-                        Diagnostic::new(file, Loc { line: d.line, col: d.col }, d.message);
+                    let mut diagnostic = Diagnostic::new(
+                        file,
+                        Loc {
+                            line: d.line,
+                            col: d.col,
+                        },
+                        d.message,
+                    );
                     diagnostic.hint = d.hint;
                     diagnostics.push(diagnostic);
                 }

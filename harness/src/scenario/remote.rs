@@ -11,9 +11,7 @@ use super::{LoadError, Scenario, Variant};
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::trail::hex;
 use crate::yaml::{self, Node, Value};
-use nodes::api::{
-    Check, ClusterView, Model, ModelInfo, NodeCtx, ParsedOp,
-};
+use nodes::api::{Check, ClusterView, Model, ModelInfo, NodeCtx, ParsedOp};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -87,7 +85,11 @@ fn load_parts(
                 continue;
             };
             let Some(target) = target_node.as_str() else {
-                diags.push(Diagnostic::new(file, target_node.loc, "a target is NAME@RELEASE"));
+                diags.push(Diagnostic::new(
+                    file,
+                    target_node.loc,
+                    "a target is NAME@RELEASE",
+                ));
                 continue;
             };
             match crate::targets::parse(target) {
@@ -181,7 +183,10 @@ impl Model for Remote {
     }
 
     fn parse_op(&self, _op: &serde_json::Value) -> Result<ParsedOp, String> {
-        Err(format!("model `{}` is checked by its target's binary", self.info.name))
+        Err(format!(
+            "model `{}` is checked by its target's binary",
+            self.info.name
+        ))
     }
 
     fn parse_params(&self, _params: &serde_json::Value) -> Result<(), String> {

@@ -2,8 +2,8 @@
 //! invariants, and the run of a node.
 
 use nodes::api::{
-    parse_json, Check, ClusterView, InvariantInfo, InvariantKind, Model, ModelInfo, NodeCtx, OpInfo,
-    ParsedOp, RoleInfo,
+    Check, ClusterView, InvariantInfo, InvariantKind, Model, ModelInfo, NodeCtx, OpInfo, ParsedOp,
+    RoleInfo, parse_json,
 };
 use serde::{Deserialize, Serialize};
 use std::future::Future;
@@ -13,14 +13,23 @@ use std::pin::Pin;
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Op {
-    Put { key: String, value: String },
+    Put {
+        key: String,
+        value: String,
+    },
     /// A read through the log.
-    Get { key: String },
+    Get {
+        key: String,
+    },
     /// A linearizable read: openraft's read index (`ensure_linearizable`), then
     /// the local state machine.
-    Read { key: String },
+    Read {
+        key: String,
+    },
     /// `Raft::add_learner`, not waiting for the learner to catch up.
-    AddLearner { node: String },
+    AddLearner {
+        node: String,
+    },
     /// `Raft::change_membership` to exactly these voters; `retain` keeps removed
     /// voters as learners.
     ChangeMembership {
@@ -30,7 +39,9 @@ pub enum Op {
     },
     /// `Raft::trigger().transfer_leader(to)` on this node, answered when `to`
     /// leads or refuses (openraft 0.10.0-alpha.25 and later can refuse).
-    TransferLeader { to: String },
+    TransferLeader {
+        to: String,
+    },
 }
 
 impl Op {
@@ -61,6 +72,9 @@ pub struct Params {
     pub snapshot_every: Option<u64>,
     /// Entries kept in the log after a snapshot.
     pub keep_after_snapshot: Option<u64>,
+    /// openraft's `enable_leader_restore` (its default: on): a restarted leader
+    /// whose vote is committed resumes leading without an election.
+    pub leader_restore: Option<bool>,
 }
 
 pub struct OpenraftModel {
@@ -166,7 +180,10 @@ impl Model for OpenraftModel {
 
     fn parse_params(&self, params: &serde_json::Value) -> Result<(), String> {
         let params: Params = parse_json(params)?;
-        if let (Some(min), Some(max)) = (params.election_timeout_ms_min, params.election_timeout_ms_max) {
+        if let (Some(min), Some(max)) = (
+            params.election_timeout_ms_min,
+            params.election_timeout_ms_max,
+        ) {
             if min >= max {
                 return Err("election_timeout_ms_min must be below election_timeout_ms_max".into());
             }

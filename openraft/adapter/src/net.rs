@@ -7,12 +7,15 @@
 //! every retry into a fresh connection.
 
 use crate::points::Point;
-use crate::types::{node_index, Kv, Raft, Vote};
+use crate::types::{Kv, Raft, Vote, node_index};
 use nodes::api::{EventKind, NodeCtx};
 use openraft::alias::{SnapshotMetaOf, SnapshotOf};
 use openraft::errors::{NetworkError, RPCError, ReplicationClosed, StreamingError, Unreachable};
 use openraft::network::RPCOption;
-use openraft::raft::{AppendEntriesRequest, AppendEntriesResponse, SnapshotResponse, TransferLeaderRequest, VoteRequest, VoteResponse};
+use openraft::raft::{
+    AppendEntriesRequest, AppendEntriesResponse, SnapshotResponse, TransferLeaderRequest,
+    VoteRequest, VoteResponse,
+};
 use openraft::{EmptyNode, RaftNetworkFactory, RaftNetworkV2};
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
@@ -88,7 +91,9 @@ async fn read_frame(stream: &mut TcpStream) -> io::Result<Vec<u8>> {
     stream.read_exact(&mut len).await?;
     let len = u32::from_le_bytes(len) as usize;
     if len > FRAME_BYTES_MAX {
-        return Err(io::Error::other(format!("frame of {len} bytes over the limit")));
+        return Err(io::Error::other(format!(
+            "frame of {len} bytes over the limit"
+        )));
     }
     let mut bytes = vec![0; len];
     stream.read_exact(&mut bytes).await?;
@@ -150,11 +155,13 @@ impl Client {
             let mut stream = TcpStream::connect((to.as_str(), PORT)).await.map_err(|e| {
                 RPCError::Unreachable(Unreachable::new(&Failure(format!("connect to {to}: {e}"))))
             })?;
-            let io = |e: io::Error| RPCError::Network(NetworkError::new(&Failure(format!("{to}: {e}"))));
+            let io =
+                |e: io::Error| RPCError::Network(NetworkError::new(&Failure(format!("{to}: {e}"))));
             write_frame(&mut stream, &bytes).await.map_err(io)?;
             let reply = read_frame(&mut stream).await.map_err(io)?;
-            serde_json::from_slice::<Reply>(&reply)
-                .map_err(|e| RPCError::Network(NetworkError::new(&Failure(format!("{to}: bad reply: {e}")))))
+            serde_json::from_slice::<Reply>(&reply).map_err(|e| {
+                RPCError::Network(NetworkError::new(&Failure(format!("{to}: bad reply: {e}"))))
+            })
         };
         match tokio::time::timeout(deadline, exchange).await {
             Ok(result) => result,
@@ -170,7 +177,10 @@ impl Client {
             Reply::Failed(message) => message,
             _ => "a reply of the wrong kind".into(),
         };
-        RPCError::Network(NetworkError::new(&Failure(format!("{}: {text}", self.target_name()))))
+        RPCError::Network(NetworkError::new(&Failure(format!(
+            "{}: {text}",
+            self.target_name()
+        ))))
     }
 }
 
@@ -186,14 +196,22 @@ impl RaftNetworkV2<Kv> for Client {
         }
     }
 
-    async fn vote(&mut self, rpc: VoteRequest<Kv>, option: RPCOption) -> Result<VoteResponse<Kv>, RPCError<Kv>> {
+    async fn vote(
+        &mut self,
+        rpc: VoteRequest<Kv>,
+        option: RPCOption,
+    ) -> Result<VoteResponse<Kv>, RPCError<Kv>> {
         match self.call(Rpc::Vote(rpc), option.hard_ttl()).await? {
             Reply::Vote(resp) => Ok(resp),
             other => Err(self.unexpected(other)),
         }
     }
 
-    async fn pre_vote(&mut self, rpc: VoteRequest<Kv>, option: RPCOption) -> Result<VoteResponse<Kv>, RPCError<Kv>> {
+    async fn pre_vote(
+        &mut self,
+        rpc: VoteRequest<Kv>,
+        option: RPCOption,
+    ) -> Result<VoteResponse<Kv>, RPCError<Kv>> {
         match self.call(Rpc::PreVote(rpc), option.hard_ttl()).await? {
             Reply::Vote(resp) => Ok(resp),
             other => Err(self.unexpected(other)),
@@ -225,8 +243,15 @@ impl RaftNetworkV2<Kv> for Client {
     }
 
     #[cfg(not(feature = "transfer-leader-response"))]
-    async fn transfer_leader(&mut self, req: TransferLeaderRequest<Kv>, option: RPCOption) -> Result<(), RPCError<Kv>> {
-        match self.call(Rpc::TransferLeader(req), option.hard_ttl()).await? {
+    async fn transfer_leader(
+        &mut self,
+        req: TransferLeaderRequest<Kv>,
+        option: RPCOption,
+    ) -> Result<(), RPCError<Kv>> {
+        match self
+            .call(Rpc::TransferLeader(req), option.hard_ttl())
+            .await?
+        {
             Reply::TransferLeader(None) => Ok(()),
             Reply::TransferLeader(Some(refusal)) => {
                 self.refused(refusal);
@@ -243,7 +268,10 @@ impl RaftNetworkV2<Kv> for Client {
         option: RPCOption,
     ) -> Result<openraft::raft::TransferLeaderResponse<Kv>, RPCError<Kv>> {
         let to = req.to_node_id().clone();
-        match self.call(Rpc::TransferLeader(req), option.hard_ttl()).await? {
+        match self
+            .call(Rpc::TransferLeader(req), option.hard_ttl())
+            .await?
+        {
             Reply::TransferLeader(None) => Ok(Ok(())),
             Reply::TransferLeader(Some(refusal)) => {
                 if self.target == to {
@@ -347,7 +375,10 @@ async fn transfer(ctx: &NodeCtx, raft: &Raft, req: TransferLeaderRequest<Kv>) ->
             // The variant name (`LogNotFlushed`) leads, as a caller would match on it.
             let refusal = format!("{refusal:?}");
             if to == ctx.name() {
-                ctx.record(EventKind::Note, format!("transfer_leader to {to} refused here: {refusal}"));
+                ctx.record(
+                    EventKind::Note,
+                    format!("transfer_leader to {to} refused here: {refusal}"),
+                );
             }
             Reply::TransferLeader(Some(refusal))
         }

@@ -7,7 +7,7 @@ use crate::net::{Network, TransferSeen};
 use crate::oracle::{self, Oracle};
 use crate::sm::StateMachine;
 use crate::store::LogStore;
-use crate::types::{node_id, node_index, Kv, LogId, Raft, Request};
+use crate::types::{Kv, LogId, Raft, Request, node_id, node_index};
 use nodes::api::{Command, EventKind, NodeCtx, Observation, OpResult};
 use openraft::{Config, Membership, RaftMetrics, ReadPolicy, ServerState, SnapshotPolicy};
 use openraft_rt::WatchReceiver;
@@ -38,7 +38,11 @@ pub fn membership_text(m: &Membership<u64, openraft::EmptyNode>, ctx: &NodeCtx) 
         })
         .collect();
     let learners: Vec<String> = m.learner_ids().map(|id| name_of(ctx, id)).collect();
-    format!("voters {} learners [{}]", configs.join("+"), learners.join(","))
+    format!(
+        "voters {} learners [{}]",
+        configs.join("+"),
+        learners.join(",")
+    )
 }
 
 fn config(params: &Params) -> Result<Arc<Config>, String> {
@@ -49,6 +53,7 @@ fn config(params: &Params) -> Result<Arc<Config>, String> {
         election_timeout_max: params.election_timeout_ms_max.unwrap_or(800),
         snapshot_policy: SnapshotPolicy::LogsSinceLast(params.snapshot_every.unwrap_or(64)),
         max_in_snapshot_log_to_keep: params.keep_after_snapshot.unwrap_or(8),
+        enable_leader_restore: params.leader_restore,
         ..Default::default()
     };
     config.validate().map(Arc::new).map_err(|e| e.to_string())
@@ -178,12 +183,7 @@ async fn execute(
     transfers: &RefCell<TransferSeen>,
     op: Op,
 ) -> OpResult {
-    let id_of = |name: &str| {
-        ctx.nodes()
-            .iter()
-            .position(|n| n.name == name)
-            .map(node_id)
-    };
+    let id_of = |name: &str| ctx.nodes().iter().position(|n| n.name == name).map(node_id);
     match op {
         Op::Put { key, value } => match raft.client_write(Request::Put { key, value }).await {
             Ok(_) => OpResult::ok(),
@@ -225,7 +225,12 @@ async fn execute(
 
 /// openraft's leader transfer: ask, then watch for the target leading or
 /// refusing. The harness gives up on it after the step's timeout.
-async fn transfer(ctx: &NodeCtx, raft: &Raft, transfers: &RefCell<TransferSeen>, to: &str) -> OpResult {
+async fn transfer(
+    ctx: &NodeCtx,
+    raft: &Raft,
+    transfers: &RefCell<TransferSeen>,
+    to: &str,
+) -> OpResult {
     let Some(target) = ctx.nodes().iter().position(|n| n.name == to).map(node_id) else {
         return OpResult::error(format!("no node `{to}`"));
     };
@@ -302,11 +307,19 @@ impl Watcher {
         let namer = |n: u64| self.name(n);
         let membership = membership_text(m.membership_config.membership(), &self.ctx);
         let mut last = self.last.borrow_mut();
-        if last.state != Some(m.state) || last.term != m.current_term || last.leader != m.current_leader {
+        if last.state != Some(m.state)
+            || last.term != m.current_term
+            || last.leader != m.current_leader
+        {
             let detail = match m.state {
                 ServerState::Leader => format!("leader term {}", m.current_term),
                 other => match m.current_leader {
-                    Some(l) => format!("{} term {} leader {}", role(other), m.current_term, self.name(l)),
+                    Some(l) => format!(
+                        "{} term {} leader {}",
+                        role(other),
+                        m.current_term,
+                        self.name(l)
+                    ),
                     None => format!("{} term {}", role(other), m.current_term),
                 },
             };
@@ -341,7 +354,10 @@ impl Watcher {
             if m.state == ServerState::Leader {
                 if let Some(committed) = m.local_committed {
                     let voters = m.membership_config.membership().get_joint_config().clone();
-                    let found = self.oracle.borrow_mut().leader_committed(id, &committed, &voters, &namer);
+                    let found = self
+                        .oracle
+                        .borrow_mut()
+                        .leader_committed(id, &committed, &voters, &namer);
                     self.violation(oracle::COMMITTED_ON_QUORUM, found);
                 }
             }
@@ -356,8 +372,10 @@ impl Watcher {
 
     fn violation(&self, invariant: &str, found: Option<String>) {
         if let Some(message) = found {
-            self.ctx
-                .record(EventKind::Note, format!("invariant {invariant} violated: {message}"));
+            self.ctx.record(
+                EventKind::Note,
+                format!("invariant {invariant} violated: {message}"),
+            );
         }
     }
 
@@ -372,12 +390,25 @@ impl Watcher {
         let applied = m.last_applied.map_or(0, |l| l.index);
         let last_log = m.last_log_index.unwrap_or(0);
         let mut facts = BTreeMap::new();
-        let show = |l: Option<LogId>| l.map_or("-".to_string(), |l| format!("{}-{}", l.leader_id.term, l.index));
-        facts.insert("committed".into(), m.local_committed.map_or(0, |c| c.index).to_string());
+        let show = |l: Option<LogId>| {
+            l.map_or("-".to_string(), |l| {
+                format!("{}-{}", l.leader_id.term, l.index)
+            })
+        };
+        facts.insert(
+            "committed".into(),
+            m.local_committed.map_or(0, |c| c.index).to_string(),
+        );
         facts.insert("committed_log_id".into(), show(m.local_committed));
         facts.insert("last_log".into(), last_log.to_string());
-        facts.insert("durable".into(), log.durable.map_or(0, |d| d.index).to_string());
-        facts.insert("snapshot".into(), m.snapshot.map_or(0, |s| s.index).to_string());
+        facts.insert(
+            "durable".into(),
+            log.durable.map_or(0, |d| d.index).to_string(),
+        );
+        facts.insert(
+            "snapshot".into(),
+            m.snapshot.map_or(0, |s| s.index).to_string(),
+        );
         facts.insert("vote".into(), m.vote.to_string());
         facts.insert(
             "membership".into(),

@@ -228,7 +228,10 @@ mod tests {
         assert_eq!(fine.leader_committed(1, &id(1, 7), &voters, &name), None);
         // A truncated entry is no longer held.
         fine.truncated(4, Some(6));
-        assert!(fine.leader_committed(1, &id(1, 7), &voters, &name).is_some());
+        assert!(
+            fine.leader_committed(1, &id(1, 7), &voters, &name)
+                .is_some()
+        );
     }
 
     #[test]
@@ -236,8 +239,13 @@ mod tests {
         let mut oracle = Oracle::default();
         assert_eq!(oracle.node_committed(1, [id(1, 5)], &name), None);
         assert_eq!(oracle.node_committed(2, [id(1, 5)], &name), None);
-        let found = oracle.node_committed(3, [id(2, 5)], &name).expect("disagree");
-        assert!(found.contains("on n1") && found.contains("on n3"), "{found}");
+        let found = oracle
+            .node_committed(3, [id(2, 5)], &name)
+            .expect("disagree");
+        assert!(
+            found.contains("on n1") && found.contains("on n3"),
+            "{found}"
+        );
         assert!(oracle.violations().contains_key(COMMITTED_AGREE));
     }
 
@@ -252,6 +260,9 @@ mod tests {
         again.node_committed(1, [id(1, 1), id(1, 2)], &name);
         assert_eq!(again.became_leader(2, &log, None, &name), None);
         // Entries under the leader's snapshot are held there.
-        assert_eq!(again.became_leader(3, &BTreeMap::new(), Some(2), &name), None);
+        assert_eq!(
+            again.became_leader(3, &BTreeMap::new(), Some(2), &name),
+            None
+        );
     }
 }

@@ -62,14 +62,18 @@ impl StateMachine {
     fn read_snapshot_file(&self) -> io::Result<Option<SnapshotFile>> {
         match self.ctx.disk().read(SNAPSHOT_FILE)? {
             None => Ok(None),
-            Some(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(io::Error::other),
+            Some(bytes) => serde_json::from_slice(&bytes)
+                .map(Some)
+                .map_err(io::Error::other),
         }
     }
 
     fn write_snapshot_file(&self, file: &SnapshotFile) -> io::Result<()> {
         let bytes = serde_json::to_vec(file).map_err(io::Error::other)?;
         self.ctx.disk().write_atomic(SNAPSHOT_FILE, &bytes)?;
-        self.oracle.borrow_mut().snapshot(self.id, file.meta.last_log_id);
+        self.oracle
+            .borrow_mut()
+            .snapshot(self.id, file.meta.last_log_id);
         Ok(())
     }
 
@@ -103,7 +107,10 @@ impl RaftSnapshotBuilder<Kv> for StateMachine {
         self.write_snapshot_file(&file)?;
         self.ctx.record(
             EventKind::Storage,
-            format!("snapshot built up to {}", file.meta.last_log_id.map_or(0, |l| l.index)),
+            format!(
+                "snapshot built up to {}",
+                file.meta.last_log_id.map_or(0, |l| l.index)
+            ),
         );
         Self::snapshot_of(file)
     }
@@ -112,7 +119,9 @@ impl RaftSnapshotBuilder<Kv> for StateMachine {
 impl RaftStateMachine<Kv> for StateMachine {
     type SnapshotBuilder = StateMachine;
 
-    async fn applied_state(&mut self) -> Result<(Option<LogId>, StoredMembershipOf<Kv>), io::Error> {
+    async fn applied_state(
+        &mut self,
+    ) -> Result<(Option<LogId>, StoredMembershipOf<Kv>), io::Error> {
         let data = self.data.borrow();
         Ok((data.applied, data.membership.clone()))
     }
@@ -139,8 +148,11 @@ impl RaftStateMachine<Kv> for StateMachine {
                     EntryPayload::Blank => Response::default(),
                     EntryPayload::Normal(Request::Put { key, value }) => {
                         self.ctx.record_event(
-                            NodeEvent::new(EventKind::Apply, format!("apply {index} put {key}={value}"))
-                                .with_keys([key.clone()]),
+                            NodeEvent::new(
+                                EventKind::Apply,
+                                format!("apply {index} put {key}={value}"),
+                            )
+                            .with_keys([key.clone()]),
                         );
                         data.map.insert(key, value.clone());
                         Response { value: Some(value) }
@@ -151,9 +163,13 @@ impl RaftStateMachine<Kv> for StateMachine {
                     EntryPayload::Membership(membership) => {
                         self.ctx.record(
                             EventKind::Apply,
-                            format!("apply {index} membership {}", crate::node::membership_text(&membership, &self.ctx)),
+                            format!(
+                                "apply {index} membership {}",
+                                crate::node::membership_text(&membership, &self.ctx)
+                            ),
                         );
-                        data.membership = StoredMembershipOf::<Kv>::new(Some(entry.log_id), membership);
+                        data.membership =
+                            StoredMembershipOf::<Kv>::new(Some(entry.log_id), membership);
                         Response::default()
                     }
                 }
@@ -187,14 +203,19 @@ impl RaftStateMachine<Kv> for StateMachine {
         *self.data.borrow_mut() = data;
         self.ctx.record(
             EventKind::Storage,
-            format!("snapshot installed up to {}", meta.last_log_id.map_or(0, |l| l.index)),
+            format!(
+                "snapshot installed up to {}",
+                meta.last_log_id.map_or(0, |l| l.index)
+            ),
         );
         Ok(())
     }
 
     async fn get_current_snapshot(&mut self) -> Result<Option<SnapshotOf<Kv>>, io::Error> {
         if let Err(kind) = self.ctx.faults().hit(Point::SnapshotRead).await {
-            return Err(io::Error::other(format!("injected snapshot read error: {kind}")));
+            return Err(io::Error::other(format!(
+                "injected snapshot read error: {kind}"
+            )));
         }
         match self.read_snapshot_file()? {
             None => Ok(None),

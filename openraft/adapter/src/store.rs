@@ -22,7 +22,7 @@ use std::fmt::Debug;
 use std::io;
 use std::ops::RangeBounds;
 use std::rc::Rc;
-use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
 const LOG_FILE: &str = "raft.log";
 const VOTE_FILE: &str = "vote";
@@ -96,11 +96,19 @@ impl LogStore {
                 }
             }
         }
+        // A process restart keeps writes that were never fsynced (the page cache
+        // survives it, a machine crash would not). openraft takes what it reads
+        // here as persisted, so make it so before telling anyone.
+        records.sync()?;
         let disk = ctx.disk();
         let vote = disk.read(VOTE_FILE)?.map(|b| decode(&b)).transpose()?;
         let committed = disk.read(COMMITTED_FILE)?.map(|b| decode(&b)).transpose()?;
         // Whatever survived on disk is durable.
-        let durable = entries.values().next_back().map(|e: &Entry| e.log_id).or(purged);
+        let durable = entries
+            .values()
+            .next_back()
+            .map(|e: &Entry| e.log_id)
+            .or(purged);
         {
             let mut oracle = oracle.borrow_mut();
             oracle.truncated(id, None);
@@ -126,7 +134,12 @@ impl LogStore {
         Ok(store)
     }
 
-    fn spawn_flusher(&self, mut jobs: UnboundedReceiver<Flush>, oracle: Rc<RefCell<Oracle>>, id: u64) {
+    fn spawn_flusher(
+        &self,
+        mut jobs: UnboundedReceiver<Flush>,
+        oracle: Rc<RefCell<Oracle>>,
+        id: u64,
+    ) {
         let store = self.clone();
         crate::spawn(async move {
             while let Some(first) = jobs.recv().await {
@@ -134,7 +147,8 @@ impl LogStore {
                 if let Err(kind) = store.ctx.faults().hit(Point::LogFlush).await {
                     let error = io::Error::other(format!("injected log flush error: {kind}"));
                     for job in batch {
-                        job.callback.io_completed(Err(io::Error::new(error.kind(), error.to_string())));
+                        job.callback
+                            .io_completed(Err(io::Error::new(error.kind(), error.to_string())));
                     }
                     continue;
                 }
@@ -144,7 +158,8 @@ impl LogStore {
                 }
                 if let Err(error) = store.records.sync() {
                     for job in batch {
-                        job.callback.io_completed(Err(io::Error::new(error.kind(), error.to_string())));
+                        job.callback
+                            .io_completed(Err(io::Error::new(error.kind(), error.to_string())));
                     }
                     continue;
                 }
@@ -174,7 +189,12 @@ impl LogStore {
 
     pub fn last_log_id(&self) -> Option<LogId> {
         let inner = self.inner.borrow();
-        inner.entries.values().next_back().map(|e| e.log_id).or(inner.purged)
+        inner
+            .entries
+            .values()
+            .next_back()
+            .map(|e| e.log_id)
+            .or(inner.purged)
     }
 }
 
@@ -217,7 +237,21 @@ impl RaftLogStorage<Kv> for LogStore {
     }
 
     async fn save_committed(&mut self, committed: Option<LogId>) -> Result<(), io::Error> {
-        self.ctx.disk().write_atomic(COMMITTED_FILE, &encode(&committed))?;
+        // openraft may report an index committed before this node's own copy of
+        // it is fsynced (a follower learns the commit from the leader). Persisted
+        // as given, a crash leaves a committed index past the durable log and
+        // openraft cannot start again ("Failed to get log entries"). The durable
+        // tail is committed too (it is in the same log, before it), so that is
+        // what is written; the file catches up on the next call.
+        let durable = self.inner.borrow().durable;
+        let persisted = match (committed, durable) {
+            (Some(c), Some(d)) if c.index > d.index => Some(d),
+            (Some(_), None) => None,
+            (c, _) => c,
+        };
+        self.ctx
+            .disk()
+            .write_atomic(COMMITTED_FILE, &encode(&persisted))?;
         self.inner.borrow_mut().committed = committed;
         Ok(())
     }
@@ -231,7 +265,10 @@ impl RaftLogStorage<Kv> for LogStore {
         I: IntoIterator<Item = Entry>,
     {
         let entries: Vec<Entry> = entries.into_iter().collect();
-        let records: Vec<Vec<u8>> = entries.iter().map(|e| encode(&Record::Entry(e.clone()))).collect();
+        let records: Vec<Vec<u8>> = entries
+            .iter()
+            .map(|e| encode(&Record::Entry(e.clone())))
+            .collect();
         self.records.append(&records)?;
         let ids: Vec<LogId> = entries.iter().map(|e| e.log_id).collect();
         {
@@ -248,14 +285,20 @@ impl RaftLogStorage<Kv> for LogStore {
 
     async fn truncate_after(&mut self, last: Option<LogId>) -> Result<(), io::Error> {
         let last = last.map(|l| l.index);
-        self.records.append(&[encode(&Record::TruncateAfter(last))])?;
+        self.records
+            .append(&[encode(&Record::TruncateAfter(last))])?;
         // A truncation is made durable at once: a crash must not bring back
         // entries openraft was told are gone.
         self.records.sync()?;
         self.oracle.borrow_mut().truncated(self.id, last);
         let mut inner = self.inner.borrow_mut();
         inner.entries.split_off(&last.map_or(0, |l| l + 1));
-        inner.durable = inner.entries.values().next_back().map(|e| e.log_id).or(inner.purged);
+        inner.durable = inner
+            .entries
+            .values()
+            .next_back()
+            .map(|e| e.log_id)
+            .or(inner.purged);
         Ok(())
     }
 

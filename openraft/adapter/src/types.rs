@@ -11,7 +11,8 @@ use std::io::Cursor;
 /// host on one thread) with its RNG replaced by a seeded one. openraft draws its
 /// election timeouts from the runtime's `thread_rng`; the wrapper draws them from
 /// a task-local seed that the node sets from the run's seed.
-pub type Runtime = openraft_rt::deterministic_rng::DeterministicRng<openraft_rt_tokio::TokioRuntime>;
+pub type Runtime =
+    openraft_rt::deterministic_rng::DeterministicRng<openraft_rt_tokio::TokioRuntime>;
 
 openraft::declare_raft_types!(
     /// The type configuration of the model.
@@ -34,9 +35,14 @@ pub type Vote = openraft::alias::VoteOf<Kv>;
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum Request {
-    Put { key: String, value: String },
+    Put {
+        key: String,
+        value: String,
+    },
     /// A read that goes through the log: linearizable by construction.
-    Get { key: String },
+    Get {
+        key: String,
+    },
 }
 
 impl std::fmt::Display for Request {
