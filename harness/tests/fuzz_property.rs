@@ -131,7 +131,7 @@ fn mutated_scenarios_never_panic() {
     let root = common::workspace();
     let mut bases = Vec::new();
     for dir in ["scenarios", "harness/tests/bad_input"] {
-        for file in faultline::cli::scenario_files(&[root.join(dir)]).unwrap() {
+        for file in faultline::scenario::scenario_files(&[root.join(dir)]).unwrap() {
             bases.push(std::fs::read_to_string(file).unwrap());
         }
     }

@@ -167,14 +167,14 @@ fn a_sweep_goes_on_after_a_crashed_run() {
         resume: false,
         check_determinism: 0.0,
         variant: None,
+        fail_fast: false,
         quiet: true,
     };
-    assert_eq!(
-        faultline::sweep::sweep(&options),
-        1,
-        "a crashed run is a failure"
-    );
-    let (records, _) = faultline::sweep::results::read(&out.join("results.jsonl")).unwrap();
+    let summary = faultline::sweep::sweep(&options).unwrap();
+    assert_eq!(summary.failed().count(), 3, "a crashed run is a failure");
+    let records = faultline::sweep::results::read(&out.join("results.jsonl"))
+        .unwrap()
+        .records;
     assert_eq!(
         records.len(),
         6,
@@ -241,7 +241,12 @@ fn sigint_during_a_sweep_saves_what_it_has_and_exits_non_zero() {
         .unwrap();
     let results = out.join("results.jsonl");
     let mut waited = Duration::ZERO;
-    while faultline::sweep::results::read(&results).unwrap().0.len() < 2 {
+    while faultline::sweep::results::read(&results)
+        .unwrap()
+        .records
+        .len()
+        < 2
+    {
         assert!(waited < Duration::from_secs(300), "nothing recorded");
         std::thread::sleep(Duration::from_millis(20));
         waited += Duration::from_millis(20);
@@ -252,7 +257,8 @@ fn sigint_during_a_sweep_saves_what_it_has_and_exits_non_zero() {
     }
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130), "interrupted sweeps exit 130");
-    let (records, intact) = faultline::sweep::results::read(&results).unwrap();
+    let contents = faultline::sweep::results::read(&results).unwrap();
+    let (records, intact) = (contents.records, contents.intact);
     assert!(!records.is_empty() && records.len() < 200);
     assert_eq!(
         intact,

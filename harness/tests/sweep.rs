@@ -26,12 +26,15 @@ fn options(paths: Vec<PathBuf>, seeds: std::ops::RangeInclusive<u64>, out: &Path
         resume: false,
         check_determinism: 0.0,
         variant: None,
+        fail_fast: false,
         quiet: true,
     }
 }
 
 fn records(dir: &Path) -> Vec<RunRecord> {
-    results::read(&dir.join(results::RESULTS_FILE)).unwrap().0
+    results::read(&dir.join(results::RESULTS_FILE))
+        .unwrap()
+        .records
 }
 
 /// What a run produced, without wall-clock fields.
@@ -55,17 +58,16 @@ fn shards_merge_into_exactly_the_unsharded_results() {
     let root = temp_dir("shards");
     let scenario = common::workspace().join("scenarios/raftkv/canary-quorum.yaml");
     let whole = root.join("whole");
-    assert_eq!(
-        sweep::sweep(&options(vec![scenario.clone()], 1..=12, &whole)),
-        0
-    );
+    let summary = sweep::sweep(&options(vec![scenario.clone()], 1..=12, &whole)).unwrap();
+    assert!(summary.complete() && summary.failed().count() == 0);
     let mut dirs = Vec::new();
     for k in 1..=3 {
         let dir = root.join(format!("shard{k}"));
         let mut o = options(vec![scenario.clone()], 1..=12, &dir);
         o.shard = Some((k, 3));
         o.jobs = 1;
-        assert_eq!(sweep::sweep(&o), 0);
+        let summary = sweep::sweep(&o).unwrap();
+        assert!(summary.complete() && summary.failed().count() == 0);
         dirs.push(dir);
     }
     let sizes: Vec<usize> = dirs.iter().map(|d| records(d).len()).collect();
@@ -75,7 +77,13 @@ fn shards_merge_into_exactly_the_unsharded_results() {
         "24 runs (2 variants x 12 seeds) in three equal slices"
     );
     let merged = root.join("merged");
-    assert_eq!(merge::merge(&dirs, &merged, true), 0);
+    let summary = merge::merge(&merge::MergeOptions {
+        dirs: dirs.clone(),
+        out: merged.clone(),
+        shards: None,
+    })
+    .unwrap();
+    assert!(summary.complete(), "{:?}", summary.problems);
     assert_eq!(records(&merged).len(), 24);
     assert_eq!(essence(&records(&merged)), essence(&records(&whole)));
     assert!(merged.join("junit.xml").exists() && merged.join("summary.md").exists());
@@ -205,14 +213,17 @@ fn a_failing_random_run_of_the_canary_shrinks_to_a_scenario_that_still_fails() {
         .expect("the canary fails under chaos for some seed");
     let report = faultline::report::write_run(&root.join("reports"), &original).unwrap();
     let out = root.join("shrunk.yaml");
-    let code = shrink::shrink(&ShrinkOptions {
+    let summary = shrink::shrink(&ShrinkOptions {
         report,
         out: Some(out.clone()),
         budget: 150,
         quiet: true,
-    });
-    assert_eq!(code, 0);
+    })
+    .unwrap();
+    assert!(summary.kept < summary.original, "{summary:?}");
     let shrunk = faultline::scenario::load(&out).expect("the shrunk scenario validates");
+    assert_eq!(shrunk.name, "shrunk", "named after its own file");
+    assert_ne!(shrunk.name, original.scenario);
     let rerun = faultline::runner::run(&shrunk, &shrunk.variants[0], seed);
     let target = Target::of(&original).unwrap();
     assert_eq!(

@@ -10,7 +10,6 @@ mod chaos;
 pub mod env;
 mod interpret;
 pub mod net;
-pub mod panic;
 mod result;
 
 pub use result::{FinalNode, MessageCount, RunResult};
@@ -18,6 +17,7 @@ pub use result::{FinalNode, MessageCount, RunResult};
 use crate::check::{self, divergence, expect, history, invariants, Finding};
 use crate::faults::FaultTable;
 use crate::outcome::Outcome;
+use crate::panic;
 use crate::scenario::{Condition, Heal, Scenario, Variant};
 use crate::trail::{Kind, Trail};
 use env::{NodeState, RunEnv, RunState};

@@ -4,10 +4,12 @@
 //! every name (nodes, ops, fail points, bugs, invariants) and duration, reporting
 //! every error with file:line:col. The runner never interprets a string.
 
+mod files;
 pub mod raw;
 mod validate;
 
-pub use validate::{expand_template, load, load_str, LoadError};
+pub use files::{load, load_all, scenario_files, LoadFailure, LoadFailures};
+pub use validate::{expand_template, load_str, LoadError, FILE_BYTES_MAX};
 
 use crate::outcome::Outcome;
 use crate::trail::Kind;
@@ -21,6 +23,8 @@ pub struct Scenario {
     /// The path as given on the command line.
     pub file: String,
     pub name: String,
+    /// Where the name is written (1:1 when it is the file's stem).
+    pub name_loc: Loc,
     pub description: String,
     /// sha256 of the file's bytes.
     pub sha256: String,

@@ -14,7 +14,6 @@ use crate::yaml::{self, from_node, nearest, Loc, Node, Spanned, Value};
 use nodes::api::{BugMode, ModelInfo};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeSet;
-use std::path::Path;
 use std::time::Duration;
 
 /// Bounds on what a scenario file may ask for. Documented in docs/scenario-format.md.
@@ -42,38 +41,6 @@ impl std::fmt::Display for LoadError {
             LoadError::Invalid(diagnostics) => write!(f, "{diagnostics}"),
         }
     }
-}
-
-pub fn load(path: &Path) -> Result<Scenario, LoadError> {
-    let file = path.display().to_string();
-    let metadata =
-        std::fs::metadata(path).map_err(|e| LoadError::Io(format!("{file}: cannot read: {e}")))?;
-    if metadata.is_dir() {
-        return Err(LoadError::Io(format!(
-            "{file}: is a directory; give a scenario file"
-        )));
-    }
-    if metadata.len() as usize > FILE_BYTES_MAX {
-        let message = format!(
-            "file is {} bytes; the limit is {FILE_BYTES_MAX}",
-            metadata.len()
-        );
-        return Err(invalid(Diagnostic::new(
-            &file,
-            Loc { line: 1, col: 1 },
-            message,
-        )));
-    }
-    let bytes =
-        std::fs::read(path).map_err(|e| LoadError::Io(format!("{file}: cannot read: {e}")))?;
-    let text = String::from_utf8(bytes).map_err(|e| {
-        invalid(Diagnostic::new(
-            &file,
-            Loc { line: 1, col: 1 },
-            format!("file is not UTF-8 ({e})"),
-        ))
-    })?;
-    load_str(&file, &text)
 }
 
 fn invalid(diagnostic: Diagnostic) -> LoadError {
@@ -261,6 +228,7 @@ impl<'a> Validator<'a> {
             }
             Some(node) => self.steps(node),
         };
+        let name_loc = root.get("name").map_or(Loc { line: 1, col: 1 }, |n| n.loc);
         let name = root
             .get("name")
             .and_then(Node::as_str)
@@ -274,6 +242,7 @@ impl<'a> Validator<'a> {
         Some(Scenario {
             file: self.file.to_string(),
             name,
+            name_loc,
             description,
             sha256,
             model,
@@ -1888,7 +1857,7 @@ fn declared_variants(root: &Node) -> Vec<String> {
 }
 
 fn file_stem(file: &str) -> String {
-    Path::new(file)
+    std::path::Path::new(file)
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| file.to_string())
