@@ -101,13 +101,17 @@ pub fn lookalike_note(word: &str, best: &str) -> Option<String> {
     }
     let listed: Vec<String> = odd
         .iter()
-        .map(|c| format!("`{}` (U+{:04X})", printable(&c.to_string()), *c as u32))
+        .map(|c| format!("`{}` U+{:04X}", printable(&c.to_string()), *c as u32))
         .collect();
+    let (one, it) = if odd.len() == 1 {
+        ("a letter", "it only looks")
+    } else {
+        ("letters", "they only look")
+    };
     Some(format!(
-        "`{}` contains {} that only look{} like ASCII",
+        "(`{}` has {one} outside ASCII: {}; {it} like ASCII)",
         printable(word),
-        listed.join(", "),
-        if odd.len() == 1 { "s" } else { "" }
+        listed.join(", ")
     ))
 }
 
@@ -144,7 +148,7 @@ mod tests {
         let hint = did_you_mean("\u{43e}m1", "om1");
         assert!(hint.starts_with("did you mean `om1`?"), "{hint}");
         assert!(hint.contains("U+043E"), "{hint}");
-        assert!(hint.contains("only looks like ASCII"), "{hint}");
+        assert!(hint.contains("it only looks like ASCII"), "{hint}");
         assert_eq!(did_you_mean("omm1", "om1"), "did you mean `om1`?");
     }
 }

@@ -167,7 +167,7 @@ impl<'a> Validator<'a> {
             Some(best) => self.error_hint(
                 loc,
                 message,
-                format!("did you mean `{best}`? valid: {valid}"),
+                format!("{} valid: {valid}", crate::text::did_you_mean(name, best)),
             ),
             None => self.error_hint(loc, message, format!("valid: {valid}")),
         }
@@ -1545,13 +1545,23 @@ impl Validator<'_> {
                 continue;
             }
             let spec = match &body.value {
-                Value::Int(w) if *w >= 0 => raw::ChaosFault {
-                    weight: Spanned {
-                        loc: body.loc,
-                        value: *w as u32,
+                Value::Int(w) => match u32::try_from(*w) {
+                    Ok(value) => raw::ChaosFault {
+                        weight: Spanned {
+                            loc: body.loc,
+                            value,
+                        },
+                        delay: None,
+                        points: None,
                     },
-                    delay: None,
-                    points: None,
+                    Err(_) => {
+                        self.error_hint(
+                            body.loc,
+                            format!("a fault weight is a whole number in 0..={}, found {w}", u32::MAX),
+                            "e.g. `crash: 2` (twice as likely as a weight of 1); 0 switches the kind off",
+                        );
+                        continue;
+                    }
                 },
                 _ => match self.read::<raw::ChaosFault>(body) {
                     Some(spec) => spec,
