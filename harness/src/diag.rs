@@ -84,14 +84,18 @@ const HELP: Style = AnsiColor::Cyan.on_default().bold();
 
 /// The longest stretch of a source line shown in an excerpt.
 const EXCERPT_CHARS_MAX: usize = 120;
+/// Excerpts for at most this many diagnostics of a file; the rest are plain lines
+/// (finding a column in a long line costs its length, and a hostile file can hold
+/// hundreds of thousands of errors on one line).
+const EXCERPTS_MAX: usize = 50;
 
 /// Every diagnostic with an excerpt of `source` (when given) under it, styled
 /// with ANSI codes (print it through `anstream`, which drops them when the
 /// output is not a terminal or colour is off).
 pub fn render(diagnostics: &Diagnostics, source: Option<&str>) -> String {
     let mut out = String::new();
-    for d in &diagnostics.0 {
-        out.push_str(&render_one(d, source));
+    for (i, d) in diagnostics.0.iter().enumerate() {
+        out.push_str(&render_one(d, source.filter(|_| i < EXCERPTS_MAX)));
     }
     out
 }
@@ -126,10 +130,12 @@ fn render_one(d: &Diagnostic, source: Option<&str>) -> String {
 /// the byte span in it to put the caret under (the word at the column).
 fn excerpt(source: &str, loc: Loc) -> Option<(String, std::ops::Range<usize>)> {
     let line = source.lines().nth((loc.line as usize).checked_sub(1)?)?;
-    let chars: Vec<char> = line.chars().collect();
-    let col = (loc.col as usize).saturating_sub(1).min(chars.len());
-    let start = col.saturating_sub(EXCERPT_CHARS_MAX / 2);
-    let end = (start + EXCERPT_CHARS_MAX).min(chars.len());
+    let wanted = (loc.col as usize).saturating_sub(1);
+    let start = wanted.saturating_sub(EXCERPT_CHARS_MAX / 2);
+    // Only the window is collected: index 0 of `chars` is column `start`.
+    let chars: Vec<char> = line.chars().skip(start).take(EXCERPT_CHARS_MAX).collect();
+    let col = (wanted - start).min(chars.len());
+    let (start, end) = (0, chars.len());
     let word_end = (col..end)
         .find(|&i| chars[i].is_whitespace() || ",:{}[]".contains(chars[i]))
         .unwrap_or(end)

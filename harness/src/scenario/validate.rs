@@ -20,6 +20,9 @@ use std::time::Duration;
 pub const FILE_BYTES_MAX: usize = 1024 * 1024;
 pub const NODES_MAX: usize = 32;
 pub const STEPS_MAX: usize = 10_000;
+/// Each variant holds its own copy of the scenario's params: bounded, so that
+/// params times variants stays small (docs/scenario-format.md, "Limits").
+pub const VARIANTS_MAX: usize = 1_000;
 pub const REPEAT_COUNT_MAX: u32 = 100_000;
 pub const FAULTS_MAX: usize = 2_000;
 pub const DURATION_MAX: std::time::Duration = std::time::Duration::from_secs(7 * 24 * 3600);
@@ -563,6 +566,13 @@ impl<'a> Validator<'a> {
         if entries.is_empty() {
             self.error(node.loc, "`variants` is empty");
         }
+        if entries.len() > VARIANTS_MAX {
+            self.error(
+                entries[VARIANTS_MAX].0.loc,
+                format!("more than {VARIANTS_MAX} variants"),
+            );
+            return;
+        }
         for (key, body) in entries {
             let Some(name) = key.as_str() else {
                 self.error(key.loc, "a variant name is a string");
@@ -659,6 +669,9 @@ impl<'a> Validator<'a> {
                 ),
                 None => self.error(loc, format!("invalid params: {message}")),
             }
+            // Invalid params are never used; keeping each variant's copy of a large
+            // invalid map is what made params times variants a memory bomb.
+            return serde_json::Value::Null;
         }
         merged
     }
@@ -859,8 +872,10 @@ impl<'a> Validator<'a> {
             );
         }
         let mut steps = Vec::new();
-        for item in items {
-            if steps.len() >= STEPS_MAX {
+        // Counted over the items written, valid or not: a list of 200,000 bad
+        // steps would otherwise make as many errors.
+        for (i, item) in items.iter().enumerate() {
+            if i >= STEPS_MAX {
                 self.error(item.loc, format!("more than {STEPS_MAX} steps in one list"));
                 break;
             }
