@@ -155,7 +155,7 @@ fn directory_link_cycles_are_walked_once() {
         "{}",
         stdout(&out)
     );
-    let files = faultline::scenario::scenario_files(&[dir.clone()]).unwrap();
+    let files = faultline::scenario::scenario_files(std::slice::from_ref(&dir)).unwrap();
     assert_eq!(files.len(), 2, "{files:?}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
