@@ -152,7 +152,7 @@ impl Reader<'_, '_> {
         let action = self.fault_action(point, &raw.value.action)?;
         let mut nodes = Vec::new();
         for name in raw.value.nodes.iter().flatten() {
-            nodes.push(self.node_ref(name)?);
+            nodes.push(self.target(name)?);
         }
         Some(ChaosPoint {
             point,
@@ -213,10 +213,12 @@ impl Reader<'_, '_> {
             }
             None => None,
         };
-        let mut template = item.to_json();
-        if let serde_json::Value::Object(map) = &mut template {
-            map.remove("on");
+        let op_node = super::errors::map_filtered(item, |k| k != "on");
+        if let Err((loc, message)) = super::templates::placeholders(&op_node) {
+            self.e.error(loc, message);
+            return None;
         }
+        let template = op_node.to_json();
         // Check the template with the smallest and the largest draws.
         for pick in [Pick::Low, Pick::High] {
             let sample = match expand_template(

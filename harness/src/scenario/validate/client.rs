@@ -2,9 +2,11 @@
 
 use super::errors::{list, locate_field, map_filtered, serde_suggestion};
 use super::names::Reader;
+use super::templates::{expand_template, placeholders};
 use crate::scenario::raw;
-use crate::scenario::{ClientStep, OpExpect, StepKind, Target};
+use crate::scenario::{ClientOp, ClientStep, OpExpect, StepKind, Target};
 use crate::yaml::{Node, Spanned, Value};
+use nodes::api::ParsedOp;
 
 impl Reader<'_, '_> {
     pub(super) fn client(&mut self, body: &Node) -> Option<StepKind> {
@@ -40,20 +42,7 @@ impl Reader<'_, '_> {
             );
             return None;
         }
-        let op = match self.model.parse_op(&op_node.to_json()) {
-            Ok(op) => op,
-            Err(message) => {
-                let loc = locate_field(&op_node, &message).unwrap_or(body.loc);
-                let example = info.op(op_name).map(|o| o.example).unwrap_or("");
-                let hint = match serde_suggestion(&message) {
-                    Some(best) => format!("did you mean `{best}`? for example {example}"),
-                    None => format!("for example {example}"),
-                };
-                self.e
-                    .error_hint(loc, format!("op `{op_name}`: {message}"), hint);
-                return None;
-            }
-        };
+        let op = self.client_op(&op_node, op_name, body)?;
         let target = match &options.on {
             Some(on) => self.target(on)?,
             None if info.has_leader => Target::Leader,
@@ -73,6 +62,21 @@ impl Reader<'_, '_> {
             None => None,
             Some(e) => Some(self.op_expect(e)?),
         };
+        if let Some(e) = &options.expect {
+            if super::templates::placeholders(&Node {
+                loc: e.loc,
+                value: Value::Str(e.value.clone()),
+            })
+            .unwrap_or(true)
+            {
+                self.e.error_hint(
+                    e.loc,
+                    "placeholders are expanded in the op's arguments, not in `expect`",
+                    "write the error text literally (`{{` and `}}` are not needed here)",
+                );
+                return None;
+            }
+        }
         Some(StepKind::Client(ClientStep {
             target,
             op,
@@ -80,6 +84,53 @@ impl Reader<'_, '_> {
             timeout,
             expect,
         }))
+    }
+
+    /// The op as written: fixed, or a template whose placeholders expand when the
+    /// step runs, checked here with the smallest and the largest draws.
+    fn client_op(&mut self, op_node: &Node, op_name: &str, body: &Node) -> Option<ClientOp> {
+        let template = match placeholders(op_node) {
+            Ok(template) => template,
+            Err((loc, message)) => {
+                self.e.error(loc, message);
+                return None;
+            }
+        };
+        let json = op_node.to_json();
+        if !template {
+            return self
+                .parse_op(&json, op_node, op_name, body)
+                .map(ClientOp::Fixed);
+        }
+        for low in [true, false] {
+            let sample = expand_template(&json, &mut |lo, hi| if low { lo } else { hi }, 0)
+                .expect("placeholders checked");
+            self.parse_op(&sample, op_node, op_name, body)?;
+        }
+        Some(ClientOp::Template(json))
+    }
+
+    fn parse_op(
+        &mut self,
+        json: &serde_json::Value,
+        op_node: &Node,
+        op_name: &str,
+        body: &Node,
+    ) -> Option<ParsedOp> {
+        match self.model.parse_op(json) {
+            Ok(op) => Some(op),
+            Err(message) => {
+                let loc = locate_field(op_node, &message).unwrap_or(body.loc);
+                let example = self.info.op(op_name).map(|o| o.example).unwrap_or("");
+                let hint = match serde_suggestion(&message) {
+                    Some(best) => format!("did you mean `{best}`? for example {example}"),
+                    None => format!("for example {example}"),
+                };
+                self.e
+                    .error_hint(loc, format!("op `{op_name}`: {message}"), hint);
+                None
+            }
+        }
     }
 
     pub(super) fn op_expect(&mut self, text: &Spanned<String>) -> Option<OpExpect> {

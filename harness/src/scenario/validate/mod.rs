@@ -13,6 +13,7 @@ mod conditions;
 mod errors;
 mod expectations;
 mod header;
+mod matchers;
 mod names;
 mod steps;
 mod templates;
@@ -33,6 +34,8 @@ pub const FILE_BYTES_MAX: usize = 1024 * 1024;
 pub const NODES_MAX: usize = 32;
 pub const STEPS_MAX: usize = 10_000;
 pub const REPEAT_COUNT_MAX: u32 = 100_000;
+/// Steps a scenario runs with every `repeat` expanded: nested repeats multiply.
+pub const EXPANDED_STEPS_MAX: u64 = 1_000_000;
 pub const FAULTS_MAX: usize = 2_000;
 pub const DURATION_MAX: std::time::Duration = std::time::Duration::from_secs(7 * 24 * 3600);
 
@@ -132,7 +135,18 @@ fn read(e: &mut Errors, root: &Node, sha256: String) -> Option<Scenario> {
             );
             Vec::new()
         }
-        Some(node) => reader.steps(node),
+        Some(node) => {
+            let steps = reader.steps(node);
+            let expanded = steps::expanded_steps(&steps);
+            if expanded > EXPANDED_STEPS_MAX {
+                reader.e.error_hint(
+                    node.loc,
+                    format!("the steps run {expanded} steps with every `repeat` expanded; the limit is {EXPANDED_STEPS_MAX}"),
+                    "lower the `repeat` counts",
+                );
+            }
+            steps
+        }
     };
     let name = root
         .get("name")

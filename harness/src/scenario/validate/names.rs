@@ -53,25 +53,36 @@ impl<'r, 'f> Reader<'r, 'f> {
         None
     }
 
+    /// A node reference: a node name, `leader`, `follower` or `any` (the table in
+    /// docs/scenario-format.md, "Node references"). `leader` and `follower` need a
+    /// model with leaders.
     pub(super) fn target(&mut self, name: &Spanned<String>) -> Option<Target> {
         let info = self.info;
-        if name.value == "leader" {
-            if info.has_leader {
-                return Some(Target::Leader);
-            }
-            self.e.error(
+        let target = match name.value.as_str() {
+            "leader" => Target::Leader,
+            "follower" => Target::Follower,
+            "any" => return Some(Target::Any),
+            _ => return self.node_ref(name).map(Target::Node),
+        };
+        if !info.has_leader {
+            self.e.error_hint(
                 name.loc,
-                format!("model `{}` has no leader; name a node", info.name),
+                format!(
+                    "model `{}` has no leader, so `{}` names no node",
+                    info.name, name.value
+                ),
+                "name a node, or write `any`",
             );
             return None;
         }
-        self.node_ref(name).map(Target::Node)
+        Some(target)
     }
 
+    /// The two ends of a link: two references that cannot be one node.
     pub(super) fn node_pair(
         &mut self,
         between: &Spanned<Vec<Spanned<String>>>,
-    ) -> Option<(NodeId, NodeId)> {
+    ) -> Option<(Target, Target)> {
         if between.value.len() != 2 {
             self.e.error(
                 between.loc,
@@ -79,10 +90,15 @@ impl<'r, 'f> Reader<'r, 'f> {
             );
             return None;
         }
-        let a = self.node_ref(&between.value[0]);
-        let b = self.node_ref(&between.value[1]);
+        let a = self.target(&between.value[0]);
+        let b = self.target(&between.value[1]);
         let (a, b) = (a?, b?);
-        if a == b {
+        let same = match (a, b) {
+            (Target::Node(x), Target::Node(y)) => x == y,
+            (Target::Leader, Target::Leader) => true,
+            _ => false,
+        };
+        if same {
             self.e
                 .error(between.loc, "`between` names the same node twice");
             return None;

@@ -2,7 +2,7 @@
 //! that need no reader of their own.
 
 use super::names::Reader;
-use super::{FAULTS_MAX, REPEAT_COUNT_MAX, STEPS_MAX};
+use super::{EXPANDED_STEPS_MAX, FAULTS_MAX, REPEAT_COUNT_MAX, STEPS_MAX};
 use crate::scenario::raw;
 use crate::scenario::*;
 use crate::yaml::{Node, Spanned, Value};
@@ -138,7 +138,7 @@ impl Reader<'_, '_> {
                 }
             },
             KindName::Hold => {
-                let between = self.e.read::<raw::Between>(body)?;
+                let between: raw::Between = self.e.read(body)?;
                 let (a, b) = self.node_pair(&between.between)?;
                 Some(StepKind::Hold { a, b })
             }
@@ -160,7 +160,7 @@ impl Reader<'_, '_> {
             KindName::FailPoint => self.failpoint(body),
             KindName::ClearFailPoint => {
                 let raw = self.e.read::<raw::PointRef>(body)?;
-                let node = self.node_ref(&raw.node);
+                let node = self.target(&raw.node);
                 let point = self.point(&raw.point);
                 Some(StepKind::ClearFailPoint {
                     node: node?,
@@ -181,6 +181,17 @@ impl Reader<'_, '_> {
                     return None;
                 }
                 let steps = self.steps(body.get("steps").expect("serde checked"));
+                let expanded = u64::from(raw.count.value).saturating_mul(expanded_steps(&steps));
+                if expanded > EXPANDED_STEPS_MAX {
+                    self.e.error_hint(
+                        raw.count.loc,
+                        format!(
+                            "this `repeat` runs {expanded} steps; the limit is {EXPANDED_STEPS_MAX} for a whole scenario"
+                        ),
+                        "lower `count`, or use `chaos` for long random runs",
+                    );
+                    return None;
+                }
                 Some(StepKind::Repeat {
                     count: raw.count.value,
                     steps,
@@ -208,11 +219,15 @@ impl Reader<'_, '_> {
             },
             _ => self.e.read::<raw::TransferLeader>(body)?,
         };
-        let to = if raw.to.value == "follower" {
-            None
-        } else {
-            Some(self.node_ref(&raw.to)?)
-        };
+        if raw.to.value == "leader" {
+            self.e.error_hint(
+                raw.to.loc,
+                "leadership cannot be transferred to the leader",
+                "name a node, or write `follower` (picked with the run's seed)",
+            );
+            return None;
+        }
+        let to = self.target(&raw.to)?;
         let timeout = self.e.duration_or(&raw.timeout, self.settings.op_timeout);
         Some(StepKind::TransferLeader { to, timeout })
     }
@@ -305,7 +320,7 @@ impl Reader<'_, '_> {
                         .error(body.loc, "releasing a fail point needs `node`");
                     return None;
                 };
-                let node = self.node_ref(node);
+                let node = self.target(node);
                 let point = self.point(point);
                 Some(StepKind::ReleaseFailPoint {
                     node: node?,
@@ -344,7 +359,7 @@ impl Reader<'_, '_> {
         if raw.node.value == "leader" && !leader_ok {
             self.e.error(
                 raw.node.loc,
-                "a down node cannot be the leader: name the node to start",
+                "a down node cannot be the leader: name the node to start, or write `any`",
             );
             return None;
         }
@@ -400,7 +415,7 @@ impl Reader<'_, '_> {
 
     pub(super) fn failpoint(&mut self, body: &Node) -> Option<StepKind> {
         let raw = self.e.read::<raw::FailPoint>(body)?;
-        let node = self.node_ref(&raw.node);
+        let node = self.target(&raw.node);
         let point = self.point(&raw.point);
         let (node, point) = (node?, point?);
         let action = self.fault_action(point, &raw.action)?;
@@ -417,14 +432,16 @@ impl Reader<'_, '_> {
                 self.e.error(p.loc, "`probability` is in (0, 1]");
             }
         }
-        Some(StepKind::FailPoint(ArmStep {
+        Some(StepKind::FailPoint {
             node,
-            point,
-            action,
-            count: raw.count.map(|c| c.value),
-            probability: raw.probability.map(|p| p.value),
-            optional: raw.optional,
-        }))
+            arm: ArmStep {
+                point,
+                action,
+                count: raw.count.map(|c| c.value),
+                probability: raw.probability.map(|p| p.value),
+                optional: raw.optional,
+            },
+        })
     }
 
     pub(super) fn check(&mut self, body: &Node) -> Option<StepKind> {
@@ -493,4 +510,17 @@ fn is_fault(kind: KindName) -> bool {
         | KindName::Check
         | KindName::Repeat => false,
     }
+}
+
+/// How many steps a list runs, with every `repeat` expanded (saturating).
+pub(super) fn expanded_steps(steps: &[Step]) -> u64 {
+    steps.iter().fold(0u64, |total, step| {
+        let one = match &step.kind {
+            StepKind::Repeat { count, steps } => {
+                u64::from(*count).saturating_mul(expanded_steps(steps))
+            }
+            _ => 1,
+        };
+        total.saturating_add(one)
+    })
 }
