@@ -141,8 +141,9 @@ pub struct Tuning {
     pub election_timeout_ms_max: Option<u64>,
 }
 
-/// Bounds of the Raft timings a scenario may set: below 5 ms a heartbeat is
-/// finer than most scenario ticks; above a minute an election outlasts most runs.
+/// Bounds of the Raft timings a scenario may set. The core needs positive
+/// timings; elections need at least a few ticks, and a minute-long timeout
+/// already outlasts most runs. `Tuning::check` adds the rules between them.
 pub const HEARTBEAT_MS_BOUNDS: (u64, u64) = (1, 10_000);
 pub const ELECTION_TIMEOUT_MS_BOUNDS: (u64, u64) = (10, 60_000);
 

@@ -8,7 +8,7 @@ use super::{NODES_MAX, RESERVED_NODE_NAMES};
 use crate::scenario::raw;
 use crate::scenario::{Heal, Limits, NodeSpec, Settings, Variant};
 use crate::yaml::{from_node, Loc, Node, Spanned, Value};
-use nodes::api::{BugMode, BugSet, Model};
+use nodes::api::{BugMode, BugSet, Model, ModelInfo};
 use std::time::Duration;
 
 /// What the header phase resolves.
@@ -54,7 +54,7 @@ pub(super) fn read(e: &mut Errors, root: &Node) -> Option<Header> {
     let nodes = e.nodes(model, root.get("nodes"), root.loc);
     let defaults = header.and_then(|h| h.defaults).unwrap_or_default();
     let settings = e.settings(&defaults, root.get("heal"));
-    let params = e.params(root.get("params"));
+    let params = e.params(root.get("params"), model.info(), &nodes);
     let variant_names = declared_variants(root);
     let variants = Reader::new(e, model, &nodes, &settings, &variant_names).variants(root, &params);
     Some(Header {
@@ -200,10 +200,52 @@ impl Errors<'_> {
         }
     }
 
-    fn params(&mut self, node: Option<&Node>) -> Option<(Loc, serde_json::Value)> {
+    /// `params` (top-level or a variant's), each key checked against the model's
+    /// declaration at its own location. Keys that fail are left out of the result,
+    /// so that the model's own check (cross-key rules) does not repeat them.
+    fn params(
+        &mut self,
+        node: Option<&Node>,
+        info: &ModelInfo,
+        nodes: &[NodeSpec],
+    ) -> Option<(Loc, serde_json::Value)> {
         let node = node?;
+        let names: Vec<&str> = nodes.iter().map(|n| n.name.as_str()).collect();
         match &node.value {
-            Value::Map(_) => Some((node.loc, node.to_json())),
+            Value::Map(entries) => {
+                let mut checked = serde_json::Map::new();
+                for (key, value) in entries {
+                    let name = key.as_str().unwrap_or("");
+                    let Some(param) = info.param(name) else {
+                        if info.params.is_empty() {
+                            self.error(
+                                key.loc,
+                                format!("model `{}` takes no params; remove `{name}`", info.name),
+                            );
+                        } else {
+                            self.unknown_name(
+                                key.loc,
+                                "param",
+                                name,
+                                info.params.iter().map(|p| p.name),
+                            );
+                        }
+                        continue;
+                    };
+                    let json = value.to_json();
+                    match param.kind.check(&json, &names) {
+                        Ok(()) => {
+                            checked.insert(name.to_string(), json);
+                        }
+                        Err(message) => self.error_hint(
+                            value.loc,
+                            format!("param `{name}`: {message}"),
+                            format!("`{name}`: {}, {}", param.kind.describe(), param.summary),
+                        ),
+                    }
+                }
+                Some((node.loc, serde_json::Value::Object(checked)))
+            }
             Value::Null => None,
             _ => {
                 self.error(
@@ -363,7 +405,7 @@ impl Reader<'_, '_> {
                 continue;
             }
             let bugs = self.bugs(body.get("bugs"));
-            let own = self.e.params(body.get("params"));
+            let own = self.e.params(body.get("params"), self.info, self.nodes);
             let merged = self.merge_params(params, &own, key.loc);
             let Some(expect) = body.get("expect").and_then(|e| self.expect(e)) else {
                 continue;

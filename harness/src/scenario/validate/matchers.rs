@@ -149,7 +149,8 @@ fn compile(source: &str) -> Result<regex::Regex, String> {
         .build()
         .map_err(|e| {
             let detail = e.to_string();
-            let last = detail.lines().last().unwrap_or("").trim().to_string();
+            let last = detail.lines().last().unwrap_or("").trim();
+            let last = last.strip_prefix("error: ").unwrap_or(last);
             format!("`matches` is not a regular expression: {last}")
         })
 }
