@@ -46,10 +46,15 @@ fn a_sequence_passes_in_order_and_names_the_first_entry_out_of_order() {
     assert_eq!(findings.len(), 1, "{findings:?}");
     let message = &findings[0].message;
     assert!(
-        message.starts_with("lang.yaml:8:7: sequence entry 2 (kind op_ok, containing \"put a=1\") is out of order"),
+        message.starts_with(
+            "lang.yaml:8:7: sequence entry 2 (kind op_ok, containing \"put a=1\") is out of order"
+        ),
         "{message}"
     );
-    assert!(message.contains("not after entry 1 (kind op_ok, containing \"put a=2\", at 7:7)"), "{message}");
+    assert!(
+        message.contains("not after entry 1 (kind op_ok, containing \"put a=2\", at 7:7)"),
+        "{message}"
+    );
     assert!(!result.passed);
 }
 
@@ -86,13 +91,12 @@ fn before_and_after_relations_hold_or_say_which_side_came_when() {
 fn an_event_await_waits_for_the_next_event_and_since_run_sees_earlier_ones() {
     // n1's restart is over before the awaits begin.
     let base = format!("{HEAD}expect: converged\nsteps:\n  - await: {{leader: any, within: 5s}}\n  - restart: n1\n  - sleep: 100ms\n");
-    let next = format!(
-        "{base}  - await: {{event: {{node: n1, kind: restart}}, within: 2s}}\n"
-    );
+    let next = format!("{base}  - await: {{event: {{node: n1, kind: restart}}, within: 2s}}\n");
     let result = run(&next);
     assert_eq!(result.outcome, Outcome::Stuck, "{:?}", result.findings);
     assert!(result.findings.iter().any(|f| f.checker == "await"
-        && f.message.contains("await an event with node n1, kind restart missed its deadline of 2s")));
+        && f.message
+            .contains("await an event with node n1, kind restart missed its deadline of 2s")));
     let since_run = format!(
         "{base}  - await: {{event: {{node: n1, kind: restart}}, since: run, within: 2s}}\n"
     );
@@ -139,7 +143,11 @@ fn observed_matchers_tell_removed_from_never_there_and_compare_numbers() {
         "{}",
         messages[0]
     );
-    assert!(messages[1].contains("expected n1.commit > 100000, observed n1 \""), "{}", messages[1]);
+    assert!(
+        messages[1].contains("expected n1.commit > 100000, observed n1 \""),
+        "{}",
+        messages[1]
+    );
 }
 
 /// The node each transfer went to, in order.
@@ -164,7 +172,10 @@ fn follower_picks_come_from_the_seed_and_replay() {
         targets.extend(picked.iter().cloned());
         sequences.insert(picked);
         let again = run_seed(text, seed);
-        assert_eq!(again.trail_digest, result.trail_digest, "seed {seed} replays");
+        assert_eq!(
+            again.trail_digest, result.trail_digest,
+            "seed {seed} replays"
+        );
     }
     // Not a ping-pong between two nodes, and not the same walk for every seed.
     assert!(targets.len() >= 3, "{targets:?}");
@@ -202,12 +213,29 @@ fn nested_repeats_of_instant_steps_end_stuck_at_a_limit() {
     let text = "model: raftkv\nnodes: [n1, n2, n3]\nheal: false\nexpect: stuck\nsteps:\n  - crash: n1\n  - repeat:\n      count: 1000\n      steps:\n        - repeat:\n            count: 999\n            steps:\n              - crash: {node: n1, optional: true}\n";
     let result = run(text);
     assert_eq!(result.outcome, Outcome::Stuck);
-    let limit = result.findings.iter().find(|f| f.checker == "limits").unwrap();
-    assert!(limit.message.contains("trail limit of 200000 events reached"), "{}", limit.message);
+    let limit = result
+        .findings
+        .iter()
+        .find(|f| f.checker == "limits")
+        .unwrap();
+    assert!(
+        limit
+            .message
+            .contains("trail limit of 200000 events reached"),
+        "{}",
+        limit.message
+    );
     // With room for every event, the step limit ends it.
-    let text = text.replace("expect: stuck\n", "defaults: {limits: {steps: 5000, events: 2000000}}\nexpect: stuck\n");
+    let text = text.replace(
+        "expect: stuck\n",
+        "defaults: {limits: {steps: 5000, events: 2000000}}\nexpect: stuck\n",
+    );
     let result = run(&text);
-    let limit = result.findings.iter().find(|f| f.checker == "limits").unwrap();
+    let limit = result
+        .findings
+        .iter()
+        .find(|f| f.checker == "limits")
+        .unwrap();
     assert!(
         limit.message.contains("step limit of 5000 steps (simulation steps and scenario steps) reached while running the step at lang.yaml:"),
         "{}",

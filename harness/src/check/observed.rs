@@ -128,7 +128,11 @@ mod tests {
             (ValueTest::Absent(Absence::Never), "gone", false),
         ];
         for (test, key, want) in cases {
-            assert_eq!(passes(&[test.clone()], &o, key), want, "{test:?} on {key}");
+            assert_eq!(
+                passes(std::slice::from_ref(&test), &o, key),
+                want,
+                "{test:?} on {key}"
+            );
         }
         assert_eq!(seen(&o, "gone"), "absent (removed)");
         assert_eq!(seen(&o, "n"), "\"12\"");
