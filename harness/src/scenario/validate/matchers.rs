@@ -77,43 +77,9 @@ impl Reader<'_, '_> {
             }
         }
         if let Some(absent) = item.get("absent") {
-            let absence = match &absent.value {
-                Value::Bool(true) => Some(Absence::Either),
-                Value::Str(s) if s == "removed" => Some(Absence::Removed),
-                Value::Str(s) if s == "never" => Some(Absence::Never),
-                _ => None,
-            };
-            match absence {
-                None => {
-                    self.e.error(
-                        absent.loc,
-                        format!(
-                            "`absent` is `true`, `removed` or `never`, found {}",
-                            describe(absent)
-                        ),
-                    );
-                    ok = false;
-                }
-                Some(absence) if absence != Absence::Either && !self.info.reports_removed => {
-                    self.e.error_hint(
-                        absent.loc,
-                        format!(
-                            "model `{}` does not report removed keys, so `absent: {}` cannot be told from `absent: true`",
-                            self.info.name,
-                            if absence == Absence::Removed { "removed" } else { "never" }
-                        ),
-                        "write `absent: true`",
-                    );
-                    ok = false;
-                }
-                Some(_) if !tests.is_empty() => {
-                    self.e.error(
-                        absent.loc,
-                        "`absent` cannot be combined with a test of the value",
-                    );
-                    ok = false;
-                }
+            match self.absence(absent, !tests.is_empty()) {
                 Some(absence) => tests.push(ValueTest::Absent(absence)),
+                None => ok = false,
             }
         }
         if tests.is_empty() && ok {
@@ -133,6 +99,48 @@ impl Reader<'_, '_> {
             key: raw.key.value,
             tests,
         })
+    }
+}
+
+impl Reader<'_, '_> {
+    /// `absent: true | removed | never`, alone, and `removed`/`never` only for a
+    /// model that reports removed keys.
+    fn absence(&mut self, absent: &Node, with_other_tests: bool) -> Option<Absence> {
+        let absence = match &absent.value {
+            Value::Bool(true) => Absence::Either,
+            Value::Str(s) if s == "removed" => Absence::Removed,
+            Value::Str(s) if s == "never" => Absence::Never,
+            _ => {
+                self.e.error(
+                    absent.loc,
+                    format!(
+                        "`absent` is `true`, `removed` or `never`, found {}",
+                        describe(absent)
+                    ),
+                );
+                return None;
+            }
+        };
+        if absence != Absence::Either && !self.info.reports_removed {
+            self.e.error_hint(
+                absent.loc,
+                format!(
+                    "model `{}` does not report removed keys, so `absent: {}` cannot be told from `absent: true`",
+                    self.info.name,
+                    if absence == Absence::Removed { "removed" } else { "never" }
+                ),
+                "write `absent: true`",
+            );
+            return None;
+        }
+        if with_other_tests {
+            self.e.error(
+                absent.loc,
+                "`absent` cannot be combined with a test of the value",
+            );
+            return None;
+        }
+        Some(absence)
     }
 }
 
