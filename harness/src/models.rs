@@ -1,6 +1,6 @@
 //! The models this process knows: the ones built into faultline
 //! (`nodes::registry`) plus any that a binary of another crate registers with
-//! [`crate::cli::main_with_models`]. Scenario loading, `list` and the runner ask
+//! `cli::main_with_models`. Scenario loading, `list` and the runner ask
 //! here, never the static table directly, so a crate that puts its own service
 //! on the harness gets every command for it.
 

@@ -20,9 +20,13 @@
 //! Paths are relative to the manifest's directory; `build` is the command that
 //! makes the binary, shown when it is missing.
 
+use crate::diag::{Diagnostic, Diagnostics};
 use crate::yaml::{self, from_node, Loc, Spanned, Value};
 use serde::Deserialize;
+use serde::Serialize;
+use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 
 pub const MANIFEST: &str = "faultline-targets.yaml";
 /// Names a manifest explicitly, for scenarios outside the tree that has one.
@@ -191,28 +195,123 @@ pub fn elsewhere(scenario_file: &str, target: Option<&str>) -> Result<Option<Bui
     Ok(Some(build))
 }
 
-/// Every variant of a scenario can run: each target it names is provided here
-/// or built. One message per variant that cannot, located at the variant.
-pub fn check_variants(scenario: &crate::scenario::Scenario) -> Result<(), Vec<String>> {
-    let messages: Vec<String> = scenario
-        .variants
-        .iter()
-        .filter_map(|v| {
-            elsewhere(&scenario.file, v.target.as_deref())
-                .err()
-                .map(|m| {
-                    format!(
-                        "{}:{}:{}: variant `{}`: {m}",
-                        scenario.file, v.loc.line, v.loc.col, v.name
-                    )
-                })
-        })
-        .collect();
-    if messages.is_empty() {
-        Ok(())
-    } else {
-        Err(messages)
+/// How much of a failed child's stderr a message quotes.
+const STDERR_TAIL_BYTES: usize = 4000;
+
+/// One diagnostic as it crosses the process boundary.
+#[derive(Serialize, Deserialize)]
+pub struct WireDiagnostic {
+    line: u32,
+    col: u32,
+    message: String,
+    #[serde(default)]
+    hint: Option<String>,
+}
+
+/// Validate a scenario in a target's binary: its diagnostics, located in `file`,
+/// or why it could not say.
+pub fn validate_in(
+    binary: &Path,
+    file: &str,
+    text: &str,
+) -> Result<(), Result<Diagnostics, String>> {
+    let args = ["__child".to_string(), "validate".into(), file.to_string()];
+    match call(binary, &args, text) {
+        Ok((0, _, _)) => Ok(()),
+        Ok((2, stdout, stderr)) => {
+            let mut diagnostics = Diagnostics::default();
+            for line in stdout.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+                if let Ok(d) = serde_json::from_slice::<WireDiagnostic>(line) {
+                    let mut diagnostic = Diagnostic::new(
+                        file,
+                        Loc {
+                            line: d.line,
+                            col: d.col,
+                        },
+                        d.message,
+                    );
+                    diagnostic.hint = d.hint;
+                    diagnostics.push(diagnostic);
+                }
+            }
+            if diagnostics.is_empty() {
+                return Err(Err(format!(
+                    "{file}: {} rejected it: {}",
+                    binary.display(),
+                    tail(&stderr)
+                )));
+            }
+            Err(Ok(diagnostics))
+        }
+        Ok((code, _, stderr)) => Err(Err(format!(
+            "{file}: {} failed to validate it (exit {code}): {}",
+            binary.display(),
+            tail(&stderr)
+        ))),
+        Err(message) => Err(Err(format!("{file}: {message}"))),
     }
+}
+
+/// Start `binary` with `args`, send `input`, wait: (exit code, stdout, stderr).
+pub fn call(
+    binary: &Path,
+    args: &[String],
+    input: &str,
+) -> Result<(i32, Vec<u8>, Vec<u8>), String> {
+    // With RUST_LOG set the person is debugging: let the child's log lines through.
+    let stderr = if std::env::var_os("RUST_LOG").is_some() {
+        Stdio::inherit()
+    } else {
+        Stdio::piped()
+    };
+    let mut child = Command::new(binary)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(stderr)
+        .spawn()
+        .map_err(|e| format!("cannot start {}: {e}", binary.display()))?;
+    let mut stdin = child.stdin.take().expect("piped");
+    let text = input.to_string();
+    // Write from a thread: a child that answers before reading all of stdin must
+    // not deadlock against a full pipe.
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(text.as_bytes());
+    });
+    let output = child
+        .wait_with_output()
+        .map_err(|e| format!("waiting for {}: {e}", binary.display()))?;
+    let _ = writer.join();
+    // A child killed by a signal has no exit code: report it as 128 + signal, as a shell would.
+    let code = output.status.code().unwrap_or_else(|| {
+        use std::os::unix::process::ExitStatusExt;
+        128 + output.status.signal().unwrap_or(0)
+    });
+    Ok((code, output.stdout, output.stderr))
+}
+
+pub fn tail(stderr: &[u8]) -> String {
+    let text = String::from_utf8_lossy(stderr);
+    let text = text.trim();
+    if text.len() <= STDERR_TAIL_BYTES {
+        return text.to_string();
+    }
+    let mut start = text.len() - STDERR_TAIL_BYTES;
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    format!("...{}", &text[start..])
+}
+
+/// A diagnostic as the child writes it: one JSON line.
+pub fn wire_diagnostic(d: &Diagnostic) -> String {
+    let wire = WireDiagnostic {
+        line: d.loc.line,
+        col: d.loc.col,
+        message: d.message.clone(),
+        hint: d.hint.clone(),
+    };
+    serde_json::to_string(&wire).expect("diagnostics serialize")
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 //! checked by the target's binary, which has the model. A missing build is an
 //! error at the variant's `target:` that names the build command.
 
-use super::validate::{default_settings, file_stem, FILE_BYTES_MAX};
+use super::validate::{default_settings, stem_of_file as file_stem, FILE_BYTES_MAX};
 use super::{LoadError, Scenario, Variant};
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::trail::hex;
@@ -134,7 +134,11 @@ fn load_parts(
     }
     // The builds check everything this process cannot: steps, ops, expectations.
     for binary in binaries.values() {
-        crate::runner::child::validate(binary, file, text)?;
+        match crate::targets::validate_in(binary, file, text) {
+            Ok(()) => {}
+            Err(Ok(diagnostics)) => return Err(LoadError::Invalid(diagnostics)),
+            Err(Err(message)) => return Err(LoadError::Io(message)),
+        }
     }
     let mut settings = default_settings();
     if let Some(seed) = root
@@ -147,8 +151,12 @@ fn load_parts(
     {
         settings.seed = seed;
     }
+    let name_loc = root
+        .get("name")
+        .map_or(crate::yaml::Loc { line: 1, col: 1 }, |n| n.loc);
     Ok(Scenario {
         file: file.to_string(),
+        name_loc,
         name: root
             .get("name")
             .and_then(Node::as_str)
@@ -229,6 +237,8 @@ fn remote_model(name: &str) -> &'static dyn Model {
                 bugs: Vec::new(),
                 has_leader: false,
                 leader_transfer: false,
+                params: Vec::new(),
+                reports_removed: false,
             },
         }))
     })

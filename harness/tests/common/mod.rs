@@ -16,7 +16,7 @@ pub fn workspace() -> PathBuf {
 /// builds (`openraft/build`) and run in CI through the command line.
 pub fn bundled() -> Vec<Scenario> {
     let root = workspace().join("scenarios");
-    let files = faultline::cli::scenario_files(&[root]).unwrap();
+    let files = faultline::scenario::scenario_files(&[root]).unwrap();
     assert!(!files.is_empty(), "no bundled scenarios found");
     files
         .iter()

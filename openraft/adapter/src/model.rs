@@ -1,6 +1,7 @@
 //! The openraft model as faultline sees it: roles, ops, params, fail points and
 //! invariants, and the run of a node.
 
+use nodes::api::ParamInfo;
 use nodes::api::{
     Check, ClusterView, InvariantInfo, InvariantKind, Model, ModelInfo, NodeCtx, OpInfo, ParsedOp,
     RoleInfo, parse_json,
@@ -162,6 +163,44 @@ fn info() -> ModelInfo {
         bugs: Vec::new(),
         has_leader: true,
         leader_transfer: true,
+        params: vec![
+            ParamInfo::duration_ms(
+                "heartbeat_ms",
+                (1, 60_000),
+                Some(100),
+                "openraft's heartbeat_interval (also its AppendEntries deadline)",
+            ),
+            ParamInfo::duration_ms(
+                "election_timeout_ms_min",
+                (1, 600_000),
+                Some(400),
+                "openraft's election_timeout_min",
+            ),
+            ParamInfo::duration_ms(
+                "election_timeout_ms_max",
+                (2, 600_000),
+                Some(800),
+                "openraft's election_timeout_max",
+            ),
+            ParamInfo::integer(
+                "snapshot_every",
+                (1, 1_000_000),
+                Some(64),
+                "build a snapshot after this many applied entries",
+            ),
+            ParamInfo::integer(
+                "keep_after_snapshot",
+                (0, 1_000_000),
+                Some(8),
+                "entries kept in the log after a snapshot",
+            ),
+            ParamInfo::bool(
+                "leader_restore",
+                true,
+                "openraft's enable_leader_restore: a restarted leader with a committed vote resumes leading",
+            ),
+        ],
+        reports_removed: false,
     }
 }
 

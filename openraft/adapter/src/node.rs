@@ -425,6 +425,7 @@ impl Watcher {
             state: data.map.clone(),
             facts,
             pending: last_log.saturating_sub(applied) + *self.in_flight.borrow(),
+            ..Default::default()
         };
         drop((data, log));
         self.ctx.publish(observation);

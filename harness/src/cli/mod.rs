@@ -1,0 +1,328 @@
+//! The `faultline` command line: flags (clap), the commands, and the only place
+//! where a command's result becomes an exit code (`exit`). The library modules
+//! return typed summaries and errors; nothing below `cli` prints a verdict or
+//! picks a code.
+
+mod batch;
+mod child;
+mod commands;
+pub mod exit;
+mod term;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use nodes::api::Model;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use tracing_subscriber::fmt::format::Writer;
+use tracing_subscriber::fmt::time::FormatTime;
+
+pub use exit::BAD_INPUT as EXIT_BAD_INPUT;
+pub use term::Verbosity;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "faultline",
+    version,
+    about = "Deterministic fault-injection scenarios on turmoil",
+    after_help = exit_help()
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+    /// Show every run in full (faults, findings, digest), passing ones too.
+    #[arg(short, long, global = true, conflicts_with = "quiet")]
+    pub verbose: bool,
+    /// Show failures only.
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+    /// Colour: `auto` (on a terminal, unless NO_COLOR is set), `always`, `never`.
+    #[arg(long, global = true, value_enum, default_value_t = ColorWhen::Auto)]
+    pub color: ColorWhen,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ColorWhen {
+    Auto,
+    Always,
+    Never,
+}
+
+fn exit_help() -> String {
+    exit::help()
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run scenarios (files, or directories searched for *.yaml) and judge them.
+    Run {
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Seed for every run (default: each scenario's `defaults.seed`, else 1).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Run only this variant.
+        #[arg(long)]
+        variant: Option<String>,
+        /// Write report.json per run, junit.xml and summary.md here.
+        #[arg(long)]
+        report_dir: Option<PathBuf>,
+        /// Print one JSON object per variant run instead of the readable summary.
+        #[arg(long)]
+        json: bool,
+        /// Stop after the first run that misses its expectation.
+        #[arg(long)]
+        fail_fast: bool,
+    },
+    /// Validate scenario files without running them.
+    Validate {
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+    },
+    /// List models (ops, fail points, invariants, bug keys) and bundled scenarios.
+    List {
+        /// Where to look for scenarios [default: scenarios].
+        #[arg(long)]
+        scenarios: Option<PathBuf>,
+    },
+    /// Rerun a saved report.json and confirm the same trail digest.
+    Replay { report: PathBuf },
+    /// Run every scenario over a seed range, in parallel, resumable and shardable.
+    Sweep {
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Seed range, inclusive: `1..1000` (or one seed); at most 1,000,000 seeds.
+        #[arg(long, default_value = "1..100")]
+        seeds: String,
+        /// Worker threads (default: the number of cores).
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Take the K-th of N deterministic slices: `--shard 2/4`.
+        #[arg(long)]
+        shard: Option<String>,
+        /// Output directory: results.jsonl, sweep.json, summaries, failing runs' reports.
+        #[arg(long, default_value = "reports/sweep")]
+        out: PathBuf,
+        /// Stop starting new runs after this much wall time (`20m`); the sweep is
+        /// then incomplete.
+        #[arg(long)]
+        time_budget: Option<String>,
+        /// Continue a sweep in --out, skipping runs already recorded.
+        #[arg(long)]
+        resume: bool,
+        /// Rerun this percentage of runs and compare trail digests.
+        #[arg(long, default_value_t = 0.0)]
+        check_determinism: f64,
+        /// Only this variant.
+        #[arg(long)]
+        variant: Option<String>,
+        /// Stop starting new runs after the first one that fails.
+        #[arg(long)]
+        fail_fast: bool,
+    },
+    /// Reduce a failing run's report to a minimal scenario that fails the same way.
+    Shrink {
+        report: PathBuf,
+        /// Write the scenario here (default: print it). Its name is this file's stem.
+        #[arg(short, long)]
+        out: Option<PathBuf>,
+        /// Most candidate runs to try.
+        #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..))]
+        budget: u64,
+    },
+    /// Turn a model checker's trace (ITF from Quint/Apalache, or TLC -dumpTrace json)
+    /// into a scenario, with a mapping file (docs/trail-import.md).
+    Import {
+        trace: PathBuf,
+        /// The mapping: spec actions to steps, spec variables to observations.
+        #[arg(long)]
+        mapping: PathBuf,
+        /// Write the scenario here (default: print it).
+        #[arg(short, long)]
+        out: Option<PathBuf>,
+    },
+    /// Join the results of sweep shards into one summary, junit.xml and dashboard.
+    Merge {
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        #[arg(long, default_value = "reports/merged")]
+        out: PathBuf,
+        /// How many shards the sweep had (default: what the shards' sweep.json say).
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+        shards: Option<u64>,
+    },
+    /// Measure runs against a bare turmoil loop, sweep throughput and peak memory.
+    Bench {
+        /// Scenarios to time (default: the bundled ones).
+        #[arg(default_value = "scenarios")]
+        paths: Vec<PathBuf>,
+        /// Runs per scenario variant; the median is reported.
+        #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..))]
+        repeat: u64,
+        /// The scenario swept for runs per second.
+        #[arg(long, default_value = "scenarios/raftkv/chaos.yaml")]
+        sweep: PathBuf,
+        #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u64).range(1..))]
+        sweep_seeds: u64,
+        /// Also write the tables here (e.g. docs/performance.md).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Render the HTML report of a saved report.json (no rerun).
+    Report {
+        report: PathBuf,
+        /// Where to write it (default: the JSON's path with `.html`).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
+    /// Internal: validate or run a scenario for a parent faultline process, which
+    /// sends its text on stdin (runner::child).
+    #[command(hide = true, name = "__child")]
+    Child {
+        #[command(subcommand)]
+        what: child::ChildCommand,
+    },
+}
+
+pub fn main_with(cli: Cli) -> ExitCode {
+    let color = match cli.color {
+        ColorWhen::Auto => anstream::ColorChoice::Auto,
+        ColorWhen::Always => anstream::ColorChoice::Always,
+        ColorWhen::Never => anstream::ColorChoice::Never,
+    };
+    color.write_global();
+    let verbosity = if cli.quiet {
+        Verbosity::Quiet
+    } else if cli.verbose {
+        Verbosity::Verbose
+    } else {
+        Verbosity::Normal
+    };
+    let code = match cli.command {
+        Command::Run {
+            paths,
+            seed,
+            variant,
+            report_dir,
+            json,
+            fail_fast,
+        } => commands::run(&commands::RunArgs {
+            paths,
+            seed,
+            variant,
+            report_dir,
+            json,
+            fail_fast,
+            verbosity,
+        }),
+        Command::Validate { paths } => commands::validate(&paths, verbosity),
+        Command::List { scenarios } => commands::list(scenarios.as_deref()),
+        Command::Replay { report } => commands::replay(&report, verbosity),
+        Command::Sweep {
+            paths,
+            seeds,
+            jobs,
+            shard,
+            out,
+            time_budget,
+            resume,
+            check_determinism,
+            variant,
+            fail_fast,
+        } => batch::sweep(
+            batch::SweepArgs {
+                paths,
+                seeds,
+                jobs,
+                shard,
+                out,
+                time_budget,
+                resume,
+                check_determinism,
+                variant,
+                fail_fast,
+            },
+            verbosity,
+        ),
+        Command::Shrink {
+            report,
+            out,
+            budget,
+        } => batch::shrink(report, out, budget, verbosity),
+        Command::Import {
+            trace,
+            mapping,
+            out,
+        } => batch::import(&trace, &mapping, out.as_deref()),
+        Command::Merge { dirs, out, shards } => batch::merge(dirs, out, shards, verbosity),
+        Command::Bench {
+            paths,
+            repeat,
+            sweep,
+            sweep_seeds,
+            out,
+        } => batch::bench(crate::bench::BenchOptions {
+            paths,
+            repeat: repeat as usize,
+            sweep,
+            sweep_seeds,
+            out,
+        }),
+        Command::Report { report, output } => commands::render_report(&report, output.as_deref()),
+        Command::Child { what } => child::serve(what),
+    };
+    ExitCode::from(code)
+}
+
+/// Log lines carry simulated time, never the wall clock.
+struct SimTime;
+
+impl FormatTime for SimTime {
+    fn format_time(&self, w: &mut Writer<'_>) -> std::fmt::Result {
+        match crate::runner::sim_time() {
+            Some(t) => write!(w, "{:>10.3}s", t.as_secs_f64()),
+            None => write!(w, "{:>11}", "harness"),
+        }
+    }
+}
+
+/// The `faultline` command line with the built-in models.
+pub fn main() -> ExitCode {
+    main_with_models(&[])
+}
+
+/// The `faultline` command line (`run`, `validate`, `list`, `sweep`, `shrink`,
+/// `replay`, `report`, ...) with `models` added to the built-in ones. A crate
+/// that implements the node API for its own service calls this from its `main`.
+pub fn main_with_models(models: &[&'static (dyn Model + Sync)]) -> ExitCode {
+    // Like other Unix tools, end quietly when the reader of stdout goes away
+    // (`faultline list | head`) instead of panicking on a broken pipe.
+    // SAFETY: setting a signal disposition to its default before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+    tracing_subscriber::fmt()
+        .with_timer(SimTime)
+        .with_ansi(false)
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
+        )
+        .init();
+    if let Err(message) = crate::models::register(models) {
+        eprintln!("error: {message}");
+        return ExitCode::from(exit::BAD_INPUT);
+    }
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            // Help and --version are successes; everything else is a usage error (2).
+            return if e.use_stderr() {
+                ExitCode::from(exit::BAD_INPUT)
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
+    main_with(cli)
+}
