@@ -8,9 +8,11 @@
 pub mod bench;
 pub mod check;
 pub mod cli;
+pub mod consistency;
 pub mod diag;
 pub mod duration;
 pub mod faults;
+pub mod history;
 pub mod import;
 pub mod outcome;
 pub mod report;
