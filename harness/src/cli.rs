@@ -128,6 +128,10 @@ pub enum Command {
         /// Also write the tables here (e.g. docs/performance.md).
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Benchmark the consistency checker on generated histories instead
+        /// (its own section of --out; the run tables are left as they are).
+        #[arg(long)]
+        histories: bool,
     },
     /// Render the HTML report of a saved report.json (no rerun).
     Report {
@@ -205,11 +209,17 @@ pub fn main_with(cli: Cli) -> ExitCode {
         } => crate::import::import(&trace, &mapping, out.as_deref()),
         Command::Merge { dirs, out } => crate::sweep::merge::merge(&dirs, &out, false),
         Command::Bench {
+            out,
+            histories: true,
+            ..
+        } => crate::consistency::bench::bench(out.as_deref()),
+        Command::Bench {
             paths,
             repeat,
             sweep,
             sweep_seeds,
             out,
+            histories: false,
         } => crate::bench::bench(&crate::bench::BenchOptions {
             paths,
             repeat,

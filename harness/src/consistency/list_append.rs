@@ -64,7 +64,7 @@ impl Spec for ListAppend {
         Ok((key_scope(op), interpreted))
     }
 
-    fn init(&self) -> Vec<u32> {
+    fn init(&self, _: &[Entry<ListOp>]) -> Vec<u32> {
         Vec::new()
     }
 

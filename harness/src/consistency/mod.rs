@@ -10,6 +10,7 @@
 //! never go back in time for one session, `sync` + read linearizable).
 //! `docs/history.md` describes the models and verdicts.
 
+pub mod bench;
 pub mod check;
 pub mod hasher;
 pub mod list_append;
@@ -18,10 +19,15 @@ pub mod register;
 pub mod report;
 pub mod search;
 pub mod spec;
+pub mod texts;
 pub mod witness;
+pub mod zookeeper;
 
 pub use check::{check, Budget};
 pub use report::{Report, Witness, WitnessOp, CHECKER};
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod zookeeper_tests;

@@ -3,6 +3,7 @@
 //! store do it). Linearizable.
 
 use super::spec::{Entry, Scope, Spec, Values};
+use super::texts::Texts;
 use crate::history::{text, Op};
 use serde_json::Value;
 
@@ -50,13 +51,14 @@ pub enum ReadValue {
 pub enum RegisterState {
     Absent,
     Value(u32),
-    /// After an `append`: the concatenated text.
-    Text(String),
+    /// After an `append`: the concatenated text, in [`Texts`].
+    Text(u32),
 }
 
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct Register {
     values: Values,
+    texts: Texts,
     initial: RegisterState,
     nil_read: NilRead,
 }
@@ -72,13 +74,15 @@ impl Register {
     /// kv store starts every key at `""`).
     pub fn new(initial: Option<Value>, nil_read: NilRead) -> Register {
         let mut values = Values::default();
+        let texts = Texts::default();
         let initial = match initial {
             None => RegisterState::Absent,
-            Some(Value::String(s)) => RegisterState::Text(s),
+            Some(Value::String(s)) => RegisterState::Text(texts.append(None, &s)),
             Some(v) => RegisterState::Value(values.id(&v)),
         };
         Register {
             values,
+            texts,
             initial,
             nil_read,
         }
@@ -90,7 +94,7 @@ impl Register {
             (RegisterState::Absent, ReadValue::Absent) => true,
             (RegisterState::Value(a), ReadValue::Value(b)) => a == b,
             (RegisterState::Text(t), ReadValue::Value(b)) => {
-                matches!(self.values.value(*b), Value::String(s) if s == t)
+                matches!(self.values.value(*b), Value::String(s) if self.texts.equals(*t, s))
             }
             (RegisterState::Absent, ReadValue::Value(_))
             | (RegisterState::Value(_) | RegisterState::Text(_), ReadValue::Absent) => false,
@@ -101,7 +105,7 @@ impl Register {
         match state {
             RegisterState::Absent => "absent".into(),
             RegisterState::Value(v) => self.values.value(*v).to_string(),
-            RegisterState::Text(t) => format!("{t:?}"),
+            RegisterState::Text(t) => format!("{:?}", self.texts.text(*t)),
         }
     }
 }
@@ -178,7 +182,7 @@ impl Spec for Register {
         Ok((key_scope(op), interpreted))
     }
 
-    fn init(&self) -> RegisterState {
+    fn init(&self, _: &[Entry<RegisterOp>]) -> RegisterState {
         self.initial.clone()
     }
 
@@ -207,52 +211,76 @@ impl Spec for Register {
                 })
             }
             RegisterOp::Append(suffix) => Some(RegisterState::Text(match state {
-                RegisterState::Absent => suffix.clone(),
-                RegisterState::Value(v) => text(self.values.value(*v)) + suffix,
-                RegisterState::Text(t) => format!("{t}{suffix}"),
+                RegisterState::Absent => self.texts.append(None, suffix),
+                RegisterState::Value(v) => {
+                    let base = self.texts.append(None, &text(self.values.value(*v)));
+                    self.texts.append(Some(base), suffix)
+                }
+                RegisterState::Text(t) => self.texts.append(Some(*t), suffix),
             })),
         }
     }
 
     fn prepare(&self, entries: Vec<Entry<RegisterOp>>) -> Vec<Entry<RegisterOp>> {
-        // An indeterminate op is left out when no determinate op could tell that
+        // An indeterminate op is left out when no op that stays could tell that
         // it happened: its absence only widens the search's choices. A write is
         // seen by a read of its value (or a cas expecting it), and by anything
         // that observes presence; a delete by anything that observes absence.
-        let mut seen = std::collections::BTreeSet::new();
-        let (mut presence, mut absence) = (false, false);
-        for e in entries.iter().filter(|e| e.determinate()) {
-            match &e.op {
-                RegisterOp::Read(ReadValue::Value(v)) => {
-                    seen.insert(*v);
-                }
-                RegisterOp::Read(ReadValue::Absent) => absence = true,
-                RegisterOp::Read(ReadValue::Any) | RegisterOp::Write(_) => {}
-                RegisterOp::Delete { existed: true } => presence = true,
-                RegisterOp::Delete { existed: false } => absence = true,
-                RegisterOp::Cas {
-                    expect, swapped, ..
-                } => {
-                    seen.insert(*expect);
-                    if !swapped {
-                        (presence, absence) = (true, true);
+        // What stays can itself see more (a kept cas expects a value), so this
+        // runs to a fixpoint.
+        let mut keep: Vec<bool> = entries.iter().map(|e| e.determinate()).collect();
+        loop {
+            let mut seen = std::collections::BTreeSet::new();
+            let (mut presence, mut absence) = (false, false);
+            for (e, _) in entries.iter().zip(&keep).filter(|(_, k)| **k) {
+                let known = e.determinate();
+                match &e.op {
+                    RegisterOp::Read(ReadValue::Value(v)) => {
+                        seen.insert(*v);
                     }
+                    RegisterOp::Read(ReadValue::Absent) => absence = true,
+                    RegisterOp::Read(ReadValue::Any) | RegisterOp::Write(_) => {}
+                    RegisterOp::Delete { existed } if known => {
+                        if *existed {
+                            presence = true
+                        } else {
+                            absence = true
+                        }
+                    }
+                    RegisterOp::Delete { .. } => {}
+                    RegisterOp::Cas {
+                        expect, swapped, ..
+                    } => {
+                        seen.insert(*expect);
+                        if known && !swapped {
+                            (presence, absence) = (true, true);
+                        }
+                    }
+                    RegisterOp::Append(_) => (presence, absence) = (true, true),
                 }
-                RegisterOp::Append(_) => (presence, absence) = (true, true),
             }
+            let next: Vec<bool> = entries
+                .iter()
+                .map(|e| {
+                    e.determinate()
+                        || match &e.op {
+                            RegisterOp::Read(_) => false,
+                            RegisterOp::Write(v) => presence || seen.contains(v),
+                            RegisterOp::Delete { .. } => absence,
+                            RegisterOp::Cas { new, .. } => presence || seen.contains(new),
+                            RegisterOp::Append(_) => true,
+                        }
+                })
+                .collect();
+            if next == keep {
+                break;
+            }
+            keep = next;
         }
         entries
             .into_iter()
-            .filter(|e| {
-                e.determinate()
-                    || match &e.op {
-                        RegisterOp::Read(_) => false,
-                        RegisterOp::Write(v) => presence || seen.contains(v),
-                        RegisterOp::Delete { .. } => absence,
-                        RegisterOp::Cas { new, .. } => presence || seen.contains(new),
-                        RegisterOp::Append(_) => true,
-                    }
-            })
+            .zip(keep)
+            .filter_map(|(e, k)| k.then_some(e))
             .collect()
     }
 

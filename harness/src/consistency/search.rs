@@ -178,7 +178,7 @@ pub fn linearize<S: Spec>(spec: &S, entries: &[Entry<S::Op>], meter: &mut Meter)
     let mut seen: HashSet<Key<S::State>, FixedState> = HashSet::default();
     // (op, state before it, high before it)
     let mut stack: Vec<(usize, S::State, usize)> = Vec::new();
-    let mut state = spec.init();
+    let mut state = spec.init(entries);
     let mut longest: Vec<usize> = Vec::new();
     let mut stuck = 0usize;
     let mut recorded = false;

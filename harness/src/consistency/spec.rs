@@ -74,7 +74,8 @@ pub trait Spec {
     /// An error means the op is not one this model knows how to judge.
     fn interpret(&mut self, op: &Op) -> Result<(Scope, Self::Op), String>;
 
-    fn init(&self) -> Self::State;
+    /// The state before the group's first op (`entries` is the group, prepared).
+    fn init(&self, entries: &[Entry<Self::Op>]) -> Self::State;
 
     /// The state after `entry` runs in `state`, or `None` when the result it
     /// recorded is impossible there. An indeterminate entry's result is unknown.
