@@ -84,7 +84,6 @@ fn porcupine_kv_histories() {
         };
         // Porcupine's kv store starts every key at "" and appends text.
         let (got, message) = verdict(Register::new(Some(json!("")), NilRead::Absent), &history);
-        eprintln!("{name}: {message}");
         assert_eq!(got, expected, "{name}: {message}");
     }
 }

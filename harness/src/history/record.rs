@@ -161,8 +161,10 @@ impl History {
         Ok(())
     }
 
-    /// Validate ops built elsewhere (a stored report, a test): unique, ordered
-    /// indices; completions after invokes; one outstanding op per process.
+    /// Validate ops built elsewhere (a stored report, a test, a Jepsen file):
+    /// unique, ordered indices; completions after invokes; one outstanding op
+    /// per process. Times are not required to ascend: real Jepsen histories read
+    /// clocks on many threads, and the order is the indices' anyway.
     pub fn from_ops(ops: Vec<Op>) -> Result<History, HistoryError> {
         let mut stamps: Vec<(Stamp, usize)> = Vec::with_capacity(ops.len() * 2);
         for (i, op) in ops.iter().enumerate() {
@@ -185,9 +187,6 @@ impl History {
             let ((a, _), (b, _)) = (pair[0], pair[1]);
             if a.index == b.index {
                 return Err(error(a.index, "two events share one index"));
-            }
-            if b.time_ns < a.time_ns {
-                return Err(error(b.index, "time goes backwards"));
             }
         }
         let mut pending: BTreeMap<u64, usize> = BTreeMap::new();
