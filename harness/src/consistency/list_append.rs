@@ -2,26 +2,31 @@
 //! list (an absent key reads as the empty list), `delete` empties it.
 //! Linearizable. Elle's list-append workload, checked per key.
 
+use super::chains::{hash, Chains};
 use super::register::{is_absent, key_scope};
 use super::spec::{Entry, Scope, Spec, Values};
 use crate::history::Op;
 use serde_json::Value;
-use std::collections::BTreeSet;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ListOp {
     Append(u32),
-    Read(Vec<u32>),
-    Delete { existed: bool },
+    /// The list read, and its hash.
+    Read(Vec<u32>, u64),
+    Delete {
+        existed: bool,
+    },
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub struct ListAppend {
     values: Values,
+    chains: Chains,
 }
 
 impl Spec for ListAppend {
-    type State = Vec<u32>;
+    /// The list's last link in [`Chains`]; `None`: empty.
+    type State = Option<u32>;
     type Op = ListOp;
 
     fn name(&self) -> &'static str {
@@ -38,7 +43,7 @@ impl Spec for ListAppend {
                 let value = op.arg("value").ok_or("`append` has no `value` argument")?;
                 ListOp::Append(self.values.id(value))
             }
-            "read" | "get" => ListOp::Read(match done {
+            "read" | "get" => read(match done {
                 None => Vec::new(),
                 Some(c) => match (&c.error, &c.value) {
                     (Some(e), _) if is_absent(e) => Vec::new(),
@@ -64,31 +69,33 @@ impl Spec for ListAppend {
         Ok((key_scope(op), interpreted))
     }
 
-    fn init(&self, _: &[Entry<ListOp>]) -> Vec<u32> {
-        Vec::new()
+    fn init(&self, _: &[Entry<ListOp>]) -> Option<u32> {
+        None
     }
 
-    fn step(&self, state: &Vec<u32>, entry: &Entry<ListOp>) -> Option<Vec<u32>> {
+    fn step(&self, state: &Option<u32>, entry: &Entry<ListOp>) -> Option<Option<u32>> {
         let known = entry.determinate();
         match &entry.op {
-            ListOp::Append(v) => {
-                let mut next = state.clone();
-                next.push(*v);
-                Some(next)
+            ListOp::Append(v) => Some(Some(self.chains.append(*state, *v))),
+            ListOp::Read(list, h) => {
+                (!known || self.chains.equals(*state, list, *h)).then_some(*state)
             }
-            ListOp::Read(list) => (!known || list == state).then(|| state.clone()),
-            ListOp::Delete { existed } => (!known || *existed != state.is_empty()).then(Vec::new),
+            ListOp::Delete { existed } => (!known || *existed == state.is_some()).then_some(None),
         }
     }
 
     fn prepare(&self, entries: Vec<Entry<ListOp>>) -> Vec<Entry<ListOp>> {
         // An indeterminate append whose element no determinate read contains is
         // dominated by its absence; an indeterminate read constrains nothing.
-        let mut seen = BTreeSet::new();
+        let mut seen = vec![false; self.values.len()];
         let mut deletes = false;
         for e in entries.iter().filter(|e| e.determinate()) {
             match &e.op {
-                ListOp::Read(list) => seen.extend(list.iter().copied()),
+                ListOp::Read(list, _) => {
+                    for &v in list {
+                        seen[v as usize] = true;
+                    }
+                }
                 ListOp::Delete { existed } => deletes |= *existed,
                 ListOp::Append(_) => {}
             }
@@ -98,8 +105,8 @@ impl Spec for ListAppend {
             .filter(|e| {
                 e.determinate()
                     || match &e.op {
-                        ListOp::Read(_) => false,
-                        ListOp::Append(v) => deletes || seen.contains(v),
+                        ListOp::Read(..) => false,
+                        ListOp::Append(v) => deletes || seen[*v as usize],
                         ListOp::Delete { .. } => true,
                     }
             })
@@ -108,7 +115,7 @@ impl Spec for ListAppend {
 
     fn shrink_rank(&self, op: &ListOp) -> u8 {
         match op {
-            ListOp::Read(_) => 0,
+            ListOp::Read(..) => 0,
             ListOp::Delete { .. } => 1,
             ListOp::Append(_) => 2,
         }
@@ -118,8 +125,8 @@ impl Spec for ListAppend {
         let show = |id: &u32| self.values.value(*id).to_string();
         match &entry.op {
             ListOp::Append(v) => format!("append {}", show(v)),
-            ListOp::Read(_) if !entry.determinate() => "read -> ?".into(),
-            ListOp::Read(list) => format!(
+            ListOp::Read(..) if !entry.determinate() => "read -> ?".into(),
+            ListOp::Read(list, _) => format!(
                 "read -> [{}]",
                 list.iter().map(show).collect::<Vec<_>>().join(" ")
             ),
@@ -129,4 +136,9 @@ impl Spec for ListAppend {
             }
         }
     }
+}
+
+fn read(list: Vec<u32>) -> ListOp {
+    let h = hash(&list);
+    ListOp::Read(list, h)
 }

@@ -11,6 +11,7 @@
 //! `docs/history.md` describes the models and verdicts.
 
 pub mod bench;
+pub mod chains;
 pub mod check;
 pub mod hasher;
 pub mod list_append;

@@ -2,9 +2,10 @@
 //! ops run one at a time. The search ([`super::search`]) asks it whether an op,
 //! with the result the history recorded, can come next.
 
+use super::hasher::FixedState;
 use crate::history::Op;
 use serde_json::Value;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::Debug;
 use std::hash::Hash;
 
@@ -39,27 +40,50 @@ impl<O> Entry<O> {
     }
 }
 
-/// Values interned to small integers: states compare and hash cheaply.
+/// Values interned to small integers: states compare and hash cheaply. Ids go
+/// in order of first appearance; the hash maps are only looked up.
 #[derive(Clone, Debug, Default)]
 pub struct Values {
-    ids: BTreeMap<String, u32>,
+    ints: HashMap<i64, u32, FixedState>,
+    strings: HashMap<String, u32, FixedState>,
+    others: BTreeMap<String, u32>,
     values: Vec<Value>,
 }
 
 impl Values {
     pub fn id(&mut self, value: &Value) -> u32 {
-        let text = value.to_string();
-        if let Some(&id) = self.ids.get(&text) {
-            return id;
+        let next = self.values.len() as u32;
+        let id = match value {
+            Value::Number(n) if n.as_i64().is_some() => *self
+                .ints
+                .entry(n.as_i64().unwrap_or_default())
+                .or_insert(next),
+            Value::String(s) => match self.strings.get(s.as_str()) {
+                Some(&id) => id,
+                None => {
+                    self.strings.insert(s.clone(), next);
+                    next
+                }
+            },
+            other => *self.others.entry(other.to_string()).or_insert(next),
+        };
+        if id == next {
+            self.values.push(value.clone());
         }
-        let id = self.values.len() as u32;
-        self.ids.insert(text, id);
-        self.values.push(value.clone());
         id
     }
 
     pub fn value(&self, id: u32) -> &Value {
         &self.values[id as usize]
+    }
+
+    /// How many distinct values there are (ids are `0..len`).
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
     }
 }
 
