@@ -20,6 +20,9 @@ pub struct Budget {
     pub shrink_steps: u64,
 }
 
+/// A group not yet decided: its name, entries and the steps spent on it.
+type Pending<O> = (String, Vec<Entry<O>>, u64);
+
 /// The first round's steps per group.
 const FIRST_CAP: u64 = 20_000;
 
@@ -124,7 +127,7 @@ pub fn check<S: Spec>(mut spec: S, history: &History, budget: &Budget) -> Report
     // the undecided ones a cap eight times larger each round, until the budget
     // is spent or a round found a violation. Restarting costs at most a
     // constant factor.
-    let mut pending: Vec<(String, Vec<Entry<S::Op>>, u64)> = Vec::new();
+    let mut pending: Vec<Pending<S::Op>> = Vec::new();
     for group in groups {
         let entries = spec.prepare(group.entries);
         if entries.iter().any(|e| e.determinate()) {

@@ -190,7 +190,7 @@ impl ZooKeeper {
         }
         let parent = match path.rfind('/') {
             Some(0) | None => None,
-            Some(i) => Some(self.path(&path[..i].to_string())),
+            Some(i) => Some(self.path(&path[..i])),
         };
         let id = self.paths.len() as u32;
         self.paths.push(path.to_string());

@@ -354,7 +354,7 @@ pub fn validate_jepsen(text: &str, shape: &EdnShape) -> Result<usize, String> {
             Some(Edn::Int(t)) if *t >= last_time => last_time = *t,
             _ => return Err(at("`:time` is not an ascending integer".into())),
         }
-        if !form.get("value").is_some() {
+        if form.get("value").is_none() {
             return Err(at("no `:value`".into()));
         }
         if kind == "invoke" {
