@@ -122,17 +122,17 @@ pub fn bench(out: Option<&std::path::Path>) -> u8 {
     print!("{section}");
     if rows.iter().any(|r| r.verdict != Verdict::Pass) {
         eprintln!("error: a generated (linearizable) history did not pass");
-        return crate::cli::EXIT_FAILED;
+        return crate::cli::exit::FAILED;
     }
     if let Some(out) = out {
         let old = std::fs::read_to_string(out).unwrap_or_default();
         if let Err(e) = crate::report::atomic_write(out, splice(&old, &section).as_bytes()) {
             eprintln!("error: writing {}: {e}", out.display());
-            return crate::cli::EXIT_BAD_INPUT;
+            return crate::cli::exit::BAD_INPUT;
         }
         eprintln!("bench: wrote {}", out.display());
     }
-    crate::cli::EXIT_OK
+    crate::cli::exit::OK
 }
 
 #[cfg(test)]
