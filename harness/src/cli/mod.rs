@@ -251,7 +251,7 @@ pub fn main_with(cli: Cli) -> ExitCode {
             out,
             histories: true,
             ..
-        } => crate::consistency::bench::bench(out.as_deref()),
+        } => batch::bench_histories(out.as_deref()),
         Command::Bench {
             paths,
             repeat,

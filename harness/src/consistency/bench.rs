@@ -115,24 +115,44 @@ pub fn splice(old: &str, section: &str) -> String {
     }
 }
 
-pub fn bench(out: Option<&std::path::Path>) -> u8 {
+/// Why the bench could not give its table.
+#[derive(Debug)]
+pub enum Error {
+    /// A generated history, linearizable by construction, did not pass.
+    NotPassed(String),
+    Write(String),
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Error::NotPassed(row) => {
+                write!(f, "a generated (linearizable) history did not pass: {row}")
+            }
+            Error::Write(m) => f.write_str(m),
+        }
+    }
+}
+
+/// Run the bench; returns the section, written into `out` if given. The
+/// command line prints it and picks the exit code.
+pub fn bench(out: Option<&std::path::Path>) -> Result<String, Error> {
     eprintln!("bench: checking generated histories (register, list-append)");
     let rows = rows(&[1_000, 10_000, 100_000], &[5, 20]);
     let section = render(&rows);
-    print!("{section}");
-    if rows.iter().any(|r| r.verdict != Verdict::Pass) {
-        eprintln!("error: a generated (linearizable) history did not pass");
-        return crate::cli::exit::FAILED;
+    if let Some(r) = rows.iter().find(|r| r.verdict != Verdict::Pass) {
+        return Err(Error::NotPassed(format!(
+            "{:?}, {} ops, {} clients: {:?}",
+            r.store, r.ops, r.clients, r.verdict
+        )));
     }
     if let Some(out) = out {
         let old = std::fs::read_to_string(out).unwrap_or_default();
-        if let Err(e) = crate::report::atomic_write(out, splice(&old, &section).as_bytes()) {
-            eprintln!("error: writing {}: {e}", out.display());
-            return crate::cli::exit::BAD_INPUT;
-        }
+        crate::fsio::atomic_write(out, splice(&old, &section).as_bytes())
+            .map_err(|e| Error::Write(format!("writing {}: {e}", out.display())))?;
         eprintln!("bench: wrote {}", out.display());
     }
-    crate::cli::exit::OK
+    Ok(section)
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
 //! A sequential specification: what one object (a key, a subtree) does when its
-//! ops run one at a time. The search ([`super::search`]) asks it whether an op,
+//! ops run one at a time. The search (`search.rs`) asks it whether an op,
 //! with the result the history recorded, can come next.
 
 use super::hasher::FixedState;

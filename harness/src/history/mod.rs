@@ -3,7 +3,7 @@
 //! process, function, arguments, result and simulated times.
 //!
 //! [`History`] is recorded as ops happen and validated as it is built; the
-//! consistency checker ([`crate::consistency`]) reads it. It is exported as JSON
+//! consistency checker (module `consistency`) reads it. It is exported as JSON
 //! lines ([`jsonl`]) and as EDN in the shapes Jepsen's `elle-cli` and Knossos read
 //! ([`edn`]); [`generate`] makes deterministic histories for tests and the
 //! benchmark. The format is described in `docs/history.md`.
