@@ -8,10 +8,12 @@
 pub mod bench;
 pub mod check;
 pub mod cli;
+pub mod consistency;
 pub mod diag;
 pub mod duration;
 pub mod faults;
 pub mod fsio;
+pub mod history;
 pub mod import;
 pub mod models;
 pub mod outcome;
