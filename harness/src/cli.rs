@@ -41,6 +41,10 @@ pub enum Command {
         /// Print one JSON object per variant run instead of the readable summary.
         #[arg(long)]
         json: bool,
+        /// Override a bug mode in every variant run: `--bug HDDS-10798=buggy`
+        /// (repeatable; the replay of a `hunt` find uses it).
+        #[arg(long = "bug", value_name = "KEY=MODE")]
+        bugs: Vec<String>,
     },
     /// Validate scenario files without running them.
     Validate {
@@ -129,6 +133,37 @@ pub enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// The rediscovery benchmark: every chaos scenario once per bug key of its
+    /// model (that key buggy, the rest fixed) and once all fixed, over seed ranges.
+    Hunt {
+        /// Where to look for chaos scenarios (default: the bundled ones).
+        #[arg(default_value = "scenarios")]
+        paths: Vec<PathBuf>,
+        /// Seeds for each bug key, inclusive: `1..1000`.
+        #[arg(long, default_value = "1..1000")]
+        seeds: String,
+        /// Seeds for the all-fixed controls (default: the same as --seeds).
+        #[arg(long)]
+        fixed_seeds: Option<String>,
+        /// Worker threads (default: the number of cores).
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Only this bug key (repeatable).
+        #[arg(long = "key", value_name = "KEY")]
+        keys: Vec<String>,
+        /// Skip the all-fixed controls.
+        #[arg(long)]
+        no_fixed: bool,
+        /// Exit 1 unless these keys are found (repeatable; `all` for every key).
+        #[arg(long = "must-find", value_name = "KEY")]
+        must_find: Vec<String>,
+        /// Also write the table here (e.g. docs/exploration.md).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Print the table as one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
     /// Render the HTML report of a saved report.json (no rerun).
     Report {
         report: PathBuf,
@@ -146,12 +181,14 @@ pub fn main_with(cli: Cli) -> ExitCode {
             variant,
             report_dir,
             json,
+            bugs,
         } => run(
             &paths,
             seed,
             variant.as_deref(),
             report_dir.as_deref(),
             json,
+            &bugs,
         ),
         Command::Validate { paths } => validate(&paths),
         Command::List { scenarios } => list(&scenarios),
@@ -218,6 +255,27 @@ pub fn main_with(cli: Cli) -> ExitCode {
             out,
         }),
         Command::Report { report, output } => render_report(&report, output.as_deref()),
+        Command::Hunt {
+            paths,
+            seeds,
+            fixed_seeds,
+            jobs,
+            keys,
+            no_fixed,
+            must_find,
+            out,
+            json,
+        } => hunt(HuntArgs {
+            paths,
+            seeds,
+            fixed_seeds,
+            jobs,
+            keys,
+            no_fixed,
+            must_find,
+            out,
+            json,
+        }),
     };
     ExitCode::from(code)
 }
@@ -292,10 +350,15 @@ fn run(
     variant: Option<&str>,
     report_dir: Option<&Path>,
     json: bool,
+    bugs: &[String],
 ) -> u8 {
-    let Some(scenarios) = load_all(paths) else {
+    let Some(mut scenarios) = load_all(paths) else {
         return EXIT_BAD_INPUT;
     };
+    if let Err(message) = override_bugs(&mut scenarios, bugs) {
+        eprintln!("error: {message}");
+        return EXIT_BAD_INPUT;
+    }
     if let Some(v) = variant {
         if !scenarios.iter().any(|s| s.variant(v).is_some()) {
             eprintln!("error: no scenario has a variant named `{v}`");
@@ -352,6 +415,141 @@ fn run(
         EXIT_OK
     } else {
         EXIT_FAILED
+    }
+}
+
+/// Apply `--bug KEY=MODE` to every variant of every scenario; each key must be
+/// a bug of every scenario's model.
+fn override_bugs(scenarios: &mut [Scenario], bugs: &[String]) -> Result<(), String> {
+    for text in bugs {
+        let Some((key, mode)) = text.split_once('=') else {
+            return Err(format!(
+                "cannot read `--bug {text}`; write KEY=buggy or KEY=fixed"
+            ));
+        };
+        let mode = match mode {
+            "buggy" => nodes::api::BugMode::Buggy,
+            "fixed" => nodes::api::BugMode::Fixed,
+            other => {
+                return Err(format!(
+                    "`--bug {text}`: unknown mode `{other}`; write buggy or fixed"
+                ))
+            }
+        };
+        for scenario in scenarios.iter_mut() {
+            let info = scenario.model.info();
+            if info.bug(key).is_none() {
+                let known: Vec<&str> = info.bugs.iter().map(|b| b.key).collect();
+                return Err(format!(
+                    "`--bug {text}`: model `{}` of {} declares no bug `{key}` (known: {})",
+                    info.name,
+                    scenario.file,
+                    if known.is_empty() {
+                        "none".to_string()
+                    } else {
+                        known.join(", ")
+                    }
+                ));
+            }
+            for variant in &mut scenario.variants {
+                variant.bugs.0.insert(key.to_string(), mode);
+            }
+        }
+    }
+    Ok(())
+}
+
+struct HuntArgs {
+    paths: Vec<PathBuf>,
+    seeds: String,
+    fixed_seeds: Option<String>,
+    jobs: Option<usize>,
+    keys: Vec<String>,
+    no_fixed: bool,
+    must_find: Vec<String>,
+    out: Option<PathBuf>,
+    json: bool,
+}
+
+fn hunt(args: HuntArgs) -> u8 {
+    let seeds = match crate::sweep::parse_seeds(&args.seeds) {
+        Ok(s) => s,
+        Err(message) => {
+            eprintln!("error: --seeds: {message}");
+            return EXIT_BAD_INPUT;
+        }
+    };
+    let fixed_seeds = match args.fixed_seeds.as_deref().map(crate::sweep::parse_seeds) {
+        None => seeds.clone(),
+        Some(Ok(s)) => s,
+        Some(Err(message)) => {
+            eprintln!("error: --fixed-seeds: {message}");
+            return EXIT_BAD_INPUT;
+        }
+    };
+    let jobs = args.jobs.unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    });
+    let options = crate::hunt::HuntOptions {
+        paths: args.paths,
+        seeds,
+        fixed_seeds,
+        jobs,
+        keys: args.keys,
+        no_fixed: args.no_fixed,
+        quiet: args.json,
+    };
+    let table = match crate::hunt::hunt(&options) {
+        Ok(table) => table,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return EXIT_BAD_INPUT;
+        }
+    };
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string(&table).expect("the table serializes")
+        );
+    } else {
+        print!("{}", crate::hunt::render::terminal(&table));
+    }
+    if let Some(out) = &args.out {
+        let command: Vec<String> = std::env::args().skip(1).collect();
+        let mut text = crate::hunt::markdown(
+            &table,
+            &format!("faultline {}", command.join(" ")),
+            &crate::bench::machine(),
+        );
+        let old = std::fs::read_to_string(out).unwrap_or_default();
+        if let Some(at) = old.find(crate::hunt::NOTES_MARKER) {
+            text.push('\n');
+            text.push_str(&old[at..]);
+        } else {
+            text.push('\n');
+            text.push_str(crate::hunt::NOTES_MARKER);
+            text.push('\n');
+        }
+        if let Err(e) = crate::report::atomic_write(out, text.as_bytes()) {
+            eprintln!("error: writing {}: {e}", out.display());
+            return EXIT_BAD_INPUT;
+        }
+        eprintln!("hunt: wrote {}", out.display());
+    }
+    let false_positives = table.false_positives();
+    let missed = table.missed(&args.must_find);
+    if false_positives > 0 {
+        eprintln!("hunt: {false_positives} failure(s) with every bug fixed: the finds are not attributable");
+    }
+    if !missed.is_empty() {
+        eprintln!("hunt: not found: {}", missed.join(", "));
+    }
+    if false_positives > 0 || !missed.is_empty() {
+        EXIT_FAILED
+    } else {
+        EXIT_OK
     }
 }
 

@@ -11,6 +11,7 @@ pub mod cli;
 pub mod diag;
 pub mod duration;
 pub mod faults;
+pub mod hunt;
 pub mod import;
 pub mod outcome;
 pub mod report;
