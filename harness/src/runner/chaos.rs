@@ -48,15 +48,18 @@ impl Driver<'_> {
         );
         let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
         rng.set_stream(0xc4a0_5000);
-        let kinds = enabled(&mut rng, chaos);
+        let kinds: Vec<&ChaosFault> = chaos.faults.iter().collect();
         let names: Vec<&str> = kinds.iter().map(|k| k.kind.name()).collect();
-        let swarm = if chaos.swarm { " (swarm)" } else { "" };
         let detail = format!(
-            "chaos: window {}, faults [{}]{swarm}",
+            "chaos: window {}, faults [{}]",
             fmt_duration(chaos.window),
             names.join(", ")
         );
         self.event(None, Kind::Note, detail);
+        if let Some(draw) = &self.swarm {
+            let text = draw.describe();
+            self.event(None, Kind::Note, text);
+        }
         let end = self.sim.elapsed() + chaos.window;
         let mut next_fault = self.sim.elapsed() + between(&mut rng, chaos.spacing);
         let mut next_op = self.sim.elapsed();
@@ -110,7 +113,17 @@ impl Driver<'_> {
             },
             None => None,
         };
-        let chosen = &workload.ops[rng.random_range(0..workload.ops.len())];
+        let total: u32 = workload.ops.iter().map(|op| op.weight).sum();
+        let mut draw = rng.random_range(0..total);
+        let chosen = workload
+            .ops
+            .iter()
+            .find(|op| {
+                let hit = draw < op.weight;
+                draw = draw.saturating_sub(op.weight);
+                hit
+            })
+            .expect("the draw is below the total weight");
         let node = match chosen.target {
             Some(target) => match self.resolve_now(target) {
                 Some(node) => node,
@@ -215,12 +228,14 @@ impl Driver<'_> {
             ChaosKind::FailPoint(points) if points.is_empty() => None,
             ChaosKind::FailPoint(points) => {
                 let chosen = &points[rng.random_range(0..points.len())];
-                let candidates: Vec<usize> = if chosen.nodes.is_empty() {
-                    (0..n).collect()
+                let target = if chosen.nodes.is_empty() {
+                    Target::Node(rng.random_range(0..n))
                 } else {
-                    chosen.nodes.clone()
+                    chosen.nodes[rng.random_range(0..chosen.nodes.len())]
                 };
-                let node = candidates[rng.random_range(0..candidates.len())];
+                let Some(node) = self.resolve_now(target) else {
+                    return Ok(None);
+                };
                 let arm = ArmStep {
                     node,
                     point: chosen.point,
@@ -273,24 +288,6 @@ fn sorted(nodes: &[usize]) -> Vec<usize> {
     let mut v = nodes.to_vec();
     v.sort_unstable();
     v
-}
-
-/// The fault kinds this run uses: all of them, or (swarm) a random non-empty subset.
-fn enabled<'c>(rng: &mut ChaCha8Rng, chaos: &'c Chaos) -> Vec<&'c ChaosFault> {
-    let all: Vec<&ChaosFault> = chaos.faults.iter().collect();
-    if !chaos.swarm || all.is_empty() {
-        return all;
-    }
-    loop {
-        let subset: Vec<&ChaosFault> = all
-            .iter()
-            .copied()
-            .filter(|_| rng.random_bool(0.5))
-            .collect();
-        if !subset.is_empty() {
-            return subset;
-        }
-    }
 }
 
 fn pick<'c>(rng: &mut ChaCha8Rng, kinds: &[&'c ChaosFault]) -> &'c ChaosKind {

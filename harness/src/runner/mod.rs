@@ -12,6 +12,7 @@ mod interpret;
 pub mod net;
 pub mod panic;
 mod result;
+pub mod swarm;
 
 pub use result::{replay_command, FinalNode, MessageCount, RunResult};
 
@@ -68,7 +69,8 @@ pub fn run(scenario: &Scenario, variant: &Variant, seed: u64) -> RunResult {
     SIM_NOW.with(|t| t.set(Some(Duration::ZERO)));
     panic::reset();
     tracing::info!("start");
-    let mut driver = Driver::new(scenario, variant, seed);
+    let plan = swarm::plan(scenario, variant, seed);
+    let mut driver = Driver::new(scenario, variant, seed, &plan);
     let halt = driver.script();
     let halt = match halt {
         Ok(()) | Err(Halt::Await(_)) => match &scenario.settings.heal {
@@ -93,10 +95,14 @@ pub(crate) struct Driver<'s> {
     sim_steps: u64,
     /// What the run is doing, for a limit's message ("waiting for a leader").
     activity: String,
+    /// The chaos section as this seed configured it (swarm), if there is one.
+    chaos: Option<crate::scenario::Chaos>,
+    /// What the seed drew for it.
+    pub(crate) swarm: Option<swarm::SwarmDraw>,
 }
 
 impl<'s> Driver<'s> {
-    fn new(scenario: &'s Scenario, variant: &'s Variant, seed: u64) -> Self {
+    fn new(scenario: &'s Scenario, variant: &'s Variant, seed: u64, plan: &swarm::Plan) -> Self {
         let run_id = format!(
             "{}-{}-{seed}-{}",
             scenario.name,
@@ -133,7 +139,7 @@ impl<'s> Driver<'s> {
             run_id,
             state: state.clone(),
         });
-        let sim = build_sim(scenario, variant, seed, &state, env);
+        let sim = build_sim(scenario, variant, &plan.params, seed, &state, env);
         Driver {
             sim,
             scenario,
@@ -146,6 +152,8 @@ impl<'s> Driver<'s> {
             next_op: 1,
             sim_steps: 0,
             activity: "starting".into(),
+            chaos: plan.chaos.clone(),
+            swarm: plan.draw.clone(),
         }
     }
 
@@ -154,8 +162,8 @@ impl<'s> Driver<'s> {
         for step in &self.scenario.steps {
             self.exec(step)?;
         }
-        if let Some(chaos) = &self.scenario.chaos {
-            self.chaos(chaos)?;
+        if let Some(chaos) = self.chaos.take() {
+            self.chaos(&chaos)?;
         }
         Ok(())
     }
@@ -583,6 +591,7 @@ pub(crate) fn sim_builder(settings: &crate::scenario::Settings, seed: u64) -> tu
 fn build_sim(
     scenario: &Scenario,
     variant: &Variant,
+    params: &serde_json::Value,
     seed: u64,
     state: &Rc<RefCell<RunState>>,
     env: Rc<RunEnv>,
@@ -596,7 +605,7 @@ fn build_sim(
         let model = scenario.model;
         let nodes = scenario.nodes.clone();
         let bugs = variant.bugs.clone();
-        let params = variant.params.clone();
+        let params = params.clone();
         sim.host(spec.name.as_str(), move || {
             let (inbox, receiver) = unbounded_channel();
             let incarnation = {

@@ -256,6 +256,8 @@ pub struct Chaos {
     /// Read entry by entry by `validate` (a weight, or a mapping with `weight`).
     pub faults: serde::de::IgnoredAny,
     pub workload: Option<serde::de::IgnoredAny>,
+    /// Model params drawn per seed: `name: {min, max}` or `name: [choices]`.
+    pub params: Option<serde::de::IgnoredAny>,
 }
 
 pub const CHAOS_FAULT_KINDS: &[&str] = &[
@@ -275,6 +277,14 @@ pub const CHAOS_FAULT_KINDS: &[&str] = &[
 pub struct Range {
     pub min: Spanned<String>,
     pub max: Spanned<String>,
+}
+
+/// An integer range of a drawn model param.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IntRange {
+    pub min: Spanned<i64>,
+    pub max: Spanned<i64>,
 }
 
 #[derive(Debug, Deserialize)]

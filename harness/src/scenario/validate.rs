@@ -249,7 +249,9 @@ impl<'a> Validator<'a> {
         let params = self.params(root.get("params"));
         let variants = self.variants(root, &params);
         self.variant_names = declared_variants(root);
-        let chaos = root.get("chaos").and_then(|node| self.chaos(node));
+        let chaos = root
+            .get("chaos")
+            .and_then(|node| self.chaos(node, params.as_ref().map(|(_, v)| v)));
         let steps = match root.get("steps") {
             None => {
                 self.error_hint(
@@ -1513,7 +1515,7 @@ impl Validator<'_> {
         (min, max)
     }
 
-    fn chaos(&mut self, node: &Node) -> Option<Chaos> {
+    fn chaos(&mut self, node: &Node, base: Option<&serde_json::Value>) -> Option<Chaos> {
         let raw = self.read::<raw::Chaos>(node)?;
         let window = self.duration(&raw.window)?;
         if window.is_zero() {
@@ -1536,6 +1538,10 @@ impl Validator<'_> {
         );
         let faults = self.chaos_faults(node.get("faults").expect("serde checked"));
         let workload = node.get("workload").and_then(|w| self.workload(w));
+        let params = node
+            .get("params")
+            .map(|p| self.chaos_params(p, base))
+            .unwrap_or_default();
         if faults.is_empty() && workload.is_none() {
             self.error(
                 node.loc,
@@ -1551,7 +1557,80 @@ impl Validator<'_> {
             duration,
             faults,
             workload,
+            params,
         })
+    }
+
+    /// `params: {name: {min: A, max: B}, other: [x, y]}`: each must be a param the
+    /// model accepts at every extreme, laid over the scenario's own params.
+    fn chaos_params(&mut self, node: &Node, base: Option<&serde_json::Value>) -> Vec<ChaosParam> {
+        let Value::Map(entries) = &node.value else {
+            self.error_hint(
+                node.loc,
+                "chaos `params` maps model params to what to draw",
+                "e.g. {heartbeat_ms: {min: 20, max: 200}, metadata_entries: [true, false]}",
+            );
+            return Vec::new();
+        };
+        let model = nodes::registry::find(self.info.expect("model").name).expect("registered");
+        let mut params = Vec::new();
+        for (key, body) in entries {
+            let name = key.as_str().unwrap_or("").to_string();
+            let draw = match &body.value {
+                Value::Seq(items) if !items.is_empty() => {
+                    ParamDraw::Choices(items.iter().map(|i| i.to_json()).collect())
+                }
+                Value::Map(_) => {
+                    let Some(range) = self.read::<raw::IntRange>(body) else {
+                        continue;
+                    };
+                    if range.min.value > range.max.value {
+                        self.error(range.min.loc, "`min` is greater than `max`");
+                        continue;
+                    }
+                    ParamDraw::Range {
+                        min: range.min.value,
+                        max: range.max.value,
+                    }
+                }
+                _ => {
+                    self.error_hint(
+                        body.loc,
+                        format!("cannot draw param `{name}` from this"),
+                        "write a range {min: A, max: B} or a non-empty list of choices [x, y]",
+                    );
+                    continue;
+                }
+            };
+            let samples: Vec<serde_json::Value> = match &draw {
+                ParamDraw::Range { min, max } => vec![(*min).into(), (*max).into()],
+                ParamDraw::Choices(choices) => choices.clone(),
+            };
+            let mut ok = true;
+            for sample in samples {
+                let mut merged = match base {
+                    Some(serde_json::Value::Object(map)) => map.clone(),
+                    _ => serde_json::Map::new(),
+                };
+                merged.insert(name.clone(), sample.clone());
+                if let Err(message) = model.parse_params(&serde_json::Value::Object(merged)) {
+                    self.error(
+                        key.loc,
+                        format!("chaos param `{name}` = {sample}: invalid params: {message}"),
+                    );
+                    ok = false;
+                    break;
+                }
+            }
+            if ok {
+                params.push(ChaosParam {
+                    name,
+                    loc: key.loc,
+                    draw,
+                });
+            }
+        }
+        params
     }
 
     fn chaos_faults(&mut self, node: &Node) -> Vec<ChaosFault> {
@@ -1641,7 +1720,10 @@ impl Validator<'_> {
         let action = self.fault_action(point, &raw.value.action)?;
         let mut nodes = Vec::new();
         for name in raw.value.nodes.iter().flatten() {
-            nodes.push(self.node_ref(name)?);
+            match self.target(name)? {
+                Target::Node(id) => nodes.push(Target::Node(id)),
+                Target::Leader => nodes.push(Target::Leader),
+            }
         }
         Some(ChaosPoint {
             point,
@@ -1667,8 +1749,10 @@ impl Validator<'_> {
             return None;
         };
         let mut ops = Vec::new();
-        for item in items {
-            ops.push(self.workload_op(item)?);
+        for (index, item) in items.iter().enumerate() {
+            let mut op = self.workload_op(item)?;
+            op.index = index;
+            ops.push(op);
         }
         if ops.is_empty() {
             self.error(ops_node.loc, "the workload needs at least one op");
@@ -1701,9 +1785,21 @@ impl Validator<'_> {
             }
             None => None,
         };
+        let weight = match item.get("weight") {
+            Some(w) => {
+                let w: Spanned<u32> = self.read(w)?;
+                if w.value == 0 {
+                    self.error(w.loc, "an op's `weight` is at least 1 (leave the op out instead)");
+                    return None;
+                }
+                w.value
+            }
+            None => 1,
+        };
         let mut template = item.to_json();
         if let serde_json::Value::Object(map) = &mut template {
             map.remove("on");
+            map.remove("weight");
         }
         let model = nodes::registry::find(info.name).expect("registered");
         // Check the template with the smallest and the largest draws.
@@ -1725,7 +1821,12 @@ impl Validator<'_> {
                 return None;
             }
         }
-        Some(WorkloadOp { target, template })
+        Some(WorkloadOp {
+            target,
+            template,
+            weight,
+            index: 0,
+        })
     }
 }
 

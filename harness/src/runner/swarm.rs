@@ -1,0 +1,291 @@
+//! Swarm testing and drawn params: what one seed makes of a chaos section.
+//!
+//! Uniform random schedules rarely line up the two or three events a defect
+//! needs. Swarm testing (Groce et al., as FoundationDB and TigerBeetle use it)
+//! gives each seed its own configuration instead: a random subset of fault kinds,
+//! fail points and workload ops, each with a random weight, and random sub-ranges
+//! of fault spacing and duration, so that some seeds press hard on a few things
+//! rather than every seed touching everything lightly. Model params listed under
+//! `chaos.params` are drawn per seed within the author's ranges (with or without
+//! swarm), laid over the variant's own.
+//!
+//! Every draw comes from the run's seed on a stream of its own, before the
+//! simulation is built, and the draw is recorded on the trail and in the report.
+
+use crate::scenario::{Chaos, ChaosKind, ParamDraw, Scenario, Variant};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// The RNG stream of the swarm draw (disjoint from the nemesis's and the faults').
+const SWARM_STREAM: u64 = 0x5a4a_4d00;
+/// A workload op is kept with this probability (a fault kind or point with 1/2).
+const OP_KEEP_PROBABILITY: f64 = 0.75;
+/// A kept fault kind's or op's weight is multiplied by 1..=this.
+const WEIGHT_FACTOR_MAX: u32 = 4;
+
+/// What one seed drew, for the trail and the report.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SwarmDraw {
+    /// Whether the section asked for swarm testing (else only params were drawn).
+    pub swarm: bool,
+    /// Fault kinds on, with their weights.
+    pub faults: Vec<(String, u32)>,
+    /// Fail points the `failpoint` kind may arm (`point: action`).
+    pub points: Vec<String>,
+    /// Workload ops on (index in the section's list, op name, weight).
+    pub ops: Vec<(usize, String, u32)>,
+    pub spacing_ms: (u64, u64),
+    pub duration_ms: (u64, u64),
+    pub concurrent_max: usize,
+    /// Params drawn from `chaos.params`.
+    pub params: BTreeMap<String, serde_json::Value>,
+}
+
+impl SwarmDraw {
+    /// One line for the trail.
+    pub fn describe(&self) -> String {
+        let faults: Vec<String> = self.faults.iter().map(|(k, w)| format!("{k}:{w}")).collect();
+        let ops: Vec<String> = self.ops.iter().map(|(_, op, w)| format!("{op}:{w}")).collect();
+        let params: Vec<String> = self.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let mut text = if self.swarm {
+            format!(
+                "swarm: faults [{}], points [{}], ops [{}], spacing {}..{} ms, duration {}..{} ms, concurrent {}",
+                faults.join(", "),
+                self.points.join(", "),
+                ops.join(", "),
+                self.spacing_ms.0,
+                self.spacing_ms.1,
+                self.duration_ms.0,
+                self.duration_ms.1,
+                self.concurrent_max
+            )
+        } else {
+            "chaos draw".to_string()
+        };
+        if !params.is_empty() {
+            text.push_str(&format!(", params {{{}}}", params.join(", ")));
+        }
+        text
+    }
+}
+
+/// One run's chaos as this seed configures it.
+pub struct Plan {
+    pub chaos: Option<Chaos>,
+    /// The variant's params with the drawn ones laid over them.
+    pub params: serde_json::Value,
+    /// `None` when there was nothing to draw.
+    pub draw: Option<SwarmDraw>,
+}
+
+/// Draw this seed's configuration.
+pub fn plan(scenario: &Scenario, variant: &Variant, seed: u64) -> Plan {
+    let Some(chaos) = &scenario.chaos else {
+        return Plan {
+            chaos: None,
+            params: variant.params.clone(),
+            draw: None,
+        };
+    };
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    rng.set_stream(SWARM_STREAM);
+    let mut chaos = chaos.clone();
+    let mut draw = SwarmDraw {
+        swarm: chaos.swarm,
+        ..SwarmDraw::default()
+    };
+    if chaos.swarm {
+        swarm(&mut rng, &mut chaos);
+    }
+    draw.faults = chaos
+        .faults
+        .iter()
+        .map(|f| (f.kind.name().to_string(), f.weight))
+        .collect();
+    for fault in &chaos.faults {
+        if let ChaosKind::FailPoint(points) = &fault.kind {
+            draw.points.extend(
+                points
+                    .iter()
+                    .map(|p| format!("{}: {}", p.point.name, crate::faults::describe(&p.action))),
+            );
+        }
+    }
+    if let Some(workload) = &chaos.workload {
+        draw.ops = workload
+            .ops
+            .iter()
+            .map(|op| {
+                let name = op
+                    .template
+                    .get("op")
+                    .and_then(|o| o.as_str())
+                    .unwrap_or("?")
+                    .to_string();
+                (op.index, name, op.weight)
+            })
+            .collect();
+    }
+    draw.spacing_ms = (ms(chaos.spacing.0), ms(chaos.spacing.1));
+    draw.duration_ms = (ms(chaos.duration.0), ms(chaos.duration.1));
+    draw.concurrent_max = chaos.concurrent_max;
+    let mut params = match &variant.params {
+        serde_json::Value::Object(map) => map.clone(),
+        _ => serde_json::Map::new(),
+    };
+    for param in &chaos.params {
+        let value: serde_json::Value = match &param.draw {
+            ParamDraw::Range { min, max } => rng.random_range(*min..=*max).into(),
+            ParamDraw::Choices(choices) => choices[rng.random_range(0..choices.len())].clone(),
+        };
+        draw.params.insert(param.name.clone(), value.clone());
+        params.insert(param.name.clone(), value);
+    }
+    let drew = chaos.swarm || !chaos.params.is_empty();
+    Plan {
+        chaos: Some(chaos),
+        params: serde_json::Value::Object(params),
+        draw: drew.then_some(draw),
+    }
+}
+
+fn ms(d: Duration) -> u64 {
+    d.as_millis() as u64
+}
+
+/// Keep each of `len` items with probability 1/2, and at least one.
+fn subset(rng: &mut ChaCha8Rng, len: usize) -> Vec<bool> {
+    let mut keep: Vec<bool> = (0..len).map(|_| rng.random_bool(0.5)).collect();
+    if len > 0 && !keep.iter().any(|k| *k) {
+        keep[rng.random_range(0..len)] = true;
+    }
+    keep
+}
+
+/// A random sub-range of `(lo, hi)`.
+fn sub_range(rng: &mut ChaCha8Rng, (lo, hi): (Duration, Duration)) -> (Duration, Duration) {
+    let (lo, hi) = (ms(lo), ms(hi));
+    let a = rng.random_range(lo..=hi);
+    let b = rng.random_range(lo..=hi);
+    (
+        Duration::from_millis(a.min(b)),
+        Duration::from_millis(a.max(b)),
+    )
+}
+
+fn swarm(rng: &mut ChaCha8Rng, chaos: &mut Chaos) {
+    let keep = subset(rng, chaos.faults.len());
+    let mut kept = Vec::new();
+    for (fault, keep) in chaos.faults.drain(..).zip(keep) {
+        if keep {
+            kept.push(fault);
+        }
+    }
+    for fault in &mut kept {
+        fault.weight *= rng.random_range(1..=WEIGHT_FACTOR_MAX);
+        if let ChaosKind::FailPoint(points) = &mut fault.kind {
+            let keep = subset(rng, points.len());
+            let mut i = 0;
+            points.retain(|_| {
+                i += 1;
+                keep[i - 1]
+            });
+        }
+    }
+    chaos.faults = kept;
+    // Workload ops are dropped less often than faults (each kept with
+    // probability 3/4): ops depend on each other (a delete needs a create), and a
+    // workload without its creates tests little.
+    if let Some(workload) = &mut chaos.workload {
+        let keep: Vec<bool> = (0..workload.ops.len())
+            .map(|_| rng.random_bool(OP_KEEP_PROBABILITY))
+            .collect();
+        if keep.iter().any(|k| *k) {
+            let mut i = 0;
+            workload.ops.retain(|_| {
+                i += 1;
+                keep[i - 1]
+            });
+        }
+        for op in &mut workload.ops {
+            op.weight *= rng.random_range(1..=WEIGHT_FACTOR_MAX);
+        }
+    }
+    chaos.spacing = sub_range(rng, chaos.spacing);
+    chaos.duration = sub_range(rng, chaos.duration);
+    chaos.concurrent_max = rng.random_range(1..=chaos.concurrent_max.max(1));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::load_str;
+
+    const TEXT: &str = r#"
+model: raftkv
+nodes: [n1, n2, n3]
+expect: converged
+steps:
+  - await: {leader: any, within: 5s}
+chaos:
+  window: 5s
+  swarm: true
+  spacing: {min: 100ms, max: 2s}
+  params:
+    heartbeat_ms: {min: 20, max: 80}
+  faults: {partition: 1, crash: 2, restart: 1, transfer_leader: 1}
+  workload:
+    every: 100ms
+    ops:
+      - {op: put, key: "k{1..3}", value: "v{seq}", weight: 3}
+      - {op: delete, key: "k{1..3}"}
+"#;
+
+    #[test]
+    fn the_draw_is_a_function_of_the_seed_and_seeds_differ() {
+        let scenario = load_str("swarm.yaml", TEXT).expect("valid");
+        let variant = &scenario.variants[0];
+        let a = plan(&scenario, variant, 7).draw.expect("drawn");
+        let b = plan(&scenario, variant, 7).draw.expect("drawn");
+        assert_eq!(a, b);
+        let draws: std::collections::BTreeSet<String> = (1..=40)
+            .map(|s| plan(&scenario, variant, s).draw.expect("drawn").describe())
+            .collect();
+        assert!(draws.len() > 30, "only {} distinct draws", draws.len());
+    }
+
+    #[test]
+    fn every_draw_keeps_something_and_stays_in_range() {
+        let scenario = load_str("swarm.yaml", TEXT).expect("valid");
+        let variant = &scenario.variants[0];
+        for seed in 1..=200 {
+            let p = plan(&scenario, variant, seed);
+            let chaos = p.chaos.expect("chaos");
+            assert!(!chaos.faults.is_empty());
+            assert!(!chaos.workload.as_ref().expect("workload").ops.is_empty());
+            assert!(chaos.spacing.0 >= Duration::from_millis(100));
+            assert!(chaos.spacing.1 <= Duration::from_secs(2));
+            assert!(chaos.spacing.0 <= chaos.spacing.1);
+            let hb = p.params["heartbeat_ms"].as_i64().expect("drawn");
+            assert!((20..=80).contains(&hb));
+            for (kind, weight) in &p.draw.expect("drawn").faults {
+                let base = if kind == "crash" { 2 } else { 1 };
+                assert!(*weight >= base && *weight <= base * WEIGHT_FACTOR_MAX);
+            }
+        }
+    }
+
+    #[test]
+    fn without_swarm_only_params_are_drawn() {
+        let text = TEXT.replace("  swarm: true\n", "");
+        let scenario = load_str("swarm.yaml", &text).expect("valid");
+        let p = plan(&scenario, &scenario.variants[0], 3);
+        assert_eq!(p.chaos.expect("chaos").faults.len(), 4);
+        let draw = p.draw.expect("params drawn");
+        assert!(!draw.swarm);
+        assert!(draw.params.contains_key("heartbeat_ms"));
+    }
+}
