@@ -2,8 +2,8 @@
 //!
 //! Uniform random schedules rarely line up the two or three events a defect
 //! needs. Swarm testing (Groce et al., as FoundationDB and TigerBeetle use it)
-//! gives each seed its own configuration instead: a random subset of fault kinds,
-//! fail points and workload ops, each with a random weight, and random sub-ranges
+//! gives each seed its own configuration instead: every fault kind, fail point
+//! and workload op gets a random weight factor (off, 1, 2 or 4), and random sub-ranges
 //! of fault spacing and duration, so that some seeds press hard on a few things
 //! rather than every seed touching everything lightly. Model params listed under
 //! `chaos.params` are drawn per seed within the author's ranges (with or without
@@ -21,10 +21,14 @@ use std::time::Duration;
 
 /// The RNG stream of the swarm draw (disjoint from the nemesis's and the faults').
 const SWARM_STREAM: u64 = 0x5a4a_4d00;
-/// A workload op is kept with this probability (a fault kind or point with 1/2).
-const OP_KEEP_PROBABILITY: f64 = 0.75;
-/// A kept fault kind's or op's weight is multiplied by 1..=this.
-const WEIGHT_FACTOR_MAX: u32 = 4;
+/// Each fault kind's, fail point's and workload op's weight is multiplied by one
+/// of these, drawn uniformly: off a quarter of the time, else 1, 2 or 4 times as
+/// frequent as written.
+const WEIGHT_FACTORS: [u32; 4] = [0, 1, 2, 4];
+
+fn factor(rng: &mut ChaCha8Rng) -> u32 {
+    WEIGHT_FACTORS[rng.random_range(0..WEIGHT_FACTORS.len())]
+}
 
 /// What one seed drew, for the trail and the report.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -110,7 +114,7 @@ pub fn plan(scenario: &Scenario, variant: &Variant, seed: u64) -> Plan {
             draw.points.extend(
                 points
                     .iter()
-                    .map(|p| format!("{}: {}", p.point.name, crate::faults::describe(&p.action))),
+                    .map(|p| format!("{}: {}:{}", p.point.name, crate::faults::describe(&p.action), p.weight)),
             );
         }
     }
@@ -156,15 +160,6 @@ fn ms(d: Duration) -> u64 {
     d.as_millis() as u64
 }
 
-/// Keep each of `len` items with probability 1/2, and at least one.
-fn subset(rng: &mut ChaCha8Rng, len: usize) -> Vec<bool> {
-    let mut keep: Vec<bool> = (0..len).map(|_| rng.random_bool(0.5)).collect();
-    if len > 0 && !keep.iter().any(|k| *k) {
-        keep[rng.random_range(0..len)] = true;
-    }
-    keep
-}
-
 /// A random sub-range of `(lo, hi)`.
 fn sub_range(rng: &mut ChaCha8Rng, (lo, hi): (Duration, Duration)) -> (Duration, Duration) {
     let (lo, hi) = (ms(lo), ms(hi));
@@ -177,42 +172,34 @@ fn sub_range(rng: &mut ChaCha8Rng, (lo, hi): (Duration, Duration)) -> (Duration,
 }
 
 fn swarm(rng: &mut ChaCha8Rng, chaos: &mut Chaos) {
-    let keep = subset(rng, chaos.faults.len());
-    let mut kept = Vec::new();
-    for (fault, keep) in chaos.faults.drain(..).zip(keep) {
-        if keep {
-            kept.push(fault);
-        }
-    }
-    for fault in &mut kept {
-        fault.weight *= rng.random_range(1..=WEIGHT_FACTOR_MAX);
+    let factors: Vec<u32> = chaos.faults.iter().map(|_| factor(rng)).collect();
+    for (fault, f) in chaos.faults.iter_mut().zip(&factors) {
+        fault.weight *= f;
         if let ChaosKind::FailPoint(points) = &mut fault.kind {
-            let keep = subset(rng, points.len());
-            let mut i = 0;
-            points.retain(|_| {
-                i += 1;
-                keep[i - 1]
-            });
+            for point in points.iter_mut() {
+                point.weight *= factor(rng);
+            }
+            if points.iter().all(|p| p.weight == 0) && !points.is_empty() {
+                let at = rng.random_range(0..points.len());
+                points[at].weight = 1;
+            }
+            points.retain(|p| p.weight > 0);
         }
     }
-    chaos.faults = kept;
-    // Workload ops are dropped less often than faults (each kept with
-    // probability 3/4): ops depend on each other (a delete needs a create), and a
-    // workload without its creates tests little.
+    if chaos.faults.iter().all(|f| f.weight == 0) && !chaos.faults.is_empty() {
+        let at = rng.random_range(0..chaos.faults.len());
+        chaos.faults[at].weight = 1;
+    }
+    chaos.faults.retain(|f| f.weight > 0);
     if let Some(workload) = &mut chaos.workload {
-        let keep: Vec<bool> = (0..workload.ops.len())
-            .map(|_| rng.random_bool(OP_KEEP_PROBABILITY))
-            .collect();
-        if keep.iter().any(|k| *k) {
-            let mut i = 0;
-            workload.ops.retain(|_| {
-                i += 1;
-                keep[i - 1]
-            });
+        for op in workload.ops.iter_mut() {
+            op.weight *= factor(rng);
         }
-        for op in &mut workload.ops {
-            op.weight *= rng.random_range(1..=WEIGHT_FACTOR_MAX);
+        if workload.ops.iter().all(|op| op.weight == 0) {
+            let at = rng.random_range(0..workload.ops.len());
+            workload.ops[at].weight = 1;
         }
+        workload.ops.retain(|op| op.weight > 0);
     }
     chaos.spacing = sub_range(rng, chaos.spacing);
     chaos.duration = sub_range(rng, chaos.duration);
@@ -273,7 +260,7 @@ chaos:
             assert!((20..=80).contains(&hb));
             for (kind, weight) in &p.draw.expect("drawn").faults {
                 let base = if kind == "crash" { 2 } else { 1 };
-                assert!(*weight >= base && *weight <= base * WEIGHT_FACTOR_MAX);
+                assert!(*weight >= base && *weight <= base * 4);
             }
         }
     }
