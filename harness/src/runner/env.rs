@@ -62,6 +62,8 @@ pub struct RunState {
     pub line: Option<u32>,
     pub events_max: usize,
     pub events_over: bool,
+    /// A node published since the `always` invariants were last evaluated.
+    pub published_since_check: bool,
 }
 
 impl RunState {
@@ -189,6 +191,7 @@ impl Env for RunEnv {
         if let Some(i) = state.node_index(node) {
             state.nodes[i].observation = observation;
             state.nodes[i].published = true;
+            state.published_since_check = true;
         }
     }
 

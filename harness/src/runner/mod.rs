@@ -104,6 +104,8 @@ pub(crate) struct Driver<'s> {
     chaos: Option<crate::scenario::Chaos>,
     /// What the seed drew for it.
     pub(crate) swarm: Option<swarm::SwarmDraw>,
+    /// `always` invariants that already failed during the run.
+    always_failed: std::collections::BTreeSet<&'static str>,
     /// `follower`/`any` picks of actions, from their own stream of the seed.
     picks: ChaCha8Rng,
     /// `{A..B}` draws of scripted client ops, from their own stream.
@@ -145,6 +147,7 @@ impl<'s> Driver<'s> {
             line: None,
             events_max: scenario.settings.limits.events,
             events_over: false,
+            published_since_check: false,
         }));
         let env = Rc::new(RunEnv {
             run_id,
@@ -166,6 +169,7 @@ impl<'s> Driver<'s> {
             activity: "starting".into(),
             chaos: plan.chaos.clone(),
             swarm: plan.draw.clone(),
+            always_failed: Default::default(),
             picks: crate::streams::rng(seed, crate::streams::PICKS),
             placeholders: crate::streams::rng(seed, crate::streams::PLACEHOLDERS),
             seq: 0,
@@ -221,6 +225,7 @@ impl<'s> Driver<'s> {
         self.state.borrow_mut().now = self.sim.elapsed();
         SIM_NOW.with(|t| t.set(Some(self.sim.elapsed())));
         self.reap_exits();
+        self.check_always();
         if self.state.borrow().events_over {
             return Err(self.limit(format!("trail limit of {} events reached", limits.events)));
         }
@@ -235,6 +240,39 @@ impl<'s> Driver<'s> {
             }
         }
         Ok(())
+    }
+
+    /// Evaluate the model's `always` invariants when a node published something
+    /// new; each one that fails is reported once, with the time it first failed.
+    fn check_always(&mut self) {
+        if !std::mem::take(&mut self.state.borrow_mut().published_since_check) {
+            return;
+        }
+        let info = self.scenario.model.info();
+        let pending: Vec<&'static str> = info
+            .invariants
+            .iter()
+            .filter(|i| i.kind == nodes::api::InvariantKind::Always)
+            .map(|i| i.name)
+            .filter(|name| !self.always_failed.contains(name))
+            .collect();
+        if pending.is_empty() {
+            return;
+        }
+        let view = self.view();
+        for name in pending {
+            let found = invariants::check_one(self.scenario.model, name, &view);
+            if found.is_empty() {
+                continue;
+            }
+            self.always_failed.insert(name);
+            let t_ms = view.now_ms;
+            for mut finding in found {
+                finding.message = format!("at {t_ms} ms: {}", finding.message);
+                self.event(None, Kind::Check, format!("always invariant {name}: {}", finding.message));
+                self.findings.push(finding);
+            }
+        }
     }
 
     fn limit(&mut self, message: String) -> Halt {
@@ -552,7 +590,17 @@ impl<'s> Driver<'s> {
         findings.extend(check::guarded(divergence::CHECKER, || {
             divergence::check(view)
         }));
-        findings.extend(invariants::check_all(model, view));
+        // An `always` invariant that failed during the run is reported once.
+        findings.extend(
+            invariants::check_all(model, view)
+                .into_iter()
+                .filter(|f| {
+                    !self
+                        .always_failed
+                        .iter()
+                        .any(|name| f.checker == format!("invariant:{name}"))
+                }),
+        );
         if model.info().has_leader {
             findings.extend(check::guarded(history::ELECTION_SAFETY, || {
                 history::election_safety(trail)

@@ -9,6 +9,7 @@
 
 use super::context::StateContext;
 use super::report::{
+    Generation,
     containers_fact, replica_key, show_containers, show_csrs, show_fcr, show_icrs, show_reports,
     show_txs, ContainerState, Csr, DeleteBlocksCommand, Endpoint, Fcr, Icr, Message, Report,
     Reports,
@@ -55,6 +56,19 @@ struct State {
     /// The publisher's period: the interval plus a random delay of up to it.
     fcr_period_ms: u64,
     next_call: u64,
+    /// Reports made in this incarnation (the ghost [`Generation`] order).
+    reports_made: u64,
+}
+
+impl State {
+    /// The ghost order of the next report this datanode makes.
+    fn next_generation(&mut self, incarnation: u32) -> Generation {
+        self.reports_made += 1;
+        Generation {
+            incarnation,
+            count: self.reports_made,
+        }
+    }
 }
 
 struct Datanode {
@@ -107,6 +121,7 @@ pub(super) async fn run(ctx: NodeCtx) -> turmoil::Result {
             next_fcr_ms: first_fcr_ms,
             fcr_period_ms,
             next_call: 0,
+            reports_made: 0,
         }),
         ctx,
         net,
@@ -269,9 +284,11 @@ impl Datanode {
         persist(&self.ctx, &state.containers).expect("the simulated disk takes the write");
         let reported = new.unwrap_or(ContainerState::Deleted);
         state.events += 1;
+        let generation = state.next_generation(self.ctx.incarnation());
         state.context.add(Report::Icr(Icr {
             container,
             state: reported,
+            generation,
         }));
         let endpoints = names(&state.context.endpoints());
         drop(state);
@@ -377,9 +394,11 @@ impl Datanode {
                 state.next_fcr_ms = self.now_ms() + state.fcr_period_ms;
             }
             let dropped = state.context.discard_pending_icrs(id);
+            let generation = state.next_generation(self.ctx.incarnation());
             let fcr = Fcr {
                 id,
                 containers: state.containers.clone(),
+                generation,
             };
             (fcr, dropped)
         };
@@ -452,10 +471,12 @@ impl Datanode {
         let (call, to, report, events) = {
             let mut state = self.state.borrow_mut();
             state.next_call += 1;
+            let generation = state.next_generation(self.ctx.incarnation());
             let report = Fcr {
                 // Not a publisher build: id 0 never names an FCR in the trail.
                 id: 0,
                 containers: state.containers.clone(),
+                generation,
             };
             let to = state.endpoints[&ep].node.clone();
             (state.next_call, to, report, state.events)

@@ -360,6 +360,11 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
             summary: "after the first successful heartbeat that follows a datanode's last container event, each receiver's replicas of that datanode equal its container set",
         },
         InvariantInfo {
+            name: "receiver_never_regresses",
+            kind: InvariantKind::Always,
+            summary: "checked whenever a node publishes: after each heartbeat a receiver processes, no replica it holds was set by an ICR the datanode made before the newest full report the receiver already applied, when that full report says otherwise (the receiver went back in time)",
+        },
+        InvariantInfo {
             name: "deletion_committed_after_execution",
             kind: InvariantKind::Safety,
             summary: "SCM removes a deleted-block transaction from its log only after every datanode has executed it",
@@ -466,6 +471,7 @@ impl Model for HddsReports {
     fn check(&self, invariant: &str, cluster: &ClusterView) -> Check {
         match invariant {
             "receiver_matches_datanode" => check_pairs(cluster, receiver_matches),
+            "receiver_never_regresses" => never_regresses(cluster),
             "deletion_committed_after_execution" => check_deletions(cluster, committed_executed),
             "deletions_acknowledged" => check_deletions(cluster, log_drained),
             other => Check::Fail(format!("hdds-reports declares no invariant `{other}`")),
@@ -481,6 +487,34 @@ pub fn model() -> Option<&'static dyn Model> {
 }
 
 // ---- invariants ----
+
+/// Any receiver that recorded a regression fails, with the first one.
+fn never_regresses(cluster: &ClusterView) -> Check {
+    let mut failures = Vec::new();
+    for receiver in cluster.nodes.iter().filter(|n| n.role != "datanode") {
+        for (key, count) in &receiver.observation.facts {
+            let Some(dn) = key.strip_prefix("regressions.") else {
+                continue;
+            };
+            if count.parse::<u64>().unwrap_or(0) == 0 {
+                continue;
+            }
+            let first = receiver
+                .observation
+                .fact(&format!("first_regression.{dn}"))
+                .unwrap_or("?");
+            failures.push(format!(
+                "{}'s view of {dn} went back in time {count} time(s); first {first}",
+                receiver.name
+            ));
+        }
+    }
+    if failures.is_empty() {
+        Check::Pass
+    } else {
+        Check::Fail(failures.join("; "))
+    }
+}
 
 /// Run `check` over every (datanode, receiver) pair of up nodes where the
 /// receiver knows the datanode and the datanode's last event has reached it.
