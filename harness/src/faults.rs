@@ -6,6 +6,7 @@
 //! unseeded RNG and its `sleep`/`delay`/`pause` block the one simulation thread.
 
 use crate::scenario::FaultAction;
+use crate::trail::Hit;
 use crate::yaml::Loc;
 use nodes::api::{fail_point_name, Fault};
 use rand::Rng;
@@ -56,7 +57,8 @@ pub struct FaultTable {
 /// What happened when a node reached an armed point.
 pub struct Decision {
     pub fault: Option<Fault>,
-    pub description: String,
+    /// The trail's record of it.
+    pub hit: Hit,
 }
 
 impl FaultTable {
@@ -174,7 +176,11 @@ impl FaultTable {
             if !self.rng.random_bool(p) {
                 return Some(Decision {
                     fault: None,
-                    description: format!("{point} reached, not fired (p={p})"),
+                    hit: Hit {
+                        point: point.to_string(),
+                        fired: None,
+                        probability: Some(p),
+                    },
                 });
             }
         }
@@ -188,13 +194,17 @@ impl FaultTable {
             FaultAction::Stall(d) => Fault::Stall(*d),
             FaultAction::StallUntilRelease => Fault::StallUntilRelease(arm.release.subscribe()),
         };
-        let description = format!("{point} fired: {}", describe(&arm.action));
+        let hit = Hit {
+            point: point.to_string(),
+            fired: Some(arm.action.clone()),
+            probability: arm.probability,
+        };
         if arm.remaining == Some(0) {
             self.disarm(node, point);
         }
         Some(Decision {
             fault: Some(fault),
-            description,
+            hit,
         })
     }
 

@@ -5,6 +5,7 @@
 //! (`check`) into an outcome (`outcome`), and reported (`report`). `import` turns a
 //! model checker's counterexample into a scenario.
 
+pub mod action;
 pub mod bench;
 pub mod check;
 pub mod cli;

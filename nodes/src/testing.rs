@@ -3,8 +3,8 @@
 //! with the `test-models` feature; the harness's tests enable it.
 
 use crate::api::{
-    parse_json, Check, ClusterView, Command, EventKind, Model, ModelInfo, NodeCtx, Observation,
-    OpInfo, OpResult, ParsedOp, RoleInfo,
+    parse_json, Check, ClusterView, Command, Model, ModelInfo, NodeCtx, Observation, OpInfo,
+    OpResult, ParsedOp, RoleInfo,
 };
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -61,6 +61,8 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| ModelInfo {
     fail_points: vec![],
     invariants: vec![],
     bugs: vec![],
+    probes: vec![],
+    index_format: crate::api::IndexFormat::Decimal,
     has_leader: false,
     leader_transfer: false,
 });
@@ -108,7 +110,7 @@ impl Model for Faulty {
                     FaultyOp::Hang => {}
                     FaultyOp::Flood { events } => {
                         for i in 0..events {
-                            ctx.record(EventKind::Note, format!("flood {i}"));
+                            ctx.note(format!("flood {i}"));
                         }
                         ctx.complete(id, OpResult::ok());
                     }

@@ -2,19 +2,22 @@
 //! leader, now) and calls one action in `actions.rs`, which the chaos nemesis uses too.
 
 use super::{Driver, Halt};
+use crate::action::{Action, ActionResult};
 use crate::check::Finding;
 use crate::duration::format as fmt_duration;
 use crate::outcome::Outcome;
 use crate::scenario::{
-    CheckStep, ClientStep, Condition, Cut, OpExpect, Partition, ProcessStep, Step, StepKind, Target,
+    CheckStep, ClientStep, Condition, Cut, NodeId, OpExpect, Partition, ProcessStep, Step,
+    StepKind, Target,
 };
-use crate::trail::Kind;
+use crate::trail::{AwaitEnd, Awaited, Checked, Data};
 use nodes::api::OpResult;
 use std::time::Duration;
 
 impl Driver<'_> {
     pub(crate) fn exec(&mut self, step: &Step) -> Result<(), Halt> {
         self.state.borrow_mut().line = Some(step.loc.line);
+        self.at = step.loc;
         self.activity = format!(
             "running the step at {}:{}:{}",
             self.scenario.file, step.loc.line, step.loc.col
@@ -24,15 +27,18 @@ impl Driver<'_> {
             StepKind::TransferLeader { to, timeout } => self.transfer_leader(*to, *timeout, step),
             StepKind::Partition(partition) => self.partition(partition, step),
             StepKind::Heal => {
-                self.act_heal();
+                self.perform(Action::Heal);
                 Ok(())
             }
             StepKind::Hold { a, b } => {
-                self.act_hold(*a, *b);
+                let between = self.pair(*a, *b);
+                self.perform(Action::Hold { between });
                 Ok(())
             }
             StepKind::Release { a, b } => {
-                if !self.act_release(*a, *b) {
+                let between = self.pair(*a, *b);
+                let result = self.perform(Action::Release { between });
+                if result == (ActionResult::Released { held: false }) {
                     let message = format!(
                         "release between {} and {}: nothing was held",
                         self.names[*a], self.names[*b]
@@ -42,12 +48,17 @@ impl Driver<'_> {
                 Ok(())
             }
             StepKind::Latency { a, b, delay } => {
-                self.act_latency(*a, *b, *delay);
+                let between = self.pair(*a, *b);
+                let delay_ms = delay.map(|d| d.as_millis() as u64);
+                self.perform(Action::Latency { between, delay_ms });
                 Ok(())
             }
             StepKind::Crash(p) => {
                 if let Some(node) = self.process_node(p, step)? {
-                    if !self.act_crash(node) && !p.optional {
+                    let crash = Action::Crash {
+                        node: self.names[node].clone(),
+                    };
+                    if self.perform(crash) == ActionResult::NodeDown && !p.optional {
                         self.ineffective(
                             step,
                             format!("crash of {}: it is already down", self.names[node]),
@@ -58,7 +69,8 @@ impl Driver<'_> {
             }
             StepKind::Restart(p) => {
                 if let Some(node) = self.process_node(p, step)? {
-                    self.act_restart(node);
+                    let node = self.names[node].clone();
+                    self.perform(Action::Restart { node });
                 }
                 Ok(())
             }
@@ -75,7 +87,10 @@ impl Driver<'_> {
             }
             StepKind::Start(p) => {
                 if let Some(node) = self.process_node(p, step)? {
-                    if !self.act_start(node) && !p.optional {
+                    let start = Action::Start {
+                        node: self.names[node].clone(),
+                    };
+                    if self.perform(start) == ActionResult::NodeUp && !p.optional {
                         self.ineffective(
                             step,
                             format!("start of {}: it is already up", self.names[node]),
@@ -85,15 +100,30 @@ impl Driver<'_> {
                 Ok(())
             }
             StepKind::FailPoint(arm) => {
-                self.act_arm(arm, step.loc);
+                let arm = Action::ArmFailPoint {
+                    node: self.names[arm.node].clone(),
+                    point: arm.point.name.to_string(),
+                    fault: arm.action.clone(),
+                    count: arm.count,
+                    probability: arm.probability,
+                    optional: arm.optional,
+                };
+                self.perform(arm);
                 Ok(())
             }
             StepKind::ClearFailPoint { node, point } => {
-                self.act_clear_failpoint(*node, point);
+                self.perform(Action::ClearFailPoint {
+                    node: self.names[*node].clone(),
+                    point: point.name.to_string(),
+                });
                 Ok(())
             }
             StepKind::ReleaseFailPoint { node, point } => {
-                if self.act_release_failpoint(*node, point) == 0 {
+                let release = Action::ReleaseFailPoint {
+                    node: self.names[*node].clone(),
+                    point: point.name.to_string(),
+                };
+                if self.perform(release) == (ActionResult::Woken { tasks: 0 }) {
                     let message = format!(
                         "release of {} on {}: no task was stalled there",
                         point.name, self.names[*node]
@@ -103,11 +133,8 @@ impl Driver<'_> {
                 Ok(())
             }
             StepKind::Sleep(duration) => {
-                self.event(
-                    None,
-                    Kind::Sleep,
-                    format!("sleep {}", fmt_duration(*duration)),
-                );
+                let ms = duration.as_millis() as u64;
+                self.event(None, Data::Sleep { ms });
                 self.run_for(*duration)
             }
             StepKind::Await {
@@ -132,6 +159,16 @@ impl Driver<'_> {
         }
     }
 
+    /// A log position in the model's form (a zxid in hex).
+    fn show_index(&self, index: u64) -> String {
+        self.scenario.model.info().index_format.show(index)
+    }
+
+    /// Two nodes by name, for a link action.
+    fn pair(&self, a: NodeId, b: NodeId) -> [String; 2] {
+        [self.names[a].clone(), self.names[b].clone()]
+    }
+
     pub(crate) fn ineffective(&mut self, step: &Step, message: String) {
         let file = &self.scenario.file;
         let message = format!(
@@ -146,11 +183,15 @@ impl Driver<'_> {
             Condition::Leader(None) => "a leader".into(),
             Condition::Leader(Some(n)) => format!("{} leading", self.names[*n]),
             Condition::Applied { index, nodes } if nodes.is_empty() => {
-                format!("every up node applied >= {index}")
+                format!("every up node applied >= {}", self.show_index(*index))
             }
             Condition::Applied { index, nodes } => {
                 let names: Vec<&str> = nodes.iter().map(|n| self.names[*n].as_str()).collect();
-                format!("{} applied >= {index}", names.join(", "))
+                format!(
+                    "{} applied >= {}",
+                    names.join(", "),
+                    self.show_index(*index)
+                )
             }
             Condition::Up(n) => format!("{} up", self.names[*n]),
             Condition::Down(n) => format!("{} down", self.names[*n]),
@@ -185,11 +226,10 @@ impl Driver<'_> {
         let start = self.sim.elapsed();
         if self.run_until(condition, within)? {
             let took = self.sim.elapsed() - start;
-            self.event(
-                None,
-                Kind::Await,
-                format!("await {what}: reached after {}", fmt_duration(took)),
-            );
+            let end = AwaitEnd::Reached {
+                took_ms: took.as_millis() as u64,
+            };
+            self.event(None, Data::Await(Awaited { what, end }));
             return Ok(());
         }
         let deadline = fmt_duration(within);
@@ -198,11 +238,11 @@ impl Driver<'_> {
             "{}:{}:{}: await {what} missed its deadline of {deadline}{seen}",
             self.scenario.file, step.loc.line, step.loc.col
         );
-        self.event(
-            None,
-            Kind::Await,
-            format!("await {what}: missed its deadline of {deadline}{seen}"),
-        );
+        let end = AwaitEnd::Missed {
+            deadline_ms: within.as_millis() as u64,
+            seen,
+        };
+        self.event(None, Data::Await(Awaited { what, end }));
         self.finding(Finding::new("await", Some(Outcome::Stuck), message.clone()));
         Err(Halt::Await(message))
     }
@@ -220,8 +260,10 @@ impl Driver<'_> {
                     .unwrap_or(Duration::from_secs(1));
                 let settled = self.run_until_stable(&Condition::Quiescent, *within, settle)?;
                 let view = self.view();
-                let mut findings =
-                    crate::check::guarded("divergence", || crate::check::divergence::check(&view));
+                let format = self.scenario.model.info().index_format;
+                let mut findings = crate::check::guarded("divergence", || {
+                    crate::check::divergence::check(&view, format)
+                });
                 if !settled && findings.is_empty() {
                     findings.push(Finding::new(
                         "check",
@@ -240,14 +282,15 @@ impl Driver<'_> {
             CheckStep::Invariant(name) => format!("invariant {name}"),
         };
         if findings.is_empty() {
-            self.event(None, Kind::Check, format!("check {what}: pass"));
+            let what = what.clone();
+            self.event(None, Data::Check(Checked { what, failed: None }));
         }
         for mut finding in findings {
-            self.event(
-                None,
-                Kind::Check,
-                format!("check {what}: {}", finding.message),
-            );
+            let checked = Checked {
+                what: what.clone(),
+                failed: Some(finding.message.clone()),
+            };
+            self.event(None, Data::Check(checked));
             finding.message = format!("{line}: mid-run check {what}: {}", finding.message);
             self.finding(finding);
         }
@@ -286,16 +329,19 @@ impl Driver<'_> {
 
     fn client(&mut self, client: &ClientStep, step: &Step) -> Result<(), Halt> {
         let Some(node) = self.resolve(client.target, client.timeout)? else {
-            let detail = format!(
-                "{} -> error no leader within {}",
-                client.op.summary,
-                fmt_duration(client.timeout)
-            );
-            self.event(None, Kind::OpError, detail);
+            let no_leader = Data::NoLeader {
+                op: client.op.summary.clone(),
+                within_ms: client.timeout.as_millis() as u64,
+            };
+            self.event(None, no_leader);
             self.check_op(client, step, &OpResult::error("no leader"));
             return Ok(());
         };
-        let result = self.act_client(node, &client.op, client.wait.then_some(client.timeout))?;
+        let action = Action::Client {
+            node: self.names[node].clone(),
+            op: client.op.clone(),
+        };
+        let result = self.act_client(action, client.wait.then_some(client.timeout))?;
         if let Some(result) = result {
             self.check_op(client, step, &result);
         }
@@ -434,7 +480,8 @@ impl Driver<'_> {
             );
             return Ok(());
         }
-        self.act_partition(&resolved);
+        let action = resolved.action(&self.names);
+        self.perform(action);
         Ok(())
     }
 }
@@ -448,31 +495,33 @@ pub(crate) enum Partitioned {
 
 impl Partitioned {
     pub(crate) fn cuts(&self) -> Vec<Cut> {
-        let mut cuts = Vec::new();
         match self {
-            Partitioned::Groups(groups) => {
-                for (i, a) in groups.iter().enumerate() {
-                    for b in &groups[i + 1..] {
-                        for &x in a {
-                            for &y in b.iter().filter(|&&y| y != x) {
-                                cuts.push(Cut {
-                                    from: x,
-                                    to: y,
-                                    oneway: false,
-                                });
-                            }
-                        }
-                    }
-                }
-            }
-            Partitioned::OneWay { from, to } => {
-                cuts.extend(to.iter().map(|&t| Cut {
+            Partitioned::Groups(groups) => Cut::between_groups(groups),
+            Partitioned::OneWay { from, to } => to
+                .iter()
+                .map(|&t| Cut {
                     from: *from,
                     to: t,
                     oneway: true,
-                }));
-            }
+                })
+                .collect(),
         }
-        cuts
+    }
+
+    /// The partition as an action on named nodes.
+    pub(crate) fn action(&self, names: &[String]) -> Action {
+        let name = |n: &usize| names[*n].clone();
+        match self {
+            Partitioned::Groups(groups) => Action::Partition {
+                groups: groups
+                    .iter()
+                    .map(|g| g.iter().map(name).collect())
+                    .collect(),
+            },
+            Partitioned::OneWay { from, to } => Action::PartitionOneWay {
+                from: name(from),
+                to: to.iter().map(name).collect(),
+            },
+        }
     }
 }

@@ -19,7 +19,8 @@ use crate::check::{self, divergence, expect, history, invariants, Finding};
 use crate::faults::FaultTable;
 use crate::outcome::Outcome;
 use crate::scenario::{Condition, Heal, Scenario, Variant};
-use crate::trail::{Kind, Trail};
+use crate::trail::{Data, GiveUp, HealStep, Trail};
+use crate::yaml::Loc;
 use env::{NodeState, RunEnv, RunState};
 use net::NetState;
 use nodes::api::{ClusterView, NodeCtx, NodeStart, NodeView};
@@ -93,6 +94,8 @@ pub(crate) struct Driver<'s> {
     sim_steps: u64,
     /// What the run is doing, for a limit's message ("waiting for a leader").
     activity: String,
+    /// Where in the scenario the current step (or the chaos window) is.
+    at: Loc,
 }
 
 impl<'s> Driver<'s> {
@@ -106,18 +109,7 @@ impl<'s> Driver<'s> {
         let names: Vec<String> = scenario.nodes.iter().map(|n| n.name.clone()).collect();
         let state = Rc::new(RefCell::new(RunState {
             trail: Trail::default(),
-            nodes: names
-                .iter()
-                .map(|name| NodeState {
-                    name: name.clone(),
-                    up: true,
-                    incarnation: 0,
-                    observation: Default::default(),
-                    inbox: None,
-                    stopped: false,
-                    published: false,
-                })
-                .collect(),
+            nodes: names.iter().map(|name| NodeState::new(name)).collect(),
             ops: BTreeMap::new(),
             open: Default::default(),
             exits: Vec::new(),
@@ -146,6 +138,7 @@ impl<'s> Driver<'s> {
             next_op: 1,
             sim_steps: 0,
             activity: "starting".into(),
+            at: Loc::default(),
         }
     }
 
@@ -205,7 +198,10 @@ impl<'s> Driver<'s> {
 
     fn limit(&mut self, message: String) -> Halt {
         let message = format!("{message} while {}", self.activity);
-        self.event(None, Kind::Limit, message.clone());
+        let limit = Data::Limit {
+            message: message.clone(),
+        };
+        self.event(None, limit);
         Halt::Limit(message)
     }
 
@@ -225,7 +221,7 @@ impl<'s> Driver<'s> {
         for (node, reason) in exits {
             if self.state.borrow().nodes[node].up {
                 self.kill(node);
-                self.event(Some(node), Kind::Crash, format!("process exited: {reason}"));
+                self.event(Some(node), Data::Exited { reason });
             }
         }
     }
@@ -387,11 +383,9 @@ impl<'s> Driver<'s> {
 
     // ---- acting on nodes ----
 
-    pub(crate) fn event(&mut self, node: Option<usize>, kind: Kind, detail: impl Into<String>) {
+    pub(crate) fn event(&mut self, node: Option<usize>, data: Data) {
         let name = node.map(|n| self.names[n].clone());
-        self.state
-            .borrow_mut()
-            .harness_event(name.as_deref(), kind, detail);
+        self.state.borrow_mut().harness_event(name.as_deref(), data);
     }
 
     /// Stop a node's host (losing its unsynced writes) and fail its ops in flight.
@@ -410,7 +404,7 @@ impl<'s> Driver<'s> {
             .filter(|id| state.ops[id].node == *name)
             .collect();
         for id in lost {
-            state.give_up(id, "no answer: the node went down");
+            state.give_up(id, GiveUp::NodeDown);
         }
     }
 
@@ -427,7 +421,7 @@ impl<'s> Driver<'s> {
             .filter(|id| state.ops[id].invoked_ms + timeout_ms <= now_ms)
             .collect();
         for id in expired {
-            state.give_up(id, "no answer within the op timeout");
+            state.give_up(id, GiveUp::OpTimeout);
         }
     }
 
@@ -463,28 +457,20 @@ impl<'s> Driver<'s> {
         );
         let cleared = self.state.borrow_mut().faults.clear_all();
         let down: Vec<usize> = (0..names.len()).filter(|&n| !self.up(n)).collect();
-        let cleared_names: Vec<String> = cleared.iter().map(|(n, p)| format!("{n}/{p}")).collect();
-        let down_names: Vec<&str> = down.iter().map(|&n| names[n].as_str()).collect();
-        self.event(
-            None,
-            Kind::Heal,
-            format!(
-                "heal: repaired {cuts} cut(s), released {holds} hold(s), reset latency on {latencies} link(s), cleared fail points [{}], starting [{}]",
-                cleared_names.join(", "),
-                down_names.join(", ")
-            ),
-        );
+        let began = HealStep::Began {
+            cuts,
+            holds,
+            latencies,
+            cleared: cleared.iter().map(|(n, p)| format!("{n}/{p}")).collect(),
+            starting: down.iter().map(|&n| names[n].clone()).collect(),
+        };
+        self.event(None, Data::Heal(began));
         for node in down {
             self.boot(node);
-            self.event(Some(node), Kind::Start, "heal: start from durable state");
+            self.event(Some(node), Data::Heal(HealStep::Start));
         }
         let settled = self.run_until_stable(&Condition::Quiescent, heal.within, heal.settle)?;
-        let detail = if settled {
-            "heal: replicas settled"
-        } else {
-            "heal: replicas did not settle within the heal window"
-        };
-        self.event(None, Kind::Heal, detail);
+        self.event(None, Data::Heal(HealStep::Ended { settled }));
         Ok(())
     }
 
@@ -492,7 +478,7 @@ impl<'s> Driver<'s> {
         let model = self.scenario.model;
         let mut findings = std::mem::take(&mut self.findings);
         findings.extend(check::guarded(divergence::CHECKER, || {
-            divergence::check(view)
+            divergence::check(view, model.info().index_format)
         }));
         findings.extend(invariants::check_all(model, view));
         if model.info().has_leader {

@@ -13,6 +13,7 @@ use crate::outcome::Outcome;
 use crate::trail::Kind;
 use crate::yaml::Loc;
 use nodes::api::{BugSet, FailPointInfo, Model, NodeSpec, ParsedOp};
+use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
 pub type NodeId = usize;
@@ -196,6 +197,27 @@ pub struct Cut {
     pub oneway: bool,
 }
 
+impl Cut {
+    /// Every link between two different groups, cut both ways.
+    pub fn between_groups(groups: &[Vec<NodeId>]) -> Vec<Cut> {
+        let mut cuts = Vec::new();
+        for (i, a) in groups.iter().enumerate() {
+            for b in &groups[i + 1..] {
+                for &x in a {
+                    for &y in b.iter().filter(|&&y| y != x) {
+                        cuts.push(Cut {
+                            from: x,
+                            to: y,
+                            oneway: false,
+                        });
+                    }
+                }
+            }
+        }
+        cuts
+    }
+}
+
 pub struct ClientStep {
     pub target: Target,
     pub op: ParsedOp,
@@ -232,11 +254,15 @@ pub struct ArmStep {
     pub optional: bool,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+/// What an armed fail point does when it fires (serialised on the trail as
+/// `{"error": "disk_full"}`, `"panic"`, `{"stall_ms": 3000}`, `"stall_until_release"`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum FaultAction {
     Error(String),
     Panic,
-    Stall(Duration),
+    #[serde(rename = "stall_ms")]
+    Stall(#[serde(with = "crate::duration::ms")] Duration),
     StallUntilRelease,
 }
 

@@ -768,7 +768,7 @@ impl<'a> Validator<'a> {
                 {
                     Ok(k) => Some(k),
                     Err(_) => {
-                        let names: Vec<String> = all_kinds().iter().map(|k| k.name()).collect();
+                        let names: Vec<String> = Kind::ALL.iter().map(|k| k.name()).collect();
                         self.unknown_name(
                             kind.loc,
                             "event kind",
@@ -1841,38 +1841,6 @@ pub fn default_settings() -> Settings {
         }),
         random_order: false,
     }
-}
-
-fn all_kinds() -> Vec<Kind> {
-    use Kind::*;
-    vec![
-        OpInvoke,
-        OpOk,
-        OpError,
-        OpTimeout,
-        Network,
-        Crash,
-        Restart,
-        Stop,
-        Start,
-        Transfer,
-        FailPointArm,
-        FailPointHit,
-        FailPointClear,
-        FailPointRelease,
-        Sleep,
-        Await,
-        Check,
-        Heal,
-        Limit,
-        Leader,
-        Apply,
-        Storage,
-        Service,
-        Submit,
-        Exit,
-        Note,
-    ]
 }
 
 /// The variant names as the file writes them (`default` for a top-level `expect`),

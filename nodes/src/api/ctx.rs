@@ -2,9 +2,11 @@
 //! its inbox of commands, its disk and its fail-point scope.
 
 use super::disk::Disk;
+use super::event::NodeEvent;
 use super::faults::FailScope;
 use super::model::BugSet;
 use super::observe::Observation;
+use super::probe::ProbeInfo;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
@@ -45,50 +47,6 @@ pub trait Env {
 pub struct NodeSpec {
     pub name: String,
     pub role: String,
-}
-
-/// Kinds of events a node appends to the trail.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum EventKind {
-    /// Role, term or leader changed.
-    Leader,
-    /// A log entry or transaction reached the state machine.
-    Apply,
-    /// Something became durable (fsync, a flushed batch, TRANSACTION_INFO).
-    Storage,
-    /// A background service or periodic task did something (a run, a heartbeat).
-    Service,
-    /// A request was submitted internally (not by a client).
-    Submit,
-    /// The process is terminating itself.
-    Exit,
-    /// Anything else worth reading in the trail.
-    Note,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct NodeEvent {
-    pub kind: EventKind,
-    pub detail: String,
-    /// Replicated-state keys this event touched (for the divergence view).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub keys: Vec<String>,
-}
-
-impl NodeEvent {
-    pub fn new(kind: EventKind, detail: impl Into<String>) -> Self {
-        NodeEvent {
-            kind,
-            detail: detail.into(),
-            keys: Vec::new(),
-        }
-    }
-
-    pub fn with_keys(mut self, keys: impl IntoIterator<Item = String>) -> Self {
-        self.keys.extend(keys);
-        self
-    }
 }
 
 /// A command from the harness to one node.
@@ -270,11 +228,19 @@ impl NodeCtx {
         self.inbox.borrow_mut().take().expect("inbox taken twice")
     }
 
-    pub fn record(&self, kind: EventKind, detail: impl Into<String>) {
-        self.env.record(&self.name, NodeEvent::new(kind, detail));
-    }
-    pub fn record_event(&self, event: NodeEvent) {
+    pub fn record(&self, event: NodeEvent) {
         self.env.record(&self.name, event);
+    }
+    /// A free-text note on the trail.
+    pub fn note(&self, text: impl Into<String>) {
+        self.record(NodeEvent::note(text));
+    }
+    /// Report that a declared probe was reached: a typed probe event on the trail.
+    pub fn probe(&self, probe: &'static ProbeInfo) {
+        self.record(NodeEvent::Probe {
+            probe: probe.name.to_string(),
+            text: format!("probe {}: {}", probe.name, probe.summary),
+        });
     }
     pub fn publish(&self, observation: Observation) {
         self.env.publish(&self.name, observation);
@@ -290,8 +256,12 @@ impl NodeCtx {
     /// reason, asks the harness to stop the host, and never returns: the caller's
     /// task parks until the host is gone.
     pub async fn exit(&self, reason: &str) -> Infallible {
-        self.env
-            .record(&self.name, NodeEvent::new(EventKind::Exit, reason));
+        self.env.record(
+            &self.name,
+            NodeEvent::Exit {
+                reason: reason.to_string(),
+            },
+        );
         self.env.exit(&self.name, reason);
         std::future::pending::<Infallible>().await
     }
