@@ -307,6 +307,8 @@ fn on_event(ctx: &NodeCtx, raft: &Raft, kv: &mut Kv, event: RaftEvent) {
             kv.leader = leader;
             let _ = raft;
         }
+        // The main loop publishes after every event.
+        RaftEvent::LogChanged { .. } => {}
     }
 }
 

@@ -2,7 +2,7 @@
 
 use crate::faults::FaultTable;
 use crate::trail::{Data, Event, GiveUp, OpEnd, OpEndKind, Trail};
-use nodes::api::{Command, Env, Fault, NodeEvent, Observation, OpResult};
+use nodes::api::{Command, Env, Fault, NodeEvent, Observation, OpResult, Role};
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
@@ -26,6 +26,11 @@ pub struct NodeState {
     /// Whether this incarnation has published an observation yet: a node that just
     /// started says nothing about its state, so it is never quiescent.
     pub published: bool,
+    /// Log indices of requests this incarnation submitted itself (typed submit
+    /// events) that it has not applied yet: in flight, whatever the node last
+    /// published. Emptied as its applied index passes them, when it stops
+    /// leading (its proposals are no longer its own to wait for) and on restart.
+    pub submitted: BTreeSet<u64>,
 }
 
 impl NodeState {
@@ -38,6 +43,34 @@ impl NodeState {
             inbox: None,
             stopped: false,
             published: false,
+            submitted: BTreeSet::new(),
+        }
+    }
+
+    /// A submitted request is still in flight on this node.
+    pub fn submit_in_flight(&self) -> bool {
+        !self.submitted.is_empty()
+    }
+
+    /// Track what a node's own event says about its in-flight submits.
+    fn track(&mut self, event: &NodeEvent) {
+        match event {
+            NodeEvent::Submit {
+                index: Some(index), ..
+            } => {
+                if self.observation.applied.is_none_or(|a| a < *index) {
+                    self.submitted.insert(*index);
+                }
+            }
+            NodeEvent::Leader { role, .. } if *role != Role::Leader => self.submitted.clear(),
+            NodeEvent::Submit { index: None, .. }
+            | NodeEvent::Leader { .. }
+            | NodeEvent::Apply { .. }
+            | NodeEvent::Storage { .. }
+            | NodeEvent::Service { .. }
+            | NodeEvent::Exit { .. }
+            | NodeEvent::Probe { .. }
+            | NodeEvent::Note { .. } => {}
         }
     }
 }
@@ -149,8 +182,11 @@ impl Env for RunEnv {
 
     fn record(&self, node: &str, event: NodeEvent) {
         let t_ms = self.now_ms();
-        let event = Event::new(t_ms, Some(node), None, Data::Node(event));
-        self.state.borrow_mut().push(event);
+        let mut state = self.state.borrow_mut();
+        if let Some(i) = state.node_index(node) {
+            state.nodes[i].track(&event);
+        }
+        state.push(Event::new(t_ms, Some(node), None, Data::Node(event)));
     }
 
     fn message(&self, from: &str, to: &str, kind: &str) {
@@ -179,8 +215,12 @@ impl Env for RunEnv {
     fn publish(&self, node: &str, observation: Observation) {
         let mut state = self.state.borrow_mut();
         if let Some(i) = state.node_index(node) {
-            state.nodes[i].observation = observation;
-            state.nodes[i].published = true;
+            let node = &mut state.nodes[i];
+            if let Some(applied) = observation.applied {
+                node.submitted.retain(|index| *index > applied);
+            }
+            node.observation = observation;
+            node.published = true;
         }
     }
 

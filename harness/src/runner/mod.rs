@@ -336,14 +336,16 @@ impl<'s> Driver<'s> {
 
     /// Up nodes agree on their applied index, none has pending work, and no op is in flight.
     /// For models with leaders, also: every up node names the same leader. A
-    /// cluster still electing has not settled, even with nothing pending.
+    /// cluster still electing has not settled, even with nothing pending. And no
+    /// node has a request it submitted itself (a service's, on the trail as a
+    /// typed submit with its index) still unapplied, whatever it last published.
     fn quiescent(&self) -> bool {
         let state = self.state.borrow();
         let with_leader = self.scenario.model.info().has_leader;
         let mut applied = None;
         let mut leader: Option<&str> = None;
         for node in state.nodes.iter().filter(|n| n.up) {
-            if node.observation.pending > 0 || !node.published {
+            if node.observation.pending > 0 || !node.published || node.submit_in_flight() {
                 return false;
             }
             if let Some(a) = node.observation.applied {
@@ -434,6 +436,7 @@ impl<'s> Driver<'s> {
         // still claim to lead); the new incarnation publishes its own.
         state.nodes[node].observation = Default::default();
         state.nodes[node].published = false;
+        state.nodes[node].submitted.clear();
     }
 
     pub(crate) fn finding(&mut self, finding: Finding) {

@@ -372,6 +372,8 @@ async fn on_raft_event(node: &Shared, event: RaftEvent) {
             ),
         },
         RaftEvent::Role { role, term, leader } => on_role(node, role, term, leader),
+        // The main loop publishes after every event.
+        RaftEvent::LogChanged { .. } => {}
     }
 }
 
@@ -512,8 +514,10 @@ fn record_apply(node: &Shared, ti: TermIndex, summary: &str, origin: &str, respo
 }
 
 /// The process terminates. By default the flush that the failed entry's `add`
-/// woke completes first (the report's observed ordering).
+/// woke completes first (the report's observed ordering). A node blocked here
+/// still reports what it has applied: it publishes before it waits.
 async fn terminate(node: &Shared, reason: String) -> Infallible {
+    publish(node);
     match node.params.exit_order {
         ExitOrder::FlushFirst => {
             let target = node.om.borrow().buffer.last_added().map(|t| t.index);
@@ -696,15 +700,8 @@ fn on_op(node: &Shared, id: u64, op: OmOp) {
         request,
         origin: "client".into(),
     };
-    let text = serde_json::to_string(&command).expect("serializes");
-    match node.raft.propose(text) {
-        Ok(index) => {
-            let term = node.raft.term();
-            node.om
-                .borrow_mut()
-                .waiting
-                .insert(index, Waiter::Client { id, term });
-        }
+    match propose(node, &command, |term| Waiter::Client { id, term }) {
+        Ok(_) => {}
         Err(ProposeError::NotLeader { leader }) => {
             let hint = node
                 .raft
@@ -737,17 +734,9 @@ pub(super) async fn submit_internal(
         request,
         origin: who.to_string(),
     };
-    let text = serde_json::to_string(&command).expect("serializes");
-    let index = node
-        .raft
-        .propose(text)
-        .map_err(|e| format!("submit refused: {e:?}"))?;
-    let term = node.raft.term();
     let (reply, answer) = oneshot::channel();
-    node.om
-        .borrow_mut()
-        .waiting
-        .insert(index, Waiter::Service { term, reply });
+    let (term, index) = propose(node, &command, |term| Waiter::Service { term, reply })
+        .map_err(|e| format!("submit refused: {e:?}"))?;
     node.ctx.record(NodeEvent::Submit {
         by: who.to_string(),
         what: summary.clone(),
@@ -759,6 +748,24 @@ pub(super) async fn submit_internal(
         Ok(Ok(result)) => result,
         Ok(Err(_)) | Err(_) => Err("no reply to the submit".to_string()),
     }
+}
+
+/// Append a command to the log and register who waits for its reply. The one
+/// way into the log: the waiter counts as pending work and the node publishes at
+/// once, so the harness never sees a quiescent node with a request in flight (a
+/// service submits from its own task, outside the main loop that publishes after
+/// every event). Returns the entry's term and index.
+fn propose(
+    node: &Shared,
+    command: &LogCommand,
+    waiter: impl FnOnce(u64) -> Waiter,
+) -> Result<(u64, u64), ProposeError> {
+    let text = serde_json::to_string(command).expect("serializes");
+    let index = node.raft.propose(text)?;
+    let term = node.raft.term();
+    node.om.borrow_mut().waiting.insert(index, waiter(term));
+    publish(node);
+    Ok((term, index))
 }
 
 /// The OM's leader check on every request: leader, and ready.
@@ -900,6 +907,8 @@ pub(super) fn publish(node: &Shared) {
     );
     fact("ready", ready.to_string());
     fact("buffered", om.buffer.len().to_string());
+    // Proposals of this leader (client ops and service submits) awaiting apply.
+    fact("in_flight", om.waiting.len().to_string());
     fact("commit", node.raft.commit_index().to_string());
     fact("last_index", node.raft.last_index().to_string());
     fact("chain_corrupted", om.chain.is_corrupted().to_string());

@@ -30,6 +30,9 @@ pub enum RaftEvent {
         term: u64,
         leader: Option<String>,
     },
+    /// The durable log changed (appended or truncated): the state machine
+    /// publishes, so that what the harness sees of the log is never stale.
+    LogChanged { last_index: u64 },
 }
 
 /// A handle to this node's Raft server. Cheap to clone.
@@ -149,7 +152,11 @@ impl Raft {
                 Output::PersistLog {
                     truncate_from,
                     entries,
-                } => self.persist_log(truncate_from, entries),
+                } => {
+                    self.persist_log(truncate_from, entries);
+                    let last_index = self.inner.persisted.borrow().len() as u64;
+                    let _ = self.inner.events.send(RaftEvent::LogChanged { last_index });
+                }
                 Output::Send { to, msg } => {
                     let kind = message_kind(&msg);
                     self.inner.net.send(&self.inner.peers[to], kind, &msg);

@@ -120,7 +120,7 @@ impl FollowerServer {
             }
             Err(CommitError::Mismatch { next }) => {
                 let reason = format!("committing zxid {zxid} but next pending txn {next}");
-                let _ = server.ctx.exit(&reason).await;
+                server.exit(&reason).await;
             }
         }
     }

@@ -381,8 +381,7 @@ pub(crate) async fn lead(server: &Rc<Server>) {
     shutdown(server, &core, &reason).await;
     *server.active.borrow_mut() = Active::None;
     if exit {
-        server.publish();
-        let _ = server.ctx.exit(&reason).await;
+        server.exit(&reason).await;
     }
 }
 

@@ -290,7 +290,7 @@ impl Server {
     pub async fn take_snapshot(&self, why: &str) {
         if let Err(kind) = self.ctx.faults().hit(ZkPoint::SnapshotTake).await {
             let reason = format!("Severe unrecoverable error, exiting: snapshot failed ({kind})");
-            let _ = self.ctx.exit(&reason).await;
+            self.exit(&reason).await;
         }
         let tree = self.db.borrow().tree.clone();
         self.storage
@@ -477,6 +477,13 @@ impl Server {
     }
 
     // ---- observations ----
+
+    /// The process terminates (ZooKeeper's `ServiceUtils.requestSystemExit`). It
+    /// publishes first: a node that dies still reports what it had applied.
+    pub async fn exit(&self, reason: &str) {
+        self.publish();
+        let _ = self.ctx.exit(reason).await;
+    }
 
     pub fn publish(&self) {
         let db = self.db.borrow();
