@@ -543,12 +543,26 @@ impl Event {
     }
 
     /// A typed field of the payload by name (`term`, `role`, `index`, `point`,
-    /// `result`, ...): the first value under that key, depth first, in the
-    /// payload's serialised form. The generic way to match on typed fields.
+    /// `result`, ...). The payload's variant tags are looked through (`{"leader":
+    /// {"role": ...}}` has the fields `role`, `term`, `leader`); a name not among
+    /// the fields is looked for inside them, depth first, in serialised order
+    /// (`error` inside an apply's `result`). The generic way to match on fields.
     pub fn field(&self, name: &str) -> Option<serde_json::Value> {
         let value = serde_json::to_value(&self.data).ok()?;
-        find_field(&value, name).cloned()
+        find_field(untag(&value), name).cloned()
     }
+}
+
+/// Strip the variant tags around a payload's fields: a one-key object whose
+/// value is an object is a tag.
+fn untag(mut value: &serde_json::Value) -> &serde_json::Value {
+    while let Some(map) = value.as_object() {
+        match map.values().next() {
+            Some(inner) if map.len() == 1 && inner.is_object() => value = inner,
+            _ => break,
+        }
+    }
+    value
 }
 
 fn find_field<'v>(value: &'v serde_json::Value, name: &str) -> Option<&'v serde_json::Value> {
@@ -900,6 +914,21 @@ mod tests {
         assert_eq!(events[3].field("settled"), Some(serde_json::json!(true)));
         assert_eq!(events[4].field("point"), Some(serde_json::json!("apply")));
         assert_eq!(events[0].field("nope"), None);
+        assert_eq!(
+            events[1].field("result"),
+            Some(serde_json::json!({"failed": {"error": "INTERNAL_ERROR"}}))
+        );
+        // A field named like its variant's tag is the field, not the tag.
+        let probe = NodeEvent::Probe {
+            probe: "purge.window".into(),
+            text: "probe purge.window: ...".into(),
+        };
+        let probe = Event::new(6, Some("om1"), None, Data::Node(probe));
+        assert_eq!(probe.kind, Kind::Probe);
+        assert_eq!(
+            probe.field("probe"),
+            Some(serde_json::json!("purge.window"))
+        );
         assert_eq!(events[1].keys(), ["chain./v/b".to_string()]);
     }
 

@@ -165,3 +165,39 @@ steps:
     );
     assert!(result.passed, "{:?}", result.findings);
 }
+
+/// A probe a node reports lands on the trail as a typed probe event.
+#[test]
+fn a_reported_probe_is_on_the_trail_with_its_name() {
+    let text = r#"
+model: faulty
+nodes: [a]
+heal: false
+expect:
+  outcome: converged
+  trail:
+    - {node: a, kind: probe, contains: "probe faulty.reached", count: 1}
+steps:
+  - client: {on: a, op: probe, expect: ok}
+"#;
+    let scenario = load_text("probe.yaml", text);
+    let result = faultline::runner::run(&scenario, &scenario.variants[0], 1);
+    assert!(result.passed, "{:?}", result.findings);
+    let probe = result
+        .trail
+        .iter()
+        .find(|e| e.kind == faultline::trail::Kind::Probe)
+        .expect("a probe event");
+    assert_eq!(
+        probe.field("probe"),
+        Some(serde_json::json!("faulty.reached"))
+    );
+    assert_eq!(
+        scenario
+            .model
+            .info()
+            .probe("faulty.reached")
+            .map(|p| p.rare),
+        Some(false)
+    );
+}

@@ -4,7 +4,7 @@
 
 use crate::api::{
     parse_json, ApplyResult, Check, ClusterView, Command, Model, ModelInfo, NodeCtx, NodeEvent,
-    Observation, OpInfo, OpResult, ParsedOp, RoleInfo,
+    Observation, OpInfo, OpResult, ParsedOp, ProbeInfo, RoleInfo,
 };
 use serde::{Deserialize, Serialize};
 use std::cell::Cell;
@@ -30,7 +30,16 @@ pub enum FaultyOp {
     /// apply it `apply_after_ms` later, publishing nothing in between: a model
     /// that forgets to publish its in-flight work.
     Submit { apply_after_ms: u64 },
+    /// Report reaching the model's one probe.
+    Probe,
 }
+
+/// The probe the `probe` op reports.
+pub static PROBE: ProbeInfo = ProbeInfo {
+    name: "faulty.reached",
+    summary: "the probe op ran",
+    rare: false,
+};
 
 pub struct Faulty;
 
@@ -65,6 +74,11 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| ModelInfo {
             example: "{on: a, op: flood, events: 1000}",
         },
         OpInfo {
+            name: "probe",
+            summary: "report reaching the model's probe",
+            example: "{on: a, op: probe}",
+        },
+        OpInfo {
             name: "submit",
             summary: "submit internally, apply later, publish nothing in between",
             example: "{on: a, op: submit, apply_after_ms: 50}",
@@ -73,7 +87,7 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| ModelInfo {
     fail_points: vec![],
     invariants: vec![],
     bugs: vec![],
-    probes: vec![],
+    probes: vec![&PROBE],
     index_format: crate::api::IndexFormat::Decimal,
     has_leader: false,
     leader_transfer: false,
@@ -130,6 +144,10 @@ impl Model for Faulty {
                         for i in 0..events {
                             ctx.note(format!("flood {i}"));
                         }
+                        ctx.complete(id, OpResult::ok());
+                    }
+                    FaultyOp::Probe => {
+                        ctx.probe(&PROBE);
                         ctx.complete(id, OpResult::ok());
                     }
                     FaultyOp::Submit { apply_after_ms } => {

@@ -266,3 +266,72 @@ impl NodeCtx {
         std::future::pending::<Infallible>().await
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::{Fault, ProbeInfo};
+
+    /// An environment that keeps what nodes record.
+    #[derive(Default)]
+    struct Recorder {
+        events: RefCell<Vec<(String, NodeEvent)>>,
+    }
+
+    impl Env for Recorder {
+        fn run_id(&self) -> &str {
+            "ctx-test"
+        }
+        fn now(&self) -> Duration {
+            Duration::ZERO
+        }
+        fn record(&self, node: &str, event: NodeEvent) {
+            self.events.borrow_mut().push((node.to_string(), event));
+        }
+        fn message(&self, _: &str, _: &str, _: &str) {}
+        fn fail_point(&self, _: &str, _: &'static str, _: &str) -> Option<Fault> {
+            None
+        }
+        fn publish(&self, _: &str, _: Observation) {}
+        fn complete(&self, _: &str, _: u64, _: OpResult) {}
+        fn exit(&self, _: &str, _: &str) {}
+        fn stopped(&self, _: &str) {}
+    }
+
+    static WINDOW: ProbeInfo = ProbeInfo {
+        name: "purge.window",
+        summary: "a purge applied between two flushes",
+        rare: true,
+    };
+
+    #[test]
+    fn a_reported_probe_is_a_typed_event_on_the_trail() {
+        let env = Rc::new(Recorder::default());
+        let start = NodeStart {
+            index: 0,
+            nodes: vec![NodeSpec {
+                name: "om1".into(),
+                role: "om".into(),
+            }],
+            incarnation: 0,
+            seed: 1,
+            bugs: BugSet::default(),
+            params: serde_json::Value::Null,
+        };
+        let (_inbox, receiver) = tokio::sync::mpsc::unbounded_channel();
+        let ctx = NodeCtx::new(start, env.clone(), receiver);
+        ctx.probe(&WINDOW);
+        let events = env.events.borrow();
+        assert_eq!(events.len(), 1);
+        let (node, event) = &events[0];
+        assert_eq!(node, "om1");
+        let NodeEvent::Probe { probe, text } = event else {
+            panic!("not a probe event: {event:?}");
+        };
+        assert_eq!(probe, "purge.window");
+        assert_eq!(
+            text,
+            "probe purge.window: a purge applied between two flushes"
+        );
+    }
+}
