@@ -312,13 +312,16 @@ impl fmt::Display for Acted {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let result = &self.result;
         match &self.action {
-            Action::Client { op, .. } => match result {
-                ActionResult::NodeDown => write!(f, "{} -> error node down", op.summary),
-                ActionResult::NotAccepting => {
-                    write!(f, "{} -> error node not accepting commands", op.summary)
+            Action::Client { op, .. } => {
+                write!(f, "{}", op.summary)?;
+                if *result == ActionResult::NodeDown {
+                    write!(f, " -> error node down")?;
                 }
-                _ => write!(f, "{}", op.summary),
-            },
+                if *result == ActionResult::NotAccepting {
+                    write!(f, " -> error node not accepting commands")?;
+                }
+                Ok(())
+            }
             Action::TransferLeader { from, to } => {
                 write!(f, "transfer leadership {from} -> {to}")?;
                 if *result == ActionResult::NotAccepting {
@@ -334,9 +337,10 @@ impl fmt::Display for Acted {
                 write!(f, "partition {from} -/-> {}", to.join(","))
             }
             Action::Heal => {
-                let links = match result {
-                    ActionResult::Healed { links } => *links,
-                    _ => 0,
+                let links = if let ActionResult::Healed { links } = result {
+                    *links
+                } else {
+                    0
                 };
                 write!(f, "heal: repaired {links} cut link(s)")
             }
@@ -355,24 +359,22 @@ impl fmt::Display for Acted {
                 ),
                 None => write!(f, "latency back to default between {a} and {b}"),
             },
-            Action::Crash { .. } => match result {
-                ActionResult::NodeDown => write!(f, "crash: already down"),
-                _ => write!(f, "crash (unsynced writes lost)"),
-            },
-            Action::Restart { .. } => match result {
-                ActionResult::Restarted { was_up: false } => {
-                    write!(f, "restart: start from durable state (was down)")
-                }
-                _ => write!(f, "restart: crash, then start from durable state"),
-            },
-            Action::Stop { .. } => match result {
-                ActionResult::NodeDown => write!(f, "stop: already down"),
-                _ => write!(f, "stop: clean shutdown requested"),
-            },
-            Action::Start { .. } => match result {
-                ActionResult::NodeUp => write!(f, "start: already up"),
-                _ => write!(f, "start from durable state"),
-            },
+            Action::Crash { .. } if *result == ActionResult::NodeDown => {
+                write!(f, "crash: already down")
+            }
+            Action::Crash { .. } => write!(f, "crash (unsynced writes lost)"),
+            Action::Restart { .. } if *result == (ActionResult::Restarted { was_up: false }) => {
+                write!(f, "restart: start from durable state (was down)")
+            }
+            Action::Restart { .. } => write!(f, "restart: crash, then start from durable state"),
+            Action::Stop { .. } if *result == ActionResult::NodeDown => {
+                write!(f, "stop: already down")
+            }
+            Action::Stop { .. } => write!(f, "stop: clean shutdown requested"),
+            Action::Start { .. } if *result == ActionResult::NodeUp => {
+                write!(f, "start: already up")
+            }
+            Action::Start { .. } => write!(f, "start from durable state"),
             Action::ArmFailPoint {
                 point,
                 fault,
@@ -389,14 +391,17 @@ impl fmt::Display for Acted {
                 }
                 Ok(())
             }
-            Action::ClearFailPoint { point, .. } => match result {
-                ActionResult::Cleared { armed: false } => write!(f, "{point}: was not armed"),
-                _ => write!(f, "{point}: cleared"),
-            },
+            Action::ClearFailPoint { point, .. }
+                if *result == (ActionResult::Cleared { armed: false }) =>
+            {
+                write!(f, "{point}: was not armed")
+            }
+            Action::ClearFailPoint { point, .. } => write!(f, "{point}: cleared"),
             Action::ReleaseFailPoint { point, .. } => {
-                let tasks = match result {
-                    ActionResult::Woken { tasks } => *tasks,
-                    _ => 0,
+                let tasks = if let ActionResult::Woken { tasks } = result {
+                    *tasks
+                } else {
+                    0
                 };
                 write!(f, "{point}: released {tasks} stalled task(s)")
             }

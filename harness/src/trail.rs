@@ -520,26 +520,24 @@ impl Event {
 
     /// The action this event records, if it took effect (what replays as a step).
     pub fn action(&self) -> Option<&Action> {
-        match &self.data {
-            Data::Action(acted) if acted.result.took_effect() => Some(&acted.action),
-            _ => None,
-        }
+        let Data::Action(acted) = &self.data else {
+            return None;
+        };
+        acted.result.took_effect().then_some(&acted.action)
     }
 
     /// The node event this is, if a node recorded it.
     pub fn node_event(&self) -> Option<&NodeEvent> {
-        match &self.data {
-            Data::Node(event) => Some(event),
-            _ => None,
+        if let Data::Node(event) = &self.data {
+            Some(event)
+        } else {
+            None
         }
     }
 
     /// Replicated-state keys the event touched.
     pub fn keys(&self) -> &[String] {
-        match &self.data {
-            Data::Node(event) => event.keys(),
-            _ => &[],
-        }
+        self.node_event().map_or(&[], NodeEvent::keys)
     }
 
     /// A typed field of the payload by name (`term`, `role`, `index`, `point`,
@@ -557,10 +555,14 @@ impl Event {
 /// value is an object is a tag.
 fn untag(mut value: &serde_json::Value) -> &serde_json::Value {
     while let Some(map) = value.as_object() {
-        match map.values().next() {
-            Some(inner) if map.len() == 1 && inner.is_object() => value = inner,
-            _ => break,
-        }
+        let Some(inner) = map
+            .values()
+            .next()
+            .filter(|v| map.len() == 1 && v.is_object())
+        else {
+            break;
+        };
+        value = inner;
     }
     value
 }

@@ -117,22 +117,23 @@ mod tests {
     use nodes::api::{ApplyResult, NodeEvent};
 
     fn ev(node: &str, kind: Kind, detail: &str) -> Event {
-        let event = match kind {
-            Kind::Storage => NodeEvent::Storage {
+        let event = if kind == Kind::Storage {
+            NodeEvent::Storage {
                 what: "TRANSACTION_INFO".into(),
                 term: Some(1),
                 index: Some(7),
                 entries: vec![7],
                 text: detail.into(),
-            },
-            _ => NodeEvent::Apply {
+            }
+        } else {
+            NodeEvent::Apply {
                 term: Some(1),
                 index: Some(8),
                 what: detail.into(),
                 result: ApplyResult::Ok,
                 keys: vec![],
                 text: detail.into(),
-            },
+            }
         };
         let event = Event::new(0, Some(node), None, Data::Node(event));
         assert_eq!(event.kind, kind);

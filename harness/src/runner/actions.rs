@@ -255,10 +255,14 @@ impl Driver<'_> {
         action: Action,
         wait: Option<Duration>,
     ) -> Result<Option<OpResult>, Halt> {
-        let id = match self.perform(action) {
-            ActionResult::Sent { op } => op,
-            ActionResult::NodeDown => return Ok(Some(OpResult::error("node down"))),
-            _ => return Ok(Some(OpResult::error("node not accepting commands"))),
+        let result = self.perform(action);
+        let ActionResult::Sent { op: id } = result else {
+            let why = if result == ActionResult::NodeDown {
+                "node down"
+            } else {
+                "node not accepting commands"
+            };
+            return Ok(Some(OpResult::error(why)));
         };
         let Some(timeout) = wait else { return Ok(None) };
         let deadline = self.sim.elapsed() + timeout;

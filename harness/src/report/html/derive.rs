@@ -462,9 +462,10 @@ fn partition_label(links: &[(usize, usize)], nodes: &[String]) -> Option<String>
 
 /// The role and term a leader event announces.
 pub fn role_of(e: &Event) -> Option<(Role, u64)> {
-    match &e.data {
-        Data::Node(NodeEvent::Leader { role, term, .. }) => Some((*role, *term)),
-        _ => None,
+    if let Some(NodeEvent::Leader { role, term, .. }) = e.node_event() {
+        Some((*role, *term))
+    } else {
+        None
     }
 }
 

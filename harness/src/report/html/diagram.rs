@@ -167,14 +167,16 @@ fn repairs(e: &Event) -> bool {
 
 /// The op id of a client op's invocation or end, for pairing the two.
 fn op_id(e: &Event) -> Option<u64> {
-    match &e.data {
-        Data::Action(a) => match (&a.action, &a.result) {
-            (Action::Client { .. }, ActionResult::Sent { op }) => Some(*op),
-            _ => None,
-        },
-        Data::OpEnd(end) => Some(end.op),
-        _ => None,
+    if let Data::OpEnd(end) = &e.data {
+        return Some(end.op);
     }
+    let Data::Action(acted) = &e.data else {
+        return None;
+    };
+    let (Action::Client { .. }, ActionResult::Sent { op }) = (&acted.action, &acted.result) else {
+        return None;
+    };
+    Some(*op)
 }
 
 /// Faults and fail-point firings: what the report's reader looks for first.
@@ -881,9 +883,11 @@ pub fn render(r: &RunResult, d: &Derived, touched: &BTreeSet<usize>) -> Rendered
     // the harness gave up on them (their `op_timeout` event), else to the end.
     let gave_up: BTreeMap<u64, u64> = events
         .iter()
-        .filter_map(|e| match &e.data {
-            Data::OpEnd(end) if matches!(end.end, OpEndKind::GaveUp(_)) => Some((end.op, e.t_ms)),
-            _ => None,
+        .filter_map(|e| {
+            let Data::OpEnd(end) = &e.data else {
+                return None;
+            };
+            matches!(end.end, OpEndKind::GaveUp(_)).then_some((end.op, e.t_ms))
         })
         .collect();
     let mut op_spans = 0usize;
