@@ -17,9 +17,24 @@ use sha2::{Digest, Sha256};
 use std::fmt;
 use std::time::Duration;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Kind {
+/// Declares the trail kinds once: the enum and `Kind::ALL` (every kind, in
+/// declaration order) come from one list, so `ALL` can never miss a kind.
+macro_rules! kinds {
+    ($($(#[$doc:meta])* $kind:ident,)*) => {
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+        #[serde(rename_all = "snake_case")]
+        pub enum Kind {
+            $($(#[$doc])* $kind,)*
+        }
+
+        impl Kind {
+            /// Every kind, in declaration order (what `kind:` accepts).
+            pub const ALL: &'static [Kind] = &[$(Kind::$kind),*];
+        }
+    };
+}
+
+kinds! {
     /// A client operation was sent to a node.
     OpInvoke,
     OpOk,
@@ -59,37 +74,6 @@ pub enum Kind {
 }
 
 impl Kind {
-    /// Every kind, in declaration order (what `kind:` accepts).
-    pub const ALL: [Kind; 27] = [
-        Kind::OpInvoke,
-        Kind::OpOk,
-        Kind::OpError,
-        Kind::OpTimeout,
-        Kind::Network,
-        Kind::Crash,
-        Kind::Restart,
-        Kind::Stop,
-        Kind::Start,
-        Kind::Transfer,
-        Kind::FailPointArm,
-        Kind::FailPointHit,
-        Kind::FailPointClear,
-        Kind::FailPointRelease,
-        Kind::Sleep,
-        Kind::Await,
-        Kind::Check,
-        Kind::Heal,
-        Kind::Limit,
-        Kind::Leader,
-        Kind::Apply,
-        Kind::Storage,
-        Kind::Service,
-        Kind::Submit,
-        Kind::Exit,
-        Kind::Probe,
-        Kind::Note,
-    ];
-
     /// The kind of a node's event.
     pub fn of_node(event: &NodeEvent) -> Kind {
         match event {
@@ -824,7 +808,7 @@ mod tests {
         let names: std::collections::BTreeSet<String> =
             Kind::ALL.iter().map(|k| k.name()).collect();
         assert_eq!(names.len(), Kind::ALL.len());
-        for kind in Kind::ALL {
+        for &kind in Kind::ALL {
             let back: Kind = serde_json::from_value(serde_json::json!(kind.name())).unwrap();
             assert_eq!(back, kind);
         }
