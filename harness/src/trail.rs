@@ -139,10 +139,16 @@ pub enum Data {
     Action(Acted),
     /// A client op or admin command ended: answered, or given up on.
     OpEnd(OpEnd),
-    /// A client step found no leader to send its op to.
-    NoLeader {
+    /// A client step's node reference named no node (no leader, no up node).
+    NoNode {
         op: String,
-        within_ms: u64,
+        why: String,
+    },
+    /// An op template expanded to an op the model refused (a scripted client
+    /// step's, or the chaos workload's).
+    InvalidOp {
+        workload: bool,
+        message: String,
     },
     /// An armed fail point was reached.
     FailPointHit(Hit),
@@ -178,7 +184,7 @@ impl Data {
         match self {
             Data::Action(acted) => acted.kind(),
             Data::OpEnd(end) => end.kind(),
-            Data::NoLeader { .. } => Kind::OpError,
+            Data::NoNode { .. } | Data::InvalidOp { .. } => Kind::OpError,
             Data::FailPointHit(_) => Kind::FailPointHit,
             Data::Exited { .. } => Kind::Crash,
             Data::Stopped { .. } => Kind::Stop,
@@ -199,10 +205,11 @@ impl fmt::Display for Data {
         match self {
             Data::Action(acted) => acted.fmt(f),
             Data::OpEnd(end) => end.fmt(f),
-            Data::NoLeader { op, within_ms } => write!(
+            Data::NoNode { op, why } => write!(f, "{op} -> error {why}"),
+            Data::InvalidOp { workload, message } => write!(
                 f,
-                "{op} -> error no leader within {}",
-                fmt_duration(Duration::from_millis(*within_ms))
+                "{}op template expanded to an invalid op: {message}",
+                if *workload { "workload " } else { "" }
             ),
             Data::FailPointHit(hit) => hit.fmt(f),
             Data::Exited { reason } => write!(f, "process exited: {reason}"),

@@ -91,6 +91,8 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| ModelInfo {
     index_format: crate::api::IndexFormat::Decimal,
     has_leader: false,
     leader_transfer: false,
+    params: Vec::new(),
+    reports_removed: false,
 });
 
 impl Model for Faulty {

@@ -7,12 +7,13 @@
 //! the heal phase and the checkers follow as for any run.
 
 use super::interpret::Partitioned;
+use super::pick::Want;
 use super::{Driver, Halt};
 use crate::action::Action;
 use crate::scenario::{expand_template, Chaos, ChaosFault, ChaosKind, Target, Workload};
 use crate::trail::{ChaosMark, Data};
 use rand::seq::SliceRandom;
-use rand::{Rng, SeedableRng};
+use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use std::time::Duration;
 
@@ -37,8 +38,7 @@ impl Driver<'_> {
             "in the chaos window ({}:{})",
             self.scenario.file, chaos.loc.line
         );
-        let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
-        rng.set_stream(0xc4a0_5000);
+        let mut rng = crate::streams::rng(self.seed, crate::streams::CHAOS);
         let kinds = enabled(&mut rng, chaos);
         let began = ChaosMark::Began {
             window_ms: chaos.window.as_millis() as u64,
@@ -49,7 +49,6 @@ impl Driver<'_> {
         let end = self.sim.elapsed() + chaos.window;
         let mut next_fault = self.sim.elapsed() + between(&mut rng, chaos.spacing);
         let mut next_op = self.sim.elapsed();
-        let mut seq = 0u64;
         let mut active: Vec<Lasting> = Vec::new();
         while self.sim.elapsed() < end {
             let now = self.sim.elapsed();
@@ -61,8 +60,10 @@ impl Driver<'_> {
             }
             if let Some(workload) = &chaos.workload {
                 while next_op <= now {
+                    // One `{seq}` per workload tick (taken even when the tick
+                    // sends nothing), shared with scripted op templates.
+                    let seq = self.next_seq();
                     self.workload_op(workload, &mut rng, seq)?;
-                    seq += 1;
                     next_op += workload.every;
                 }
             }
@@ -93,7 +94,7 @@ impl Driver<'_> {
         // Without a leader the workload's client has nobody to talk to; it tries
         // later (and draws nothing now).
         let default = match workload.target {
-            Some(target) => match self.resolve_now(target) {
+            Some(target) => match self.resolve_now(target)? {
                 Some(node) => Some(node),
                 None => return Ok(()),
             },
@@ -101,27 +102,37 @@ impl Driver<'_> {
         };
         let chosen = &workload.ops[rng.random_range(0..workload.ops.len())];
         let node = match chosen.target {
-            Some(target) => match self.resolve_now(target) {
+            Some(target) => match self.resolve_now(target)? {
                 Some(node) => node,
                 None => return Ok(()),
             },
             None => default.expect("validated: an op without `on` goes to the workload's"),
         };
         let template = &chosen.template;
-        let op = expand_template(template, &mut |lo, hi| rng.random_range(lo..=hi), seq)
+        let op = match expand_template(template, &mut |lo, hi| rng.random_range(lo..=hi), seq)
             .and_then(|json| self.scenario.model.parse_op(&json))
-            .expect("templates are checked when the scenario loads");
+        {
+            Ok(op) => op,
+            Err(message) => {
+                // Checked at load with the extreme draws; a model may still refuse
+                // a value between them.
+                let invalid = Data::InvalidOp {
+                    workload: true,
+                    message,
+                };
+                self.event(None, invalid);
+                return Ok(());
+            }
+        };
         let node = self.names[node].clone();
         self.act_client(Action::Client { node, op }, None)?;
         Ok(())
     }
 
-    /// The node a target names now; `None` for the leader when there is none.
-    fn resolve_now(&self, target: Target) -> Option<usize> {
-        match target {
-            Target::Node(n) => Some(n),
-            Target::Leader => self.leader(),
-        }
+    /// The up node a target names now, without waiting; `None` for the leader
+    /// when there is none. `follower` and `any` pick from the picks stream.
+    fn resolve_now(&mut self, target: Target) -> Result<Option<usize>, Halt> {
+        self.pick(target, Want::Up, &[], Duration::ZERO)
     }
 
     /// Inject one fault of `kind`; `None` when it is instant or could not apply now.
@@ -221,11 +232,17 @@ impl Driver<'_> {
             ChaosKind::FailPoint(points) if points.is_empty() => None,
             ChaosKind::FailPoint(points) => {
                 let chosen = &points[rng.random_range(0..points.len())];
-                let candidates: Vec<usize> = if chosen.nodes.is_empty() {
+                let mut candidates: Vec<usize> = if chosen.nodes.is_empty() {
                     (0..n).collect()
                 } else {
-                    chosen.nodes.clone()
+                    chosen.nodes.iter().flat_map(|&t| self.denoted(t)).collect()
                 };
+                candidates.sort_unstable();
+                candidates.dedup();
+                if candidates.is_empty() {
+                    // Only `leader` was allowed, and there is none now.
+                    return Ok(None);
+                }
                 let node = candidates[rng.random_range(0..candidates.len())];
                 let point = chosen.point.name.to_string();
                 self.perform(Action::ArmFailPoint {

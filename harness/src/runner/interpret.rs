@@ -1,17 +1,20 @@
 //! The one dispatching `match` over step kinds. Each arm resolves its targets (the
-//! leader, now) and calls one action in `actions.rs`, which the chaos nemesis uses too.
+//! leader, now) into an [`Action`] and performs it (`actions.rs`), as the chaos
+//! nemesis does.
 
+use super::pick::Want;
 use super::{Driver, Halt};
 use crate::action::{Action, ActionResult};
 use crate::check::Finding;
 use crate::duration::format as fmt_duration;
 use crate::outcome::Outcome;
 use crate::scenario::{
-    CheckStep, ClientStep, Condition, Cut, NodeId, OpExpect, Partition, ProcessStep, Step,
-    StepKind, Target,
+    expand_template, CheckStep, ClientOp, ClientStep, Condition, Cut, NodeId, OpExpect, Partition,
+    ProcessStep, Since, Step, StepKind, Target,
 };
 use crate::trail::{AwaitEnd, Awaited, Checked, Data};
 use nodes::api::OpResult;
+use rand::Rng;
 use std::time::Duration;
 
 impl Driver<'_> {
@@ -22,6 +25,10 @@ impl Driver<'_> {
             "running the step at {}:{}:{}",
             self.scenario.file, step.loc.line, step.loc.col
         );
+        self.check_limits()?;
+        if !matches!(step.kind, StepKind::Repeat { .. }) {
+            self.script_steps += 1;
+        }
         match &step.kind {
             StepKind::Client(client) => self.client(client, step),
             StepKind::TransferLeader { to, timeout } => self.transfer_leader(*to, *timeout, step),
@@ -31,30 +38,37 @@ impl Driver<'_> {
                 Ok(())
             }
             StepKind::Hold { a, b } => {
-                let between = self.pair(*a, *b);
-                self.perform(Action::Hold { between });
+                if let Some((a, b)) = self.pair(*a, *b, step)? {
+                    let between = self.names_of(a, b);
+                    self.perform(Action::Hold { between });
+                }
                 Ok(())
             }
             StepKind::Release { a, b } => {
-                let between = self.pair(*a, *b);
+                let Some((a, b)) = self.pair(*a, *b, step)? else {
+                    return Ok(());
+                };
+                let between = self.names_of(a, b);
                 let result = self.perform(Action::Release { between });
                 if result == (ActionResult::Released { held: false }) {
                     let message = format!(
                         "release between {} and {}: nothing was held",
-                        self.names[*a], self.names[*b]
+                        self.names[a], self.names[b]
                     );
                     self.ineffective(step, message);
                 }
                 Ok(())
             }
             StepKind::Latency { a, b, delay } => {
-                let between = self.pair(*a, *b);
-                let delay_ms = delay.map(|d| d.as_millis() as u64);
-                self.perform(Action::Latency { between, delay_ms });
+                if let Some((a, b)) = self.pair(*a, *b, step)? {
+                    let between = self.names_of(a, b);
+                    let delay_ms = delay.map(|d| d.as_millis() as u64);
+                    self.perform(Action::Latency { between, delay_ms });
+                }
                 Ok(())
             }
             StepKind::Crash(p) => {
-                if let Some(node) = self.process_node(p, step)? {
+                if let Some(node) = self.process_node(p, Want::Up, step)? {
                     let crash = Action::Crash {
                         node: self.names[node].clone(),
                     };
@@ -68,14 +82,14 @@ impl Driver<'_> {
                 Ok(())
             }
             StepKind::Restart(p) => {
-                if let Some(node) = self.process_node(p, step)? {
+                if let Some(node) = self.process_node(p, Want::Either, step)? {
                     let node = self.names[node].clone();
                     self.perform(Action::Restart { node });
                 }
                 Ok(())
             }
             StepKind::Stop(p) => {
-                if let Some(node) = self.process_node(p, step)? {
+                if let Some(node) = self.process_node(p, Want::Up, step)? {
                     if !self.act_stop(node)? && !p.optional {
                         self.ineffective(
                             step,
@@ -86,7 +100,7 @@ impl Driver<'_> {
                 Ok(())
             }
             StepKind::Start(p) => {
-                if let Some(node) = self.process_node(p, step)? {
+                if let Some(node) = self.process_node(p, Want::Down, step)? {
                     let start = Action::Start {
                         node: self.names[node].clone(),
                     };
@@ -99,34 +113,40 @@ impl Driver<'_> {
                 }
                 Ok(())
             }
-            StepKind::FailPoint(arm) => {
-                let arm = Action::ArmFailPoint {
-                    node: self.names[arm.node].clone(),
-                    point: arm.point.name.to_string(),
-                    fault: arm.action.clone(),
-                    count: arm.count,
-                    probability: arm.probability,
-                    optional: arm.optional,
-                };
-                self.perform(arm);
+            StepKind::FailPoint { node, arm } => {
+                if let Some(node) = self.step_node(*node, Want::Either, step)? {
+                    self.perform(Action::ArmFailPoint {
+                        node: self.names[node].clone(),
+                        point: arm.point.name.to_string(),
+                        fault: arm.action.clone(),
+                        count: arm.count,
+                        probability: arm.probability,
+                        optional: arm.optional,
+                    });
+                }
                 Ok(())
             }
             StepKind::ClearFailPoint { node, point } => {
-                self.perform(Action::ClearFailPoint {
-                    node: self.names[*node].clone(),
-                    point: point.name.to_string(),
-                });
+                if let Some(node) = self.step_node(*node, Want::Either, step)? {
+                    self.perform(Action::ClearFailPoint {
+                        node: self.names[node].clone(),
+                        point: point.name.to_string(),
+                    });
+                }
                 Ok(())
             }
             StepKind::ReleaseFailPoint { node, point } => {
+                let Some(node) = self.step_node(*node, Want::Either, step)? else {
+                    return Ok(());
+                };
                 let release = Action::ReleaseFailPoint {
-                    node: self.names[*node].clone(),
+                    node: self.names[node].clone(),
                     point: point.name.to_string(),
                 };
                 if self.perform(release) == (ActionResult::Woken { tasks: 0 }) {
                     let message = format!(
                         "release of {} on {}: no task was stalled there",
-                        point.name, self.names[*node]
+                        point.name, self.names[node]
                     );
                     self.ineffective(step, message);
                 }
@@ -159,14 +179,14 @@ impl Driver<'_> {
         }
     }
 
+    /// Two nodes by name, for a link action.
+    fn names_of(&self, a: NodeId, b: NodeId) -> [String; 2] {
+        [self.names[a].clone(), self.names[b].clone()]
+    }
+
     /// A log position in the model's form (a zxid in hex).
     fn show_index(&self, index: u64) -> String {
         self.scenario.model.info().index_format.show(index)
-    }
-
-    /// Two nodes by name, for a link action.
-    fn pair(&self, a: NodeId, b: NodeId) -> [String; 2] {
-        [self.names[a].clone(), self.names[b].clone()]
     }
 
     pub(crate) fn ineffective(&mut self, step: &Step, message: String) {
@@ -186,34 +206,57 @@ impl Driver<'_> {
                 format!("every up node applied >= {}", self.show_index(*index))
             }
             Condition::Applied { index, nodes } => {
-                let names: Vec<&str> = nodes.iter().map(|n| self.names[*n].as_str()).collect();
+                let names: Vec<String> = nodes.iter().map(|n| n.describe(&self.names)).collect();
                 format!(
                     "{} applied >= {}",
                     names.join(", "),
                     self.show_index(*index)
                 )
             }
-            Condition::Up(n) => format!("{} up", self.names[*n]),
-            Condition::Down(n) => format!("{} down", self.names[*n]),
+            Condition::Up(n) => format!("{} up", n.describe(&self.names)),
+            Condition::Down(n) => format!("{} down", n.describe(&self.names)),
             Condition::OpsDone => "every op completed".into(),
             Condition::Quiescent => "quiescence".into(),
-            Condition::Observed { node, key, value } => {
-                format!("{}.{key} = {value:?}", self.names[*node])
+            Condition::Observed(m) => format!(
+                "{}.{} {}",
+                m.node.describe(&self.names),
+                m.key,
+                crate::check::observed::describe(&m.tests)
+            ),
+            Condition::Event { event, since } => {
+                let since = match since {
+                    Since::Step => "",
+                    Since::Run => " (since the run began)",
+                };
+                format!(
+                    "an event with {}{since}",
+                    crate::check::expect::describe(event)
+                )
             }
         }
     }
 
     /// What an `observed` await saw instead, so a miss says how far off the node was.
     fn seen(&self, condition: &Condition) -> String {
-        let Condition::Observed { node, key, .. } = condition else {
+        let Condition::Observed(m) = condition else {
             return String::new();
         };
         let state = self.state.borrow();
-        let obs = &state.nodes[*node].observation;
-        match obs.state.get(key).or_else(|| obs.facts.get(key)) {
-            Some(value) => format!(" (it is {value:?})"),
-            None => format!(" ({} publishes no {key})", self.names[*node]),
+        let seen: Vec<String> = self
+            .denoted(m.node)
+            .into_iter()
+            .map(|n| {
+                let what = crate::check::observed::seen(&state.nodes[n].observation, &m.key);
+                match m.node {
+                    Target::Node(_) => format!("it is {what}"),
+                    _ => format!("{} {what}", self.names[n]),
+                }
+            })
+            .collect();
+        if seen.is_empty() {
+            return " (no node to look at)".into();
         }
+        format!(" ({})", seen.join(", "))
     }
 
     fn await_condition(
@@ -299,56 +342,132 @@ impl Driver<'_> {
 
     // ---- resolving targets ----
 
-    pub(crate) fn resolve(
+    /// The node a step acts on (`leader` waits up to the op timeout); `None`,
+    /// recorded as ineffective, when the reference names no node now.
+    fn step_node(
         &mut self,
         target: Target,
-        timeout: Duration,
+        want: Want,
+        step: &Step,
     ) -> Result<Option<usize>, Halt> {
+        let timeout = self.scenario.settings.op_timeout;
+        let node = self.pick(target, want, &[], timeout)?;
+        if node.is_none() {
+            let what = self.no_node(target, want, timeout);
+            self.ineffective(step, what);
+        }
+        Ok(node)
+    }
+
+    /// Why a reference named no node.
+    fn no_node(&self, target: Target, want: Want, timeout: Duration) -> String {
+        let state = match want {
+            Want::Up => " up",
+            Want::Down => " down",
+            Want::Either => "",
+        };
         match target {
-            Target::Node(n) => Ok(Some(n)),
-            Target::Leader => {
-                self.run_until(&Condition::Leader(None), timeout)?;
-                Ok(self.leader())
-            }
+            Target::Leader => format!("no leader within {}", fmt_duration(timeout)),
+            Target::Follower => format!(
+                "no{state} follower (and a leader within {})",
+                fmt_duration(timeout)
+            ),
+            Target::Any | Target::Node(_) => format!("no{state} node to act on"),
         }
     }
 
-    /// The node a process step acts on; `None` (recorded as ineffective) when it
-    /// names the leader and there is none.
-    fn process_node(&mut self, p: &ProcessStep, step: &Step) -> Result<Option<usize>, Halt> {
+    /// The two ends of a link, distinct.
+    fn pair(&mut self, a: Target, b: Target, step: &Step) -> Result<Option<(usize, usize)>, Halt> {
         let timeout = self.scenario.settings.op_timeout;
-        let node = self.resolve(p.target, timeout)?;
+        let Some(x) = self.pick(a, Want::Either, &[], timeout)? else {
+            let what = self.no_node(a, Want::Either, timeout);
+            self.ineffective(step, what);
+            return Ok(None);
+        };
+        let Some(y) = self.pick(b, Want::Either, &[x], timeout)? else {
+            let what = self.no_node(b, Want::Either, timeout);
+            self.ineffective(step, what);
+            return Ok(None);
+        };
+        if x == y {
+            self.ineffective(step, format!("both ends are {}", self.names[x]));
+            return Ok(None);
+        }
+        Ok(Some((x, y)))
+    }
+
+    /// The node a process step acts on; `None` (recorded as ineffective unless
+    /// the step is optional) when the reference names no node now.
+    fn process_node(
+        &mut self,
+        p: &ProcessStep,
+        want: Want,
+        step: &Step,
+    ) -> Result<Option<usize>, Halt> {
+        let timeout = self.scenario.settings.op_timeout;
+        let node = self.pick(p.target, want, &[], timeout)?;
         if node.is_none() && !p.optional {
-            self.ineffective(
-                step,
-                format!("no leader within {} to act on", fmt_duration(timeout)),
-            );
+            let what = self.no_node(p.target, want, timeout);
+            self.ineffective(step, what);
         }
         Ok(node)
     }
 
     fn client(&mut self, client: &ClientStep, step: &Step) -> Result<(), Halt> {
-        let Some(node) = self.resolve(client.target, client.timeout)? else {
-            let no_leader = Data::NoLeader {
-                op: client.op.summary.clone(),
-                within_ms: client.timeout.as_millis() as u64,
+        let op = match &client.op {
+            ClientOp::Fixed(op) => op.clone(),
+            ClientOp::Template(template) => {
+                let seq = self.next_seq();
+                let rng = &mut self.placeholders;
+                let expanded =
+                    expand_template(template, &mut |lo, hi| rng.random_range(lo..=hi), seq)
+                        .and_then(|json| self.scenario.model.parse_op(&json));
+                match expanded {
+                    Ok(op) => op,
+                    Err(message) => {
+                        // Checked at load with the extreme draws; a model may still
+                        // refuse a value between them.
+                        let invalid = Data::InvalidOp {
+                            workload: false,
+                            message: message.clone(),
+                        };
+                        self.event(None, invalid);
+                        self.check_op(client, "op template", step, &OpResult::error(message));
+                        return Ok(());
+                    }
+                }
+            }
+        };
+        let Some(node) = self.pick(client.target, Want::Up, &[], client.timeout)? else {
+            let why = self.no_node(client.target, Want::Up, client.timeout);
+            let no_node = Data::NoNode {
+                op: op.summary.clone(),
+                why: why.clone(),
             };
-            self.event(None, no_leader);
-            self.check_op(client, step, &OpResult::error("no leader"));
+            self.event(None, no_node);
+            self.check_op(client, &op.summary, step, &OpResult::error(why));
             return Ok(());
         };
+        let summary = op.summary.clone();
         let action = Action::Client {
             node: self.names[node].clone(),
-            op: client.op.clone(),
+            op,
         };
         let result = self.act_client(action, client.wait.then_some(client.timeout))?;
         if let Some(result) = result {
-            self.check_op(client, step, &result);
+            self.check_op(client, &summary, step, &result);
         }
         Ok(())
     }
 
-    fn check_op(&mut self, client: &ClientStep, step: &Step, result: &OpResult) {
+    /// `{seq}` of the next op template expanded in this run.
+    pub(crate) fn next_seq(&mut self) -> u64 {
+        let seq = self.seq;
+        self.seq += 1;
+        seq
+    }
+
+    fn check_op(&mut self, client: &ClientStep, summary: &str, step: &Step, result: &OpResult) {
         let Some(expect) = &client.expect else { return };
         let ok = match expect {
             OpExpect::Ok => result.ok,
@@ -369,21 +488,13 @@ impl Driver<'_> {
                 OpExpect::Error(Some(text)) => format!("an error containing {text:?}"),
             };
             let (file, line, col) = (&self.scenario.file, step.loc.line, step.loc.col);
-            let message = format!(
-                "{file}:{line}:{col}: {} expected {want}, got {result}",
-                client.op.summary
-            );
+            let message = format!("{file}:{line}:{col}: {summary} expected {want}, got {result}");
             self.finding(Finding::new("op-expect", None, message));
         }
     }
 
-    fn transfer_leader(
-        &mut self,
-        to: Option<usize>,
-        timeout: Duration,
-        step: &Step,
-    ) -> Result<(), Halt> {
-        let Some(leader) = self.resolve(Target::Leader, timeout)? else {
+    fn transfer_leader(&mut self, to: Target, timeout: Duration, step: &Step) -> Result<(), Halt> {
+        let Some(leader) = self.pick(Target::Leader, Want::Up, &[], timeout)? else {
             self.ineffective(
                 step,
                 format!(
@@ -393,8 +504,13 @@ impl Driver<'_> {
             );
             return Ok(());
         };
-        let follower = (0..self.names.len()).find(|&n| n != leader && self.up(n));
-        let Some(to) = to.or(follower) else {
+        // `follower` and `any` pick, with the seed, an up node that does not lead.
+        let taken = if to == Target::Any {
+            vec![leader]
+        } else {
+            Vec::new()
+        };
+        let Some(to) = self.pick(to, Want::Up, &taken, timeout)? else {
             self.ineffective(
                 step,
                 "transfer_leader: no up follower to transfer to".into(),
@@ -428,34 +544,39 @@ impl Driver<'_> {
         let resolved = match partition {
             Partition::Groups(groups) => {
                 let mut ids: Vec<Vec<usize>> = Vec::new();
+                // `any`/`follower` picks differ from every node already placed.
+                let mut taken = Vec::new();
                 for group in groups {
                     let mut g = Vec::new();
                     for target in group {
-                        let Some(id) = self.resolve(*target, timeout)? else {
+                        let Some(id) = self.pick(*target, Want::Either, &taken, timeout)? else {
                             return Ok(None);
                         };
                         if !g.contains(&id) {
                             g.push(id);
                         }
+                        taken.push(id);
                     }
                     ids.push(g);
                 }
                 Partitioned::Groups(ids)
             }
             Partition::Isolate(target) => {
-                let Some(id) = self.resolve(*target, timeout)? else {
+                let Some(id) = self.pick(*target, Want::Either, &[], timeout)? else {
                     return Ok(None);
                 };
                 let others = (0..self.names.len()).filter(|&o| o != id).collect();
                 Partitioned::Groups(vec![vec![id], others])
             }
             Partition::OneWay { from, to } => {
-                let Some(from) = self.resolve(*from, timeout)? else {
+                let Some(from) = self.pick(*from, Want::Either, &[], timeout)? else {
                     return Ok(None);
                 };
                 let mut ids = Vec::new();
                 for target in to {
-                    let Some(id) = self.resolve(*target, timeout)? else {
+                    let mut taken = ids.clone();
+                    taken.push(from);
+                    let Some(id) = self.pick(*target, Want::Either, &taken, timeout)? else {
                         return Ok(None);
                     };
                     if id != from && !ids.contains(&id) {
@@ -470,7 +591,10 @@ impl Driver<'_> {
 
     fn partition(&mut self, partition: &Partition, step: &Step) -> Result<(), Halt> {
         let Some(resolved) = self.resolve_partition(partition)? else {
-            self.ineffective(step, "partition: no leader to cut".into());
+            self.ineffective(
+                step,
+                "partition: a reference named no node (no leader?)".into(),
+            );
             return Ok(());
         };
         if resolved.cuts().is_empty() {

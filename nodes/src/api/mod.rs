@@ -11,6 +11,7 @@ mod faults;
 mod model;
 mod net;
 mod observe;
+mod params;
 mod probe;
 
 pub use ctx::{Command, Env, NodeCtx, NodeSpec, NodeStart, OpResult};
@@ -23,4 +24,5 @@ pub use model::{
 };
 pub use net::Net;
 pub use observe::Observation;
+pub use params::{ParamInfo, ParamKind, ParamValue, WEEK_MS};
 pub use probe::ProbeInfo;

@@ -457,6 +457,7 @@ impl Receiver {
             state,
             facts,
             pending,
+            removed: Default::default(),
         });
     }
 }

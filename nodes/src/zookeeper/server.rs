@@ -571,6 +571,7 @@ impl Server {
             state: db.tree.view(),
             facts,
             pending,
+            removed: Default::default(),
         });
     }
 }

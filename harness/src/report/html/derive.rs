@@ -376,7 +376,8 @@ pub fn derive(events: &[Event], nodes: &[String], end_ms: u64) -> Derived {
             }
             // Nothing else opens or closes an interval.
             Data::OpEnd(_)
-            | Data::NoLeader { .. }
+            | Data::NoNode { .. }
+            | Data::InvalidOp { .. }
             | Data::Sleep { .. }
             | Data::Await(_)
             | Data::Check(_)
