@@ -12,12 +12,10 @@
 //!
 //! Every `match` over [`Action`] is exhaustive: a new kind of action fails to
 //! compile until the runner performs it, the bench replays it, the shrinker writes
-//! it and the trail describes it.
+//! it and the trail describes it. The trail decides an action's event kind
+//! (`trail::Data::kind`), so this module depends on nothing of the harness.
 
 use crate::duration::format as fmt_duration;
-use crate::faults::describe;
-use crate::scenario::FaultAction;
-use crate::trail::Kind;
 use nodes::api::ParsedOp;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -102,27 +100,6 @@ pub enum Action {
 }
 
 impl Action {
-    /// The trail kind of the event that records it (before its result is known).
-    pub fn kind(&self) -> Kind {
-        match self {
-            Action::Client { .. } => Kind::OpInvoke,
-            Action::TransferLeader { .. } => Kind::Transfer,
-            Action::Partition { .. }
-            | Action::PartitionOneWay { .. }
-            | Action::Heal
-            | Action::Hold { .. }
-            | Action::Release { .. }
-            | Action::Latency { .. } => Kind::Network,
-            Action::Crash { .. } => Kind::Crash,
-            Action::Restart { .. } => Kind::Restart,
-            Action::Stop { .. } => Kind::Stop,
-            Action::Start { .. } => Kind::Start,
-            Action::ArmFailPoint { .. } => Kind::FailPointArm,
-            Action::ClearFailPoint { .. } => Kind::FailPointClear,
-            Action::ReleaseFailPoint { .. } => Kind::FailPointRelease,
-        }
-    }
-
     /// The node the action is about, for the trail event's `node` (network
     /// actions are about links: none).
     pub fn node(&self) -> Option<&str> {
@@ -246,6 +223,29 @@ pub struct Timed {
     pub detail: String,
 }
 
+/// What an armed fail point does when it fires (serialised as `{"error":
+/// "disk_full"}`, `"panic"`, `{"stall_ms": 3000}`, `"stall_until_release"`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FaultAction {
+    Error(String),
+    Panic,
+    #[serde(rename = "stall_ms")]
+    Stall(#[serde(with = "crate::duration::ms")] Duration),
+    StallUntilRelease,
+}
+
+impl fmt::Display for FaultAction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FaultAction::Error(kind) => write!(f, "error {kind}"),
+            FaultAction::Panic => write!(f, "panic"),
+            FaultAction::Stall(d) => write!(f, "stall {}", fmt_duration(*d)),
+            FaultAction::StallUntilRelease => write!(f, "stall until release"),
+        }
+    }
+}
+
 /// What performing an action did.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -294,18 +294,6 @@ impl ActionResult {
 pub struct Acted {
     pub action: Action,
     pub result: ActionResult,
-}
-
-impl Acted {
-    pub fn kind(&self) -> Kind {
-        match (&self.action, &self.result) {
-            // A client op that never left the harness failed at once.
-            (Action::Client { .. }, ActionResult::NodeDown | ActionResult::NotAccepting) => {
-                Kind::OpError
-            }
-            (action, _) => action.kind(),
-        }
-    }
 }
 
 impl fmt::Display for Acted {
@@ -382,7 +370,7 @@ impl fmt::Display for Acted {
                 probability,
                 ..
             } => {
-                write!(f, "{point}: {}", describe(fault))?;
+                write!(f, "{point}: {fault}")?;
                 if let Some(count) = count {
                     write!(f, ", {count} time(s)")?;
                 }
@@ -412,6 +400,7 @@ impl fmt::Display for Acted {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::trail::Kind;
 
     fn op() -> ParsedOp {
         ParsedOp {
@@ -489,14 +478,14 @@ mod tests {
             result: ActionResult::Sent { op: 4 },
         };
         assert_eq!(
-            (sent.kind(), sent.to_string()),
+            (Kind::of_action(&sent), sent.to_string()),
             (Kind::OpInvoke, "put a=1".into())
         );
         let down = Acted {
             result: ActionResult::NodeDown,
             ..sent.clone()
         };
-        assert_eq!(down.kind(), Kind::OpError);
+        assert_eq!(Kind::of_action(&down), Kind::OpError);
         assert_eq!(down.to_string(), "put a=1 -> error node down");
         assert!(!down.result.took_effect());
         let restart = Acted {

@@ -5,7 +5,7 @@
 //! Only `return(<arm id>)` is ever configured in the `fail` crate. Its `p%` uses an
 //! unseeded RNG and its `sleep`/`delay`/`pause` block the one simulation thread.
 
-use crate::scenario::FaultAction;
+use crate::action::FaultAction;
 use crate::trail::Hit;
 use crate::yaml::Loc;
 use nodes::api::{fail_point_name, Fault};
@@ -212,7 +212,7 @@ impl FaultTable {
             .map(|a| ArmSummary {
                 node: a.node.clone(),
                 point: a.point.to_string(),
-                action: describe(&a.action),
+                action: a.action.to_string(),
                 line: a.loc.line,
                 hits: a.hits,
                 fired: a.fired,
@@ -232,15 +232,6 @@ impl Drop for FaultTable {
         for (node, point) in self.active.keys() {
             fail::remove(fail_point_name(&self.run_id, node, point));
         }
-    }
-}
-
-pub fn describe(action: &FaultAction) -> String {
-    match action {
-        FaultAction::Error(kind) => format!("error {kind}"),
-        FaultAction::Panic => "panic".into(),
-        FaultAction::Stall(d) => format!("stall {}", crate::duration::format(*d)),
-        FaultAction::StallUntilRelease => "stall until release".into(),
     }
 }
 

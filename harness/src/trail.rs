@@ -7,10 +7,8 @@
 //! or what a node said ([`NodeEvent`]). Checkers and reports read the payload;
 //! `detail` is the human line, derived from it, for people and for `contains:`.
 
-use crate::action::{Acted, Action, Timed};
+use crate::action::{Acted, Action, ActionResult, FaultAction, Timed};
 use crate::duration::format as fmt_duration;
-use crate::faults::describe;
-use crate::scenario::FaultAction;
 use nodes::api::{NodeEvent, OpResult};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -74,6 +72,34 @@ kinds! {
 }
 
 impl Kind {
+    /// The kind of an action's event.
+    pub fn of_action(acted: &Acted) -> Kind {
+        let Acted { action, result } = acted;
+        match action {
+            // A client op that never left the harness failed at once.
+            Action::Client { .. }
+                if matches!(result, ActionResult::NodeDown | ActionResult::NotAccepting) =>
+            {
+                Kind::OpError
+            }
+            Action::Client { .. } => Kind::OpInvoke,
+            Action::TransferLeader { .. } => Kind::Transfer,
+            Action::Partition { .. }
+            | Action::PartitionOneWay { .. }
+            | Action::Heal
+            | Action::Hold { .. }
+            | Action::Release { .. }
+            | Action::Latency { .. } => Kind::Network,
+            Action::Crash { .. } => Kind::Crash,
+            Action::Restart { .. } => Kind::Restart,
+            Action::Stop { .. } => Kind::Stop,
+            Action::Start { .. } => Kind::Start,
+            Action::ArmFailPoint { .. } => Kind::FailPointArm,
+            Action::ClearFailPoint { .. } => Kind::FailPointClear,
+            Action::ReleaseFailPoint { .. } => Kind::FailPointRelease,
+        }
+    }
+
     /// The kind of a node's event.
     pub fn of_node(event: &NodeEvent) -> Kind {
         match event {
@@ -182,7 +208,7 @@ impl Data {
     /// kind and payload can never disagree.
     pub fn kind(&self) -> Kind {
         match self {
-            Data::Action(acted) => acted.kind(),
+            Data::Action(acted) => Kind::of_action(acted),
             Data::OpEnd(end) => end.kind(),
             Data::NoNode { .. } | Data::InvalidOp { .. } => Kind::OpError,
             Data::FailPointHit(_) => Kind::FailPointHit,
@@ -321,7 +347,7 @@ pub struct Hit {
 impl fmt::Display for Hit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.fired {
-            Some(action) => write!(f, "{} fired: {}", self.point, describe(action)),
+            Some(action) => write!(f, "{} fired: {action}", self.point),
             None => write!(
                 f,
                 "{} reached, not fired (p={})",

@@ -4,17 +4,24 @@
 //! every name (nodes, ops, fail points, bugs, invariants) and duration, reporting
 //! every error with file:line:col. The runner never interprets a string.
 
+mod files;
 pub mod raw;
 mod validate;
 
-pub use validate::{expand_template, load, load_str, LoadError, EXPANDED_STEPS_MAX, NODES_MAX};
+pub use files::{load, load_all, scenario_files, LoadFailure, LoadFailures};
+pub use validate::{
+    expand_template, load_str, LoadError, EXPANDED_STEPS_MAX, FILE_BYTES_MAX, NODES_MAX,
+};
 
 use crate::outcome::Outcome;
 use crate::trail::Kind;
 use crate::yaml::Loc;
 use nodes::api::{BugSet, FailPointInfo, Model, NodeSpec, ParsedOp};
-use serde::{Deserialize, Serialize};
 use std::time::Duration;
+
+/// What a fail point does when it fires; an action's own type, named here too
+/// because steps carry it.
+pub use crate::action::FaultAction;
 
 pub type NodeId = usize;
 
@@ -22,6 +29,8 @@ pub struct Scenario {
     /// The path as given on the command line.
     pub file: String,
     pub name: String,
+    /// Where the name is written (1:1 when it is the file's stem).
+    pub name_loc: Loc,
     pub description: String,
     /// sha256 of the file's bytes.
     pub sha256: String,
@@ -419,18 +428,6 @@ pub struct ArmStep {
     pub probability: Option<f64>,
     /// Not an error when it never fires.
     pub optional: bool,
-}
-
-/// What an armed fail point does when it fires (serialised on the trail as
-/// `{"error": "disk_full"}`, `"panic"`, `{"stall_ms": 3000}`, `"stall_until_release"`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FaultAction {
-    Error(String),
-    Panic,
-    #[serde(rename = "stall_ms")]
-    Stall(#[serde(with = "crate::duration::ms")] Duration),
-    StallUntilRelease,
 }
 
 #[derive(Clone, Debug, PartialEq)]

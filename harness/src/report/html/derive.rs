@@ -7,9 +7,9 @@
 //! the trail does not record. Everything here reads the events' typed payloads
 //! (actions, fail-point hits, the heal phase, leader events), never their text.
 
-use crate::action::Action;
+use crate::action::{Action, FaultAction};
 use crate::duration::format as fmt_duration;
-use crate::scenario::{Cut, FaultAction};
+use crate::scenario::Cut;
 use crate::trail::{Data, Event, HealStep};
 use nodes::api::{NodeEvent, Role};
 use std::collections::{BTreeMap, BTreeSet};
