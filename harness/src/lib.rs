@@ -5,20 +5,26 @@
 //! (`check`) into an outcome (`outcome`), and reported (`report`). `import` turns a
 //! model checker's counterexample into a scenario.
 
+pub mod action;
 pub mod bench;
 pub mod check;
 pub mod cli;
+pub mod consistency;
 pub mod diag;
 pub mod duration;
 pub mod faults;
+pub mod fsio;
+pub mod history;
 pub mod hunt;
 pub mod import;
 pub mod outcome;
+pub mod panic;
 pub mod report;
 pub mod runner;
 pub mod scenario;
 pub mod shrink;
 pub mod streams;
 pub mod sweep;
+pub mod text;
 pub mod trail;
 pub mod yaml;

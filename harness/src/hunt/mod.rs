@@ -60,7 +60,7 @@ pub struct Done {
 /// The scenarios a hunt takes from `paths`: those with a chaos section and an
 /// all-fixed variant, in file order.
 pub fn hunted(paths: &[PathBuf]) -> Result<Vec<Scenario>, String> {
-    let files = crate::cli::scenario_files(paths)?;
+    let files = scenario::scenario_files(paths)?;
     let mut out = Vec::new();
     for file in files {
         let scenario = scenario::load(&file).map_err(|e| e.to_string())?;

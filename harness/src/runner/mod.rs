@@ -10,7 +10,6 @@ mod chaos;
 pub mod env;
 mod interpret;
 pub mod net;
-pub mod panic;
 mod pick;
 mod result;
 pub mod swarm;
@@ -20,8 +19,10 @@ pub use result::{replay_command, FinalNode, MessageCount, RunResult};
 use crate::check::{self, divergence, expect, history, invariants, Finding};
 use crate::faults::FaultTable;
 use crate::outcome::Outcome;
+use crate::panic;
 use crate::scenario::{Condition, Heal, Scenario, Since, Variant};
-use crate::trail::{Kind, Trail};
+use crate::trail::{Data, GiveUp, HealStep, Trail};
+use crate::yaml::Loc;
 use env::{NodeState, RunEnv, RunState};
 use net::NetState;
 use nodes::api::{ClusterView, NodeCtx, NodeStart, NodeView};
@@ -106,6 +107,8 @@ pub(crate) struct Driver<'s> {
     pub(crate) swarm: Option<swarm::SwarmDraw>,
     /// `always` invariants that already failed during the run.
     always_failed: std::collections::BTreeSet<&'static str>,
+    /// Where in the scenario the current step (or the chaos window) is.
+    at: Loc,
     /// `follower`/`any` picks of actions, from their own stream of the seed.
     picks: ChaCha8Rng,
     /// `{A..B}` draws of scripted client ops, from their own stream.
@@ -125,18 +128,7 @@ impl<'s> Driver<'s> {
         let names: Vec<String> = scenario.nodes.iter().map(|n| n.name.clone()).collect();
         let state = Rc::new(RefCell::new(RunState {
             trail: Trail::default(),
-            nodes: names
-                .iter()
-                .map(|name| NodeState {
-                    name: name.clone(),
-                    up: true,
-                    incarnation: 0,
-                    observation: Default::default(),
-                    inbox: None,
-                    stopped: false,
-                    published: false,
-                })
-                .collect(),
+            nodes: names.iter().map(|name| NodeState::new(name)).collect(),
             ops: BTreeMap::new(),
             open: Default::default(),
             exits: Vec::new(),
@@ -170,6 +162,7 @@ impl<'s> Driver<'s> {
             chaos: plan.chaos.clone(),
             swarm: plan.draw.clone(),
             always_failed: Default::default(),
+            at: Loc::default(),
             picks: crate::streams::rng(seed, crate::streams::PICKS),
             placeholders: crate::streams::rng(seed, crate::streams::PLACEHOLDERS),
             seq: 0,
@@ -269,7 +262,11 @@ impl<'s> Driver<'s> {
             let t_ms = view.now_ms;
             for mut finding in found {
                 finding.message = format!("at {t_ms} ms: {}", finding.message);
-                self.event(None, Kind::Check, format!("always invariant {name}: {}", finding.message));
+                let checked = crate::trail::Checked {
+                    what: format!("always invariant {name}"),
+                    failed: Some(finding.message.clone()),
+                };
+                self.event(None, Data::Check(checked));
                 self.findings.push(finding);
             }
         }
@@ -277,7 +274,10 @@ impl<'s> Driver<'s> {
 
     fn limit(&mut self, message: String) -> Halt {
         let message = format!("{message} while {}", self.activity);
-        self.event(None, Kind::Limit, message.clone());
+        let limit = Data::Limit {
+            message: message.clone(),
+        };
+        self.event(None, limit);
         Halt::Limit(message)
     }
 
@@ -297,7 +297,7 @@ impl<'s> Driver<'s> {
         for (node, reason) in exits {
             if self.state.borrow().nodes[node].up {
                 self.kill(node);
-                self.event(Some(node), Kind::Crash, format!("process exited: {reason}"));
+                self.event(Some(node), Data::Exited { reason });
             }
         }
     }
@@ -436,14 +436,16 @@ impl<'s> Driver<'s> {
 
     /// Up nodes agree on their applied index, none has pending work, and no op is in flight.
     /// For models with leaders, also: every up node names the same leader. A
-    /// cluster still electing has not settled, even with nothing pending.
+    /// cluster still electing has not settled, even with nothing pending. And no
+    /// node has a request it submitted itself (a service's, on the trail as a
+    /// typed submit with its index) still unapplied, whatever it last published.
     fn quiescent(&self) -> bool {
         let state = self.state.borrow();
         let with_leader = self.scenario.model.info().has_leader;
         let mut applied = None;
         let mut leader: Option<&str> = None;
         for node in state.nodes.iter().filter(|n| n.up) {
-            if node.observation.pending > 0 || !node.published {
+            if node.observation.pending > 0 || !node.published || node.submit_in_flight() {
                 return false;
             }
             if let Some(a) = node.observation.applied {
@@ -483,11 +485,9 @@ impl<'s> Driver<'s> {
 
     // ---- acting on nodes ----
 
-    pub(crate) fn event(&mut self, node: Option<usize>, kind: Kind, detail: impl Into<String>) {
+    pub(crate) fn event(&mut self, node: Option<usize>, data: Data) {
         let name = node.map(|n| self.names[n].clone());
-        self.state
-            .borrow_mut()
-            .harness_event(name.as_deref(), kind, detail);
+        self.state.borrow_mut().harness_event(name.as_deref(), data);
     }
 
     /// Stop a node's host (losing its unsynced writes) and fail its ops in flight.
@@ -506,7 +506,7 @@ impl<'s> Driver<'s> {
             .filter(|id| state.ops[id].node == *name)
             .collect();
         for id in lost {
-            state.give_up(id, "no answer: the node went down");
+            state.give_up(id, GiveUp::NodeDown);
         }
     }
 
@@ -523,7 +523,7 @@ impl<'s> Driver<'s> {
             .filter(|id| state.ops[id].invoked_ms + timeout_ms <= now_ms)
             .collect();
         for id in expired {
-            state.give_up(id, "no answer within the op timeout");
+            state.give_up(id, GiveUp::OpTimeout);
         }
     }
 
@@ -536,6 +536,7 @@ impl<'s> Driver<'s> {
         // still claim to lead); the new incarnation publishes its own.
         state.nodes[node].observation = Default::default();
         state.nodes[node].published = false;
+        state.nodes[node].submitted.clear();
     }
 
     pub(crate) fn finding(&mut self, finding: Finding) {
@@ -559,28 +560,20 @@ impl<'s> Driver<'s> {
         );
         let cleared = self.state.borrow_mut().faults.clear_all();
         let down: Vec<usize> = (0..names.len()).filter(|&n| !self.up(n)).collect();
-        let cleared_names: Vec<String> = cleared.iter().map(|(n, p)| format!("{n}/{p}")).collect();
-        let down_names: Vec<&str> = down.iter().map(|&n| names[n].as_str()).collect();
-        self.event(
-            None,
-            Kind::Heal,
-            format!(
-                "heal: repaired {cuts} cut(s), released {holds} hold(s), reset latency on {latencies} link(s), cleared fail points [{}], starting [{}]",
-                cleared_names.join(", "),
-                down_names.join(", ")
-            ),
-        );
+        let began = HealStep::Began {
+            cuts,
+            holds,
+            latencies,
+            cleared: cleared.iter().map(|(n, p)| format!("{n}/{p}")).collect(),
+            starting: down.iter().map(|&n| names[n].clone()).collect(),
+        };
+        self.event(None, Data::Heal(began));
         for node in down {
             self.boot(node);
-            self.event(Some(node), Kind::Start, "heal: start from durable state");
+            self.event(Some(node), Data::Heal(HealStep::Start));
         }
         let settled = self.run_until_stable(&Condition::Quiescent, heal.within, heal.settle)?;
-        let detail = if settled {
-            "heal: replicas settled"
-        } else {
-            "heal: replicas did not settle within the heal window"
-        };
-        self.event(None, Kind::Heal, detail);
+        self.event(None, Data::Heal(HealStep::Ended { settled }));
         Ok(())
     }
 
@@ -588,19 +581,15 @@ impl<'s> Driver<'s> {
         let model = self.scenario.model;
         let mut findings = std::mem::take(&mut self.findings);
         findings.extend(check::guarded(divergence::CHECKER, || {
-            divergence::check(view)
+            divergence::check(view, model.info().index_format)
         }));
         // An `always` invariant that failed during the run is reported once.
-        findings.extend(
-            invariants::check_all(model, view)
-                .into_iter()
-                .filter(|f| {
-                    !self
-                        .always_failed
-                        .iter()
-                        .any(|name| f.checker == format!("invariant:{name}"))
-                }),
-        );
+        findings.extend(invariants::check_all(model, view).into_iter().filter(|f| {
+            !self
+                .always_failed
+                .iter()
+                .any(|name| f.checker == format!("invariant:{name}"))
+        }));
         if model.info().has_leader {
             findings.extend(check::guarded(history::ELECTION_SAFETY, || {
                 history::election_safety(trail)

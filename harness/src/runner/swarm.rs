@@ -13,10 +13,9 @@
 //! simulation is built, and the draw is recorded on the trail and in the report.
 
 use crate::scenario::{Chaos, ChaosKind, ParamDraw, Scenario, Variant};
+pub use crate::trail::SwarmDraw;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// The RNG stream of the swarm draw (disjoint from the nemesis's and the faults').
@@ -28,52 +27,6 @@ const WEIGHT_FACTORS: [u32; 4] = [0, 1, 2, 4];
 
 fn factor(rng: &mut ChaCha8Rng) -> u32 {
     WEIGHT_FACTORS[rng.random_range(0..WEIGHT_FACTORS.len())]
-}
-
-/// What one seed drew, for the trail and the report.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct SwarmDraw {
-    /// Whether the section asked for swarm testing (else only params were drawn).
-    pub swarm: bool,
-    /// Fault kinds on, with their weights.
-    pub faults: Vec<(String, u32)>,
-    /// Fail points the `failpoint` kind may arm (`point: action`).
-    pub points: Vec<String>,
-    /// Workload ops on (index in the section's list, op name, weight).
-    pub ops: Vec<(usize, String, u32)>,
-    pub spacing_ms: (u64, u64),
-    pub duration_ms: (u64, u64),
-    pub concurrent_max: usize,
-    /// Params drawn from `chaos.params`.
-    pub params: BTreeMap<String, serde_json::Value>,
-}
-
-impl SwarmDraw {
-    /// One line for the trail.
-    pub fn describe(&self) -> String {
-        let faults: Vec<String> = self.faults.iter().map(|(k, w)| format!("{k}:{w}")).collect();
-        let ops: Vec<String> = self.ops.iter().map(|(_, op, w)| format!("{op}:{w}")).collect();
-        let params: Vec<String> = self.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        let mut text = if self.swarm {
-            format!(
-                "swarm: faults [{}], points [{}], ops [{}], spacing {}..{} ms, duration {}..{} ms, concurrent {}",
-                faults.join(", "),
-                self.points.join(", "),
-                ops.join(", "),
-                self.spacing_ms.0,
-                self.spacing_ms.1,
-                self.duration_ms.0,
-                self.duration_ms.1,
-                self.concurrent_max
-            )
-        } else {
-            "chaos draw".to_string()
-        };
-        if !params.is_empty() {
-            text.push_str(&format!(", params {{{}}}", params.join(", ")));
-        }
-        text
-    }
 }
 
 /// One run's chaos as this seed configures it.
@@ -114,7 +67,7 @@ pub fn plan(scenario: &Scenario, variant: &Variant, seed: u64) -> Plan {
             draw.points.extend(
                 points
                     .iter()
-                    .map(|p| format!("{}: {}:{}", p.point.name, crate::faults::describe(&p.action), p.weight)),
+                    .map(|p| format!("{}: {}:{}", p.point.name, p.action, p.weight)),
             );
         }
     }
@@ -171,34 +124,41 @@ fn sub_range(rng: &mut ChaCha8Rng, (lo, hi): (Duration, Duration)) -> (Duration,
     )
 }
 
+/// When every item drew factor 0, one of them (drawn) keeps its written weight.
+fn revive_one<T>(
+    rng: &mut ChaCha8Rng,
+    items: &mut [T],
+    written: &[u32],
+    weight: impl Fn(&mut T) -> &mut u32,
+) {
+    if items.is_empty() || items.iter_mut().any(|i| *weight(i) > 0) {
+        return;
+    }
+    let at = rng.random_range(0..items.len());
+    *weight(&mut items[at]) = written[at];
+}
+
 fn swarm(rng: &mut ChaCha8Rng, chaos: &mut Chaos) {
-    let factors: Vec<u32> = chaos.faults.iter().map(|_| factor(rng)).collect();
-    for (fault, f) in chaos.faults.iter_mut().zip(&factors) {
-        fault.weight *= f;
+    let written: Vec<u32> = chaos.faults.iter().map(|f| f.weight).collect();
+    for fault in chaos.faults.iter_mut() {
+        fault.weight *= factor(rng);
         if let ChaosKind::FailPoint(points) = &mut fault.kind {
+            let written: Vec<u32> = points.iter().map(|p| p.weight).collect();
             for point in points.iter_mut() {
                 point.weight *= factor(rng);
             }
-            if points.iter().all(|p| p.weight == 0) && !points.is_empty() {
-                let at = rng.random_range(0..points.len());
-                points[at].weight = 1;
-            }
+            revive_one(rng, points, &written, |p| &mut p.weight);
             points.retain(|p| p.weight > 0);
         }
     }
-    if chaos.faults.iter().all(|f| f.weight == 0) && !chaos.faults.is_empty() {
-        let at = rng.random_range(0..chaos.faults.len());
-        chaos.faults[at].weight = 1;
-    }
+    revive_one(rng, &mut chaos.faults, &written, |f| &mut f.weight);
     chaos.faults.retain(|f| f.weight > 0);
     if let Some(workload) = &mut chaos.workload {
+        let written: Vec<u32> = workload.ops.iter().map(|op| op.weight).collect();
         for op in workload.ops.iter_mut() {
             op.weight *= factor(rng);
         }
-        if workload.ops.iter().all(|op| op.weight == 0) {
-            let at = rng.random_range(0..workload.ops.len());
-            workload.ops[at].weight = 1;
-        }
+        revive_one(rng, &mut workload.ops, &written, |op| &mut op.weight);
         workload.ops.retain(|op| op.weight > 0);
     }
     chaos.spacing = sub_range(rng, chaos.spacing);

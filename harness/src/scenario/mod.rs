@@ -4,10 +4,14 @@
 //! every name (nodes, ops, fail points, bugs, invariants) and duration, reporting
 //! every error with file:line:col. The runner never interprets a string.
 
+mod files;
 pub mod raw;
 mod validate;
 
-pub use validate::{expand_template, load, load_str, LoadError, EXPANDED_STEPS_MAX, NODES_MAX};
+pub use files::{load, load_all, scenario_files, LoadFailure, LoadFailures};
+pub use validate::{
+    expand_template, load_str, LoadError, EXPANDED_STEPS_MAX, FILE_BYTES_MAX, NODES_MAX,
+};
 
 use crate::outcome::Outcome;
 use crate::trail::Kind;
@@ -15,12 +19,18 @@ use crate::yaml::Loc;
 use nodes::api::{BugSet, FailPointInfo, Model, NodeSpec, ParsedOp};
 use std::time::Duration;
 
+/// What a fail point does when it fires; an action's own type, named here too
+/// because steps carry it.
+pub use crate::action::FaultAction;
+
 pub type NodeId = usize;
 
 pub struct Scenario {
     /// The path as given on the command line.
     pub file: String,
     pub name: String,
+    /// Where the name is written (1:1 when it is the file's stem).
+    pub name_loc: Loc,
     pub description: String,
     /// sha256 of the file's bytes.
     pub sha256: String,
@@ -355,6 +365,27 @@ pub struct Cut {
     pub oneway: bool,
 }
 
+impl Cut {
+    /// Every link between two different groups, cut both ways.
+    pub fn between_groups(groups: &[Vec<NodeId>]) -> Vec<Cut> {
+        let mut cuts = Vec::new();
+        for (i, a) in groups.iter().enumerate() {
+            for b in &groups[i + 1..] {
+                for &x in a {
+                    for &y in b.iter().filter(|&&y| y != x) {
+                        cuts.push(Cut {
+                            from: x,
+                            to: y,
+                            oneway: false,
+                        });
+                    }
+                }
+            }
+        }
+        cuts
+    }
+}
+
 pub struct ClientStep {
     pub target: Target,
     pub op: ClientOp,
@@ -397,14 +428,6 @@ pub struct ArmStep {
     pub probability: Option<f64>,
     /// Not an error when it never fires.
     pub optional: bool,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub enum FaultAction {
-    Error(String),
-    Panic,
-    Stall(Duration),
-    StallUntilRelease,
 }
 
 #[derive(Clone, Debug, PartialEq)]

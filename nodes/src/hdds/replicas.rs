@@ -614,7 +614,10 @@ mod tests {
         let stats = table.stats("dn1").expect("stats");
         assert_eq!(stats.regressions, 1);
         let r = stats.first_regression.as_ref().expect("recorded");
-        assert_eq!((r.container, r.icr_state, r.fcr_state), (1, Unhealthy, None));
+        assert_eq!(
+            (r.container, r.icr_state, r.fcr_state),
+            (1, Unhealthy, None)
+        );
         assert_eq!((r.icr_generation, r.fcr_generation), (made(2), made(4)));
     }
 
