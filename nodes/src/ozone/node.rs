@@ -473,7 +473,7 @@ fn run_request(node: &Shared, index: u64, request: &OmRequest) -> Response {
         chain: &mut om.chain,
         index,
         ctx: &node.ctx,
-        fault_key: node.params.fault_key.as_deref(),
+        fault_key: node.params.fault_key_of(node.ctx.name()),
     };
     request::apply(&mut store, index, request)
 }
@@ -489,7 +489,7 @@ fn record_apply(node: &Shared, ti: TermIndex, summary: &str, origin: &str, respo
 /// The process terminates. By default the flush that the failed entry's `add`
 /// woke completes first (the report's observed ordering).
 async fn terminate(node: &Shared, reason: String) -> Infallible {
-    match node.params.exit_order {
+    match node.params.exit_order_of(node.ctx.name()) {
         ExitOrder::FlushFirst => {
             let target = node.om.borrow().buffer.last_added().map(|t| t.index);
             if let Some(target) = target {
