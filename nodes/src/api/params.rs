@@ -190,6 +190,27 @@ impl ParamKind {
         }
     }
 
+    /// As [`ParamKind::check`], and for a per-node map, which node's entry is
+    /// wrong (`None`: the map as a whole), so that the error can point at it.
+    pub fn check_entry(
+        &self,
+        value: &serde_json::Value,
+        nodes: &[&str],
+    ) -> Result<(), (Option<String>, String)> {
+        match (self, value) {
+            (
+                ParamKind::PerNode {
+                    value,
+                    every_node,
+                    distinct,
+                    ..
+                },
+                serde_json::Value::Object(map),
+            ) => check_per_node(value, map, nodes, *every_node, *distinct),
+            _ => self.check(value, nodes).map_err(|e| (None, e)),
+        }
+    }
+
     /// Check a value given in a scenario; the message says what was expected.
     pub fn check(&self, value: &serde_json::Value, nodes: &[&str]) -> Result<(), String> {
         use serde_json::Value as J;
@@ -235,7 +256,7 @@ impl ParamKind {
                     ..
                 },
                 J::Object(map),
-            ) => check_per_node(value, map, nodes, *every_node, *distinct),
+            ) => check_per_node(value, map, nodes, *every_node, *distinct).map_err(|(_, e)| e),
             (ParamKind::PerNode { value, single, .. }, v) if *single => value.check(v, nodes),
             (kind, v) => Err(format!("expected {}, found {v}", kind.describe())),
         }
@@ -243,22 +264,26 @@ impl ParamKind {
 }
 
 /// A node map: every key a node of the scenario (when the nodes are known), every
-/// value of the inner kind, and the map's own rules.
+/// value of the inner kind, and the map's own rules. An error names the entry it
+/// is about (`None`: the map as a whole).
 fn check_per_node(
     value: &ParamKind,
     map: &serde_json::Map<String, serde_json::Value>,
     nodes: &[&str],
     every_node: bool,
     distinct: bool,
-) -> Result<(), String> {
+) -> Result<(), (Option<String>, String)> {
     for (node, v) in map {
         if !nodes.is_empty() && !nodes.contains(&node.as_str()) {
-            return Err(format!(
+            let message = format!(
                 "`{node}` is not a node of this scenario (nodes: {})",
                 nodes.join(", ")
-            ));
+            );
+            return Err((Some(node.clone()), message));
         }
-        value.check(v, nodes).map_err(|e| format!("{node}: {e}"))?;
+        value
+            .check(v, nodes)
+            .map_err(|e| (Some(node.clone()), format!("{node}: {e}")))?;
     }
     if every_node {
         let missing: Vec<&str> = nodes
@@ -267,14 +292,15 @@ fn check_per_node(
             .filter(|n| !map.contains_key(*n))
             .collect();
         if !missing.is_empty() {
-            return Err(format!("names no value for {}", missing.join(", ")));
+            return Err((None, format!("names no value for {}", missing.join(", "))));
         }
     }
     if distinct {
         let mut seen: Vec<(&serde_json::Value, &str)> = Vec::new();
         for (node, v) in map {
             if let Some((_, first)) = seen.iter().find(|(w, _)| *w == v) {
-                return Err(format!("{first} and {node} both have {v}"));
+                let message = format!("{first} and {node} both have {v}");
+                return Err((Some(node.clone()), message));
             }
             seen.push((v, node));
         }
