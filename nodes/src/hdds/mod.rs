@@ -938,6 +938,48 @@ mod tests {
     }
 
     #[test]
+    fn the_csr_and_volume_failure_ops_parse_and_are_bounded() {
+        let csr = serde_json::json!({"op": "command_status", "command": 7, "txs": [3]});
+        assert_eq!(
+            MODEL.parse_op(&csr).unwrap().summary,
+            "command_status cmd7 [tx3]"
+        );
+        let bare = serde_json::json!({"op": "command_status", "command": 7});
+        assert_eq!(
+            MODEL.parse_op(&bare).unwrap().summary,
+            "command_status cmd7 []"
+        );
+        let zero = serde_json::json!({"op": "command_status", "command": 0});
+        assert!(MODEL.parse_op(&zero).is_err());
+        let many: Vec<u64> = (1..=65).collect();
+        let long = serde_json::json!({"op": "command_status", "command": 1, "txs": many});
+        assert!(MODEL.parse_op(&long).is_err());
+        let volume = serde_json::json!({"op": "fail_volume", "containers": [1, 2]});
+        assert_eq!(
+            MODEL.parse_op(&volume).unwrap().summary,
+            "fail_volume [C1, C2]"
+        );
+        let missing = serde_json::json!({"op": "fail_volume"});
+        assert!(MODEL.parse_op(&missing).is_err());
+    }
+
+    #[test]
+    fn every_fail_point_is_in_the_registry() {
+        let points = Endpoint::ALL.into_iter().flat_map(|ep| {
+            [
+                HddsPoint::InFlight(ep),
+                HddsPoint::Rpc(ep),
+                HddsPoint::Sent(ep),
+            ]
+        });
+        for point in points.chain([HddsPoint::FcrBuild, HddsPoint::FcrBeforeRefresh]) {
+            let name = point.info().name;
+            assert!(INFO.fail_point(name).is_some(), "{name}");
+        }
+        assert_eq!(INFO.fail_points.len(), 8);
+    }
+
+    #[test]
     fn time_reads_in_minutes() {
         assert_eq!(fmt_ms(240_100), "4m0.1s");
         assert_eq!(fmt_ms(12_500), "12.5s");
