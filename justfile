@@ -36,7 +36,7 @@ nightly seeds="1..200" shards="2":
             --jobs 1 --check-determinism 5 --out reports/shard-$k &
     done
     wait
-    ./target/release/faultline merge reports/shard-* --out reports/nightly
+    ./target/release/faultline merge reports/shard-* --shards {{shards}} --out reports/nightly
 
 # From a model checker's trail to a reproduced bug (docs/trail-import.md): Quint
 # finds each spec's counterexample (buggy) and none (fixed), faultline imports the

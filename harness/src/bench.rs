@@ -282,12 +282,42 @@ pub fn rows(scenarios: &[Scenario], repeat: usize) -> Vec<Row> {
     rows
 }
 
-fn sweep_rate(path: &std::path::Path, seeds: u64, jobs: usize) -> Result<f64, String> {
-    let out = std::env::temp_dir().join(format!(
-        "faultline-bench-sweep-{}-{jobs}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&out);
+/// Why a bench could not be done; the command line exits 2 on every one.
+#[derive(Debug)]
+pub enum Error {
+    /// The scenarios did not load.
+    Load(crate::scenario::LoadFailures),
+    /// The throughput sweep could not run.
+    Sweep(sweep::Error),
+    /// A temporary directory or the output file could not be made or written.
+    Io(String),
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Error::Load(e) => write!(f, "{e}"),
+            Error::Sweep(e) => write!(f, "the throughput sweep could not run: {e}"),
+            Error::Io(message) => write!(f, "{message}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// What a bench measured: the rendered tables, and where they were also written.
+#[derive(Debug)]
+pub struct BenchSummary {
+    pub text: String,
+    pub written: Option<PathBuf>,
+}
+
+fn sweep_rate(path: &std::path::Path, seeds: u64, jobs: usize) -> Result<f64, Error> {
+    let tmp = tempfile::Builder::new()
+        .prefix("faultline-bench-sweep-")
+        .tempdir()
+        .map_err(|e| Error::Io(format!("creating a temporary directory: {e}")))?;
+    let out = tmp.path().join("out");
     let options = SweepOptions {
         paths: vec![path.to_path_buf()],
         seeds: 1..=seeds,
@@ -298,13 +328,11 @@ fn sweep_rate(path: &std::path::Path, seeds: u64, jobs: usize) -> Result<f64, St
         resume: false,
         check_determinism: 0.0,
         variant: None,
+        fail_fast: false,
         quiet: true,
     };
-    let (code, ms) = timed(|| sweep::sweep(&options));
-    let _ = std::fs::remove_dir_all(&out);
-    if code == crate::cli::EXIT_BAD_INPUT {
-        return Err(format!("the sweep of {} could not run", path.display()));
-    }
+    let (summary, ms) = timed(|| sweep::sweep(&options));
+    summary.map_err(Error::Sweep)?;
     Ok(seeds as f64 / (ms / 1000.0))
 }
 
@@ -323,10 +351,8 @@ fn machine() -> String {
     format!("{cores} core(s), {cpu}")
 }
 
-pub fn bench(options: &BenchOptions) -> u8 {
-    let Some(scenarios) = crate::cli::load_all(&options.paths) else {
-        return crate::cli::EXIT_BAD_INPUT;
-    };
+pub fn bench(options: &BenchOptions) -> Result<BenchSummary, Error> {
+    let scenarios = crate::scenario::load_all(&options.paths).map_err(Error::Load)?;
     eprintln!(
         "bench: {} scenario file(s), median of {} run(s) each",
         scenarios.len(),
@@ -340,36 +366,32 @@ pub fn bench(options: &BenchOptions) -> u8 {
             options.sweep.display(),
             options.sweep_seeds
         );
-        match sweep_rate(&options.sweep, options.sweep_seeds, jobs) {
-            Ok(rate) => rates.push((jobs, rate)),
-            Err(message) => {
-                eprintln!("error: {message}");
-                return crate::cli::EXIT_BAD_INPUT;
-            }
-        }
+        rates.push((jobs, sweep_rate(&options.sweep, options.sweep_seeds, jobs)?));
     }
-    let mut text = render(
+    let text = render(
         &rows,
         &rates,
         &options.sweep,
         options.sweep_seeds,
         peak_rss_mb(),
     );
-    print!("{text}");
     if let Some(out) = &options.out {
+        let mut file = text.clone();
         // Hand-written notes below the marker (profiles, analysis) survive a rerun.
-        let old = std::fs::read_to_string(out).unwrap_or_default();
+        let old = crate::fsio::read_capped(out, 16 * 1024 * 1024)
+            .ok()
+            .and_then(|b| String::from_utf8(b).ok())
+            .unwrap_or_default();
         if let Some(at) = old.find(NOTES_MARKER) {
-            text.push('\n');
-            text.push_str(&old[at..]);
+            file.push('\n');
+            file.push_str(&old[at..]);
         }
-        if let Err(e) = crate::report::atomic_write(out, text.as_bytes()) {
-            eprintln!("error: writing {}: {e}", out.display());
-            return crate::cli::EXIT_BAD_INPUT;
-        }
-        eprintln!("bench: wrote {}", out.display());
+        crate::report::atomic_write(out, file.as_bytes()).map_err(|e| Error::Io(e.to_string()))?;
     }
-    crate::cli::EXIT_OK
+    Ok(BenchSummary {
+        text,
+        written: options.out.clone(),
+    })
 }
 
 pub fn render(

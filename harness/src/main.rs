@@ -36,7 +36,7 @@ fn main() -> ExitCode {
             let _ = e.print();
             // Help and --version are successes; everything else is a usage error (2).
             return if e.use_stderr() {
-                ExitCode::from(faultline::cli::EXIT_BAD_INPUT)
+                ExitCode::from(faultline::cli::exit::BAD_INPUT)
             } else {
                 ExitCode::SUCCESS
             };

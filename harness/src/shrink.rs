@@ -9,7 +9,7 @@
 //! an ordinary scenario file, commented with where it came from; running it fails
 //! until the defect is fixed.
 
-use crate::cli::{EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK};
+use crate::fsio;
 use crate::outcome::Outcome;
 use crate::report::{self, atomic_write};
 use crate::runner::{self, RunResult};
@@ -98,7 +98,9 @@ pub struct Template {
     variant: String,
     variant_body: serde_json::Value,
     end_ms: u64,
-    source: String,
+    /// The shrunk scenario's own name (never the original's: a shrunk regression
+    /// saved beside its source must not collide with it).
+    name: String,
 }
 
 impl Template {
@@ -106,7 +108,7 @@ impl Template {
         original: &Node,
         scenario: &Scenario,
         result: &RunResult,
-        source: &str,
+        name: &str,
     ) -> Result<Template, String> {
         let variant = scenario
             .variant(&result.variant)
@@ -147,7 +149,7 @@ impl Template {
             variant: variant.name.clone(),
             variant_body: body,
             end_ms: script_end_ms(result),
-            source: source.to_string(),
+            name: name.to_string(),
         })
     }
 
@@ -157,7 +159,7 @@ impl Template {
         for line in comment.lines() {
             out.push_str(&format!("# {line}\n"));
         }
-        out.push_str(&format!("name: {}\n", flow(&json!(self.source))));
+        out.push_str(&format!("name: {}\n", flow(&json!(self.name))));
         for (key, value) in &self.header {
             out.push_str(&format!("{key}: {}\n", flow(value)));
         }
@@ -263,32 +265,72 @@ pub fn ddmin<T: Clone>(
     (current, runs, false)
 }
 
-pub fn shrink(options: &ShrinkOptions) -> u8 {
-    match shrink_inner(options) {
-        Ok(code) => code,
-        Err(message) => {
-            eprintln!("error: {message}");
-            EXIT_BAD_INPUT
+/// Why a shrink could not be done; the command line exits 2 on every one.
+#[derive(Debug)]
+pub enum Error {
+    /// The report, or the scenario it names, cannot be used; the text says why.
+    Input(String),
+    /// The shrunk scenario could not be written.
+    Io(fsio::Error),
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Error::Input(message) => write!(f, "{message}"),
+            Error::Io(e) => write!(f, "{e}"),
         }
     }
 }
 
-fn shrink_inner(options: &ShrinkOptions) -> Result<u8, String> {
-    let original = report::read_run(&options.report)?;
+impl std::error::Error for Error {}
+
+/// What a shrink made.
+#[derive(Debug)]
+pub struct ShrinkSummary {
+    /// The shrunk scenario's name (its own, derived from the output file).
+    pub name: String,
+    /// The scenario text (also written to `--out` when given).
+    pub text: String,
+    pub kept: usize,
+    pub original: usize,
+    pub runs: usize,
+    pub exhausted: bool,
+}
+
+/// The name a shrunk scenario gets: the output file's stem, or when it is printed,
+/// the original's name with `-shrunk-seed<N>`.
+pub fn shrunk_name(out: Option<&Path>, original: &str, seed: u64) -> String {
+    out.and_then(|p| p.file_stem())
+        .map(|s| s.to_string_lossy().into_owned())
+        .filter(|s| !s.is_empty() && s != original)
+        .unwrap_or_else(|| format!("{original}-shrunk-seed{seed}"))
+}
+
+pub fn shrink(options: &ShrinkOptions) -> Result<ShrinkSummary, Error> {
+    let original = report::read_run(&options.report).map_err(Error::Input)?;
     let target = Target::of(&original).ok_or_else(|| {
-        format!(
+        Error::Input(format!(
             "{}: the run ended {}; only a run that ended otherwise can be shrunk",
             options.report.display(),
             original.outcome
-        )
+        ))
     })?;
     let path = Path::new(&original.file);
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("the report's scenario {}: {e}", path.display()))?;
+    let bytes = fsio::read_capped(path, scenario::FILE_BYTES_MAX as u64)
+        .map_err(|e| Error::Input(format!("the report's scenario: {e}")))?;
+    let text = String::from_utf8(bytes).map_err(|_| {
+        Error::Input(format!(
+            "the report's scenario {} is not UTF-8",
+            crate::text::printable(&original.file)
+        ))
+    })?;
     let scenario = scenario::load_str(&original.file, &text)
-        .map_err(|e| format!("the report's scenario no longer loads:\n{e}"))?;
-    let tree = yaml::parse(&text, &yaml::Limits::default()).map_err(|e| e.to_string())?;
-    let template = Template::new(&tree, &scenario, &original, &original.scenario)?;
+        .map_err(|e| Error::Input(format!("the report's scenario no longer loads:\n{e}")))?;
+    let tree =
+        yaml::parse(&text, &yaml::Limits::default()).map_err(|e| Error::Input(e.to_string()))?;
+    let name = shrunk_name(options.out.as_deref(), &original.scenario, original.seed);
+    let template = Template::new(&tree, &scenario, &original, &name).map_err(Error::Input)?;
     let all = actions(&original);
     let say = |line: String| {
         if !options.quiet {
@@ -321,12 +363,12 @@ fn shrink_inner(options: &ShrinkOptions) -> Result<u8, String> {
         }
     };
     if !try_subset(&all) {
-        return Err(format!(
+        return Err(Error::Input(format!(
             "replaying the trail's {} action(s) as a scenario does not end {} ({}): the run cannot be shrunk this way",
             all.len(),
             target.outcome,
             target.checker
-        ));
+        )));
     }
     let (kept, runs, exhausted) = ddmin(
         all.clone(),
@@ -341,10 +383,8 @@ fn shrink_inner(options: &ShrinkOptions) -> Result<u8, String> {
     };
     let comment = provenance(options, &original, &target, &shrunk);
     let text = template.render(&shrunk.kept, &comment);
-    match &options.out {
-        Some(out) => atomic_write(out, text.as_bytes())
-            .map_err(|e| format!("writing {}: {e}", out.display()))?,
-        None => print!("{text}"),
+    if let Some(out) = &options.out {
+        atomic_write(out, text.as_bytes()).map_err(Error::Io)?;
     }
     say(format!(
         "shrink: kept {} of {} action(s) after {} run(s){}",
@@ -357,10 +397,13 @@ fn shrink_inner(options: &ShrinkOptions) -> Result<u8, String> {
             " (1-minimal within ddmin)"
         }
     ));
-    Ok(if shrunk.kept.len() <= shrunk.original {
-        EXIT_OK
-    } else {
-        EXIT_FAILED
+    Ok(ShrinkSummary {
+        name,
+        text,
+        kept: shrunk.kept.len(),
+        original: shrunk.original,
+        runs: shrunk.runs,
+        exhausted: shrunk.exhausted,
     })
 }
 

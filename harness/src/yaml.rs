@@ -70,6 +70,11 @@ pub struct Limits {
     /// Maximum number of alias expansions, counting the aliases inside expanded anchors again
     /// every time they are copied (which is what makes a 'billion laughs' file blow up).
     pub alias_expansions_max: usize,
+    /// Maximum bytes of scalar text in the tree, counting the copies made by alias
+    /// expansion: one alias of a large anchored string copies all of it, so counting
+    /// nodes alone lets a 1 MB file with 2,000 aliases of one 900 KB string ask for
+    /// gigabytes.
+    pub expanded_bytes_max: usize,
 }
 
 impl Default for Limits {
@@ -79,6 +84,7 @@ impl Default for Limits {
             depth_max: 32,
             nodes_max: 200_000,
             alias_expansions_max: 10_000,
+            expanded_bytes_max: 8 << 20,
         }
     }
 }
@@ -268,45 +274,25 @@ impl<'de, T: Deserialize<'de>> Visitor<'de> for SpannedVisitor<T> {
 /// The candidate closest to `word` for a "did you mean" hint, if any is close enough.
 ///
 /// Case-insensitive; counts insertions, deletions, substitutions and swaps of adjacent
-/// letters as one edit each. A candidate qualifies with at most `max(2, len/3)` edits (at
-/// most half the word's length, so short words need a near match), and fewer edits than the
-/// candidate has letters. Ties go to the earliest candidate.
+/// letters as one edit each (optimal string alignment, from `strsim`). A candidate
+/// qualifies with at most `max(2, len/3)` edits (at most half the word's length, so short
+/// words need a near match), and fewer edits than the candidate has letters. Ties go to the
+/// earliest candidate. Compose the hint with [`crate::text::did_you_mean`], which also says
+/// when the word holds look-alike non-ASCII letters.
 pub fn nearest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-    let word: Vec<char> = word.to_lowercase().chars().collect();
-    let len = word.len();
+    let word = word.to_lowercase();
+    let len = word.chars().count();
     let allowed = (len / 3).max(2).min((len / 2).max(1));
     let mut best: Option<(usize, &'a str)> = None;
     for candidate in candidates {
-        let chars: Vec<char> = candidate.to_lowercase().chars().collect();
-        let distance = edit_distance(&word, &chars);
-        let close = distance <= allowed && distance < chars.len();
+        let lower = candidate.to_lowercase();
+        let distance = strsim::osa_distance(&word, &lower);
+        let close = distance <= allowed && distance < lower.chars().count();
         if close && best.is_none_or(|(d, _)| distance < d) {
             best = Some((distance, candidate));
         }
     }
     best.map(|(_, candidate)| candidate)
-}
-
-/// Optimal-string-alignment distance (Levenshtein plus adjacent transpositions).
-fn edit_distance(a: &[char], b: &[char]) -> usize {
-    // Three rolling rows: two back (for transpositions), previous, current.
-    let mut before: Vec<usize> = vec![0; b.len() + 1];
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    let mut cur = vec![0; b.len() + 1];
-    for i in 1..=a.len() {
-        cur[0] = i;
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut d = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                d = d.min(before[j - 2] + 1);
-            }
-            cur[j] = d;
-        }
-        std::mem::swap(&mut before, &mut prev);
-        std::mem::swap(&mut prev, &mut cur);
-    }
-    prev[b.len()]
 }
 
 /// Write a JSON value as one line of flow-style YAML (`{crash: n1}`), quoting only

@@ -88,7 +88,7 @@ fn json_lines_carry_the_documented_fields() {
 }
 
 #[test]
-fn an_unmet_expectation_exits_1_and_prints_the_replay_command() {
+fn an_unmet_expectation_exits_with_its_class_and_prints_the_replay_command() {
     let dir = temp_dir("unmet");
     let file = dir.join("wrong.yaml");
     std::fs::write(
@@ -97,7 +97,11 @@ fn an_unmet_expectation_exits_1_and_prints_the_replay_command() {
     )
     .unwrap();
     let out = faultline(&["run", file.to_str().unwrap(), "--seed", "9"]);
-    assert_eq!(out.status.code(), Some(1));
+    // One run that converged where a divergence was expected: "expectation unmet".
+    assert_eq!(
+        out.status.code(),
+        Some(faultline::cli::exit::EXPECTATION_UNMET as i32)
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         stdout.contains("FAIL wrong [default] converged (expected diverged) seed=9"),

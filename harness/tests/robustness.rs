@@ -167,14 +167,14 @@ fn a_sweep_goes_on_after_a_crashed_run() {
         resume: false,
         check_determinism: 0.0,
         variant: None,
+        fail_fast: false,
         quiet: true,
     };
-    assert_eq!(
-        faultline::sweep::sweep(&options),
-        1,
-        "a crashed run is a failure"
-    );
-    let (records, _) = faultline::sweep::results::read(&out.join("results.jsonl")).unwrap();
+    let summary = faultline::sweep::sweep(&options).unwrap();
+    assert_eq!(summary.failed().count(), 3, "a crashed run is a failure");
+    let records = faultline::sweep::results::read(&out.join("results.jsonl"))
+        .unwrap()
+        .records;
     assert_eq!(
         records.len(),
         6,
@@ -220,11 +220,12 @@ fn walk(dir: &std::path::Path) -> Vec<PathBuf> {
     out
 }
 
-#[test]
-fn sigint_during_a_sweep_saves_what_it_has_and_exits_non_zero() {
-    let dir = temp_dir("sigint");
+/// A sweep stopped by `signal` part-way: it saves what it has, says in its
+/// summary and sweep.json that it is incomplete, and exits 130.
+fn stop_a_sweep_with(signal: i32, name: &str) {
+    let dir = temp_dir(name);
     let out = dir.join("out");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_faultline"))
+    let child = Command::new(env!("CARGO_BIN_EXE_faultline"))
         .args([
             "sweep",
             "scenarios/raftkv/chaos.yaml",
@@ -236,23 +237,34 @@ fn sigint_during_a_sweep_saves_what_it_has_and_exits_non_zero() {
             out.to_str().unwrap(),
         ])
         .current_dir(common::workspace())
-        .stderr(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     let results = out.join("results.jsonl");
     let mut waited = Duration::ZERO;
-    while faultline::sweep::results::read(&results).unwrap().0.len() < 2 {
+    while faultline::sweep::results::read(&results)
+        .unwrap()
+        .records
+        .len()
+        < 2
+    {
         assert!(waited < Duration::from_secs(300), "nothing recorded");
         std::thread::sleep(Duration::from_millis(20));
         waited += Duration::from_millis(20);
     }
     // SAFETY: sending a signal to our own child process.
     unsafe {
-        libc::kill(child.id() as i32, libc::SIGINT);
+        libc::kill(child.id() as i32, signal);
     }
-    let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(130), "interrupted sweeps exit 130");
-    let (records, intact) = faultline::sweep::results::read(&results).unwrap();
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(
+        output.status.code(),
+        Some(130),
+        "interrupted sweeps exit 130: {stderr}"
+    );
+    let contents = faultline::sweep::results::read(&results).unwrap();
+    let (records, intact) = (contents.records, contents.intact);
     assert!(!records.is_empty() && records.len() < 200);
     assert_eq!(
         intact,
@@ -260,6 +272,7 @@ fn sigint_during_a_sweep_saves_what_it_has_and_exits_non_zero() {
         "no torn line"
     );
     let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    let ran = format!("ran {} of 200 planned run(s)", records.len());
     assert!(
         summary.contains(&format!(
             "{} of {} run(s) met their expectation",
@@ -268,5 +281,29 @@ fn sigint_during_a_sweep_saves_what_it_has_and_exits_non_zero() {
         )),
         "{summary}"
     );
+    assert!(
+        summary.contains("**Incomplete: ") && summary.contains(&ran),
+        "{summary}"
+    );
+    assert!(summary.contains(&format!("stopped by {name}")), "{summary}");
+    let meta: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("sweep.json")).unwrap()).unwrap();
+    assert_eq!(meta["complete"], false);
+    assert_eq!(meta["stopped_by"], "interrupted");
+    assert!(
+        meta["incomplete"].as_str().unwrap().contains(&ran),
+        "{meta}"
+    );
+    assert!(stderr.contains("incomplete: "), "{stderr}");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn sigint_during_a_sweep_saves_what_it_has_and_exits_non_zero() {
+    stop_a_sweep_with(libc::SIGINT, "SIGINT");
+}
+
+#[test]
+fn sigterm_during_a_sweep_is_handled_like_sigint() {
+    stop_a_sweep_with(libc::SIGTERM, "SIGTERM");
 }

@@ -26,12 +26,15 @@ fn options(paths: Vec<PathBuf>, seeds: std::ops::RangeInclusive<u64>, out: &Path
         resume: false,
         check_determinism: 0.0,
         variant: None,
+        fail_fast: false,
         quiet: true,
     }
 }
 
 fn records(dir: &Path) -> Vec<RunRecord> {
-    results::read(&dir.join(results::RESULTS_FILE)).unwrap().0
+    results::read(&dir.join(results::RESULTS_FILE))
+        .unwrap()
+        .records
 }
 
 /// What a run produced, without wall-clock fields.
@@ -55,17 +58,16 @@ fn shards_merge_into_exactly_the_unsharded_results() {
     let root = temp_dir("shards");
     let scenario = common::workspace().join("scenarios/raftkv/canary-quorum.yaml");
     let whole = root.join("whole");
-    assert_eq!(
-        sweep::sweep(&options(vec![scenario.clone()], 1..=12, &whole)),
-        0
-    );
+    let summary = sweep::sweep(&options(vec![scenario.clone()], 1..=12, &whole)).unwrap();
+    assert!(summary.complete() && summary.failed().count() == 0);
     let mut dirs = Vec::new();
     for k in 1..=3 {
         let dir = root.join(format!("shard{k}"));
         let mut o = options(vec![scenario.clone()], 1..=12, &dir);
         o.shard = Some((k, 3));
         o.jobs = 1;
-        assert_eq!(sweep::sweep(&o), 0);
+        let summary = sweep::sweep(&o).unwrap();
+        assert!(summary.complete() && summary.failed().count() == 0);
         dirs.push(dir);
     }
     let sizes: Vec<usize> = dirs.iter().map(|d| records(d).len()).collect();
@@ -75,7 +77,13 @@ fn shards_merge_into_exactly_the_unsharded_results() {
         "24 runs (2 variants x 12 seeds) in three equal slices"
     );
     let merged = root.join("merged");
-    assert_eq!(merge::merge(&dirs, &merged, true), 0);
+    let summary = merge::merge(&merge::MergeOptions {
+        dirs: dirs.clone(),
+        out: merged.clone(),
+        shards: None,
+    })
+    .unwrap();
+    assert!(summary.complete(), "{:?}", summary.problems);
     assert_eq!(records(&merged).len(), 24);
     assert_eq!(essence(&records(&merged)), essence(&records(&whole)));
     assert!(merged.join("junit.xml").exists() && merged.join("summary.md").exists());
@@ -205,14 +213,17 @@ fn a_failing_random_run_of_the_canary_shrinks_to_a_scenario_that_still_fails() {
         .expect("the canary fails under chaos for some seed");
     let report = faultline::report::write_run(&root.join("reports"), &original).unwrap();
     let out = root.join("shrunk.yaml");
-    let code = shrink::shrink(&ShrinkOptions {
+    let summary = shrink::shrink(&ShrinkOptions {
         report,
         out: Some(out.clone()),
         budget: 150,
         quiet: true,
-    });
-    assert_eq!(code, 0);
+    })
+    .unwrap();
+    assert!(summary.kept < summary.original, "{summary:?}");
     let shrunk = faultline::scenario::load(&out).expect("the shrunk scenario validates");
+    assert_eq!(shrunk.name, "shrunk", "named after its own file");
+    assert_ne!(shrunk.name, original.scenario);
     let rerun = faultline::runner::run(&shrunk, &shrunk.variants[0], seed);
     let target = Target::of(&original).unwrap();
     assert_eq!(
@@ -235,5 +246,125 @@ fn a_failing_random_run_of_the_canary_shrinks_to_a_scenario_that_still_fails() {
     assert!(std::fs::read_to_string(&out)
         .unwrap()
         .contains("# Shrunk by `faultline shrink`"));
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+#[test]
+fn a_sweep_stopped_by_its_time_budget_is_incomplete_and_exits_3() {
+    let root = temp_dir("budget");
+    let out = root.join("out");
+    let output = Command::new(env!("CARGO_BIN_EXE_faultline"))
+        .args([
+            "sweep",
+            "scenarios/raftkv/chaos.yaml",
+            "--seeds",
+            "1..500",
+            "--jobs",
+            "1",
+            "--time-budget",
+            "1ms",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .current_dir(common::workspace())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(
+        output.status.code(),
+        Some(faultline::cli::exit::INCOMPLETE as i32),
+        "{stderr}"
+    );
+    let ran = records(&out).len();
+    assert!(ran < 500, "{ran}");
+    let note = format!("ran {ran} of 500 planned run(s): the time budget ran out");
+    assert!(stderr.contains(&note), "{stderr}");
+    let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(summary.contains(&note), "{summary}");
+    let meta = sweep::meta::read(&out).unwrap().unwrap();
+    assert!(!meta.complete);
+    assert_eq!(meta.stopped_by, "time_budget");
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+#[test]
+fn a_merge_with_a_missing_or_unfinished_shard_is_incomplete() {
+    let root = temp_dir("missing-shard");
+    let scenario = common::workspace().join("scenarios/raftkv/canary-quorum.yaml");
+    let mut dirs = Vec::new();
+    for k in 1..=3 {
+        let dir = root.join(format!("shard{k}"));
+        let mut o = options(vec![scenario.clone()], 1..=6, &dir);
+        o.shard = Some((k, 3));
+        o.jobs = 1;
+        assert!(sweep::sweep(&o).unwrap().complete());
+        dirs.push(dir);
+    }
+    let merge_of = |dirs: &[PathBuf], shards: Option<u64>, name: &str| {
+        merge::merge(&merge::MergeOptions {
+            dirs: dirs.to_vec(),
+            out: root.join(name),
+            shards,
+        })
+        .unwrap()
+    };
+    assert!(merge_of(&dirs, None, "all").complete());
+    // Shard 2 of 3 lost: read from the shards' sweep.json.
+    let two = [dirs[0].clone(), dirs[2].clone()];
+    let summary = merge_of(&two, None, "two");
+    assert!(!summary.complete());
+    let note = summary.incomplete().unwrap();
+    assert!(note.contains("1 shard(s) of 3 missing: 2"), "{note}");
+    assert!(note.starts_with("ran 8 of 8 planned run(s)"), "{note}");
+    let md = std::fs::read_to_string(root.join("two/summary.md")).unwrap();
+    assert!(md.contains("**Incomplete: "), "{md}");
+    // Told the count: a fourth shard that never ran is missing too.
+    let told = merge_of(&dirs, Some(4), "told");
+    assert!(
+        told.incomplete().unwrap().contains("--shards 4"),
+        "{:?}",
+        told.problems
+    );
+    // A shard whose sweep never finished (killed: sweep.json still says running).
+    let mut meta = sweep::meta::read(&dirs[1]).unwrap().unwrap();
+    meta.complete = false;
+    meta.stopped_by = "running".into();
+    sweep::meta::write(&dirs[1], &meta).unwrap();
+    let killed = merge_of(&dirs, None, "killed");
+    assert!(
+        killed
+            .incomplete()
+            .unwrap()
+            .contains("(shard 2/3): it never finished"),
+        "{:?}",
+        killed.problems
+    );
+    // Shards without sweep.json (an older faultline): the count is unknown.
+    for dir in &dirs {
+        std::fs::remove_file(dir.join(sweep::meta::META_FILE)).unwrap();
+    }
+    let unknown = merge_of(&dirs, None, "unknown");
+    assert!(!unknown.complete());
+    assert!(
+        unknown
+            .problems
+            .iter()
+            .any(|p| p.contains("pass --shards N")),
+        "{:?}",
+        unknown.problems
+    );
+    // Through the CLI: exit 3.
+    let out = Command::new(env!("CARGO_BIN_EXE_faultline"))
+        .args(["merge"])
+        .args(two.iter().map(|d| d.to_str().unwrap()))
+        .args(["--out", root.join("cli").to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(faultline::cli::exit::INCOMPLETE as i32),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     std::fs::remove_dir_all(&root).unwrap();
 }

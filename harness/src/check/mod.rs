@@ -70,7 +70,7 @@ pub fn outcome_of(findings: &[Finding]) -> Outcome {
 
 /// Run a checker, turning a panic into an `unknown` finding.
 pub fn guarded(checker: &str, f: impl FnOnce() -> Vec<Finding>) -> Vec<Finding> {
-    match crate::runner::panic::catch(f) {
+    match crate::panic::catch(f) {
         Ok(findings) => findings,
         Err(message) => vec![Finding::unknown(
             checker,

@@ -16,7 +16,6 @@ pub mod expr;
 pub mod itf;
 pub mod mapping;
 
-use crate::cli::{EXIT_BAD_INPUT, EXIT_OK};
 use crate::scenario::{self, LoadError};
 use crate::yaml::Loc;
 use expr::{EvalError, Scope, Template};
@@ -111,40 +110,84 @@ impl fmt::Display for ImportError {
     }
 }
 
-/// The command: read, build, validate, write. Exit 0, or 2 with every error printed.
-pub fn import(trace: &Path, mapping: &Path, out: Option<&Path>) -> u8 {
-    match import_files(trace, mapping, out) {
-        Ok(summary) => {
-            eprintln!("{summary}");
-            EXIT_OK
-        }
-        Err(errors) => {
-            for e in errors {
-                eprintln!("{e}");
-            }
-            EXIT_BAD_INPUT
-        }
+/// What an import made.
+#[derive(Debug)]
+pub struct ImportSummary {
+    /// The scenario text (also written to the output file when one was given).
+    pub text: String,
+    pub written: Option<std::path::PathBuf>,
+    pub states: usize,
+    pub format: &'static str,
+    pub steps: usize,
+    pub refinements: usize,
+    pub trace: String,
+    pub mapping: String,
+}
+
+impl fmt::Display for ImportSummary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let out = self
+            .written
+            .as_ref()
+            .map_or("<stdout>".to_string(), |p| p.display().to_string());
+        write!(
+            f,
+            "imported {} state(s) of {} ({}) with {}: {} step(s), {} refinement check(s) -> {}",
+            self.states,
+            crate::text::printable(&self.trace),
+            self.format,
+            crate::text::printable(&self.mapping),
+            self.steps,
+            self.refinements,
+            crate::text::printable(&out)
+        )
     }
 }
 
+/// Every error of an import, in the order found.
+#[derive(Debug)]
+pub struct ImportErrors(pub Vec<ImportError>);
+
+impl fmt::Display for ImportErrors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for e in &self.0 {
+            writeln!(f, "{e}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ImportErrors {}
+
+/// The command: read, build, validate, write.
+pub fn import(
+    trace: &Path,
+    mapping: &Path,
+    out: Option<&Path>,
+) -> Result<ImportSummary, ImportErrors> {
+    import_files(trace, mapping, out).map_err(ImportErrors)
+}
+
+/// A regular file of at most `limit` bytes, as text.
 fn read(path: &Path, limit: usize) -> Result<String, Vec<ImportError>> {
     let file = path.display().to_string();
     let fail = |m: String| vec![ImportError::io(&file, m)];
-    let metadata = std::fs::metadata(path).map_err(|e| fail(format!("cannot read: {e}")))?;
-    if metadata.len() as usize > limit {
-        return Err(fail(format!(
-            "file is {} bytes; the limit is {limit}",
-            metadata.len()
-        )));
-    }
-    std::fs::read_to_string(path).map_err(|e| fail(format!("cannot read: {e}")))
+    let bytes = crate::fsio::read_capped(path, limit as u64).map_err(|e| {
+        fail(match e.kind {
+            crate::fsio::ErrorKind::TooLarge { limit } => {
+                format!("file is more than {limit} bytes; the limit is {limit}")
+            }
+            _ => e.to_string(),
+        })
+    })?;
+    String::from_utf8(bytes).map_err(|_| fail("cannot read: the file is not UTF-8".into()))
 }
 
 fn import_files(
     trace: &Path,
     mapping: &Path,
     out: Option<&Path>,
-) -> Result<String, Vec<ImportError>> {
+) -> Result<ImportSummary, Vec<ImportError>> {
     let mapping_file = mapping.display().to_string();
     let trace_file = trace.display().to_string();
     let mapping = mapping::parse(&mapping_file, &read(mapping, mapping::FILE_BYTES_MAX)?)?;
@@ -153,18 +196,20 @@ fn import_files(
     let out_name = out.map_or("<stdout>".to_string(), |p| p.display().to_string());
     let generated = build(&mapping, &trace, &trace_file)?;
     check(&generated, &mapping, &out_name)?;
-    match out {
-        Some(path) => std::fs::write(path, &generated.text)
-            .map_err(|e| vec![ImportError::io(&out_name, format!("cannot write: {e}"))])?,
-        None => print!("{}", generated.text),
+    if let Some(path) = out {
+        crate::fsio::atomic_write(path, generated.text.as_bytes())
+            .map_err(|e| vec![ImportError::io(&out_name, e.to_string())])?;
     }
-    Ok(format!(
-        "imported {} state(s) of {trace_file} ({}) with {mapping_file}: {} step(s), {} refinement check(s) -> {out_name}",
-        trace.states.len(),
-        trace.format.name(),
-        generated.steps,
-        generated.refinements,
-    ))
+    Ok(ImportSummary {
+        text: generated.text,
+        written: out.map(Path::to_path_buf),
+        states: trace.states.len(),
+        format: trace.format.name(),
+        steps: generated.steps,
+        refinements: generated.refinements,
+        trace: trace_file,
+        mapping: mapping_file,
+    })
 }
 
 /// A generated scenario and, per line, the mapping place that made it.

@@ -8,7 +8,7 @@
 //! [`href_path`], deterministic for given records. No script at all.
 
 use super::html::{esc, fmt_dur, href_path};
-use super::{atomic_write, safe_component, RunRecord};
+use super::{safe_component, RunRecord};
 use crate::outcome::Outcome;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -122,11 +122,13 @@ pub fn dashboard_html(records: &[RunRecord], title: &str) -> String {
 
 /// Write `index.html` into `dir` (atomically); returns its path. Commands in it name
 /// report paths under `dir`, as seen from where the sweep ran.
-pub fn write_dashboard(dir: &Path, records: &[RunRecord]) -> std::io::Result<PathBuf> {
-    let path = dir.join("index.html");
+pub fn write_dashboard(dir: &Path, records: &[RunRecord]) -> Result<PathBuf, crate::fsio::Error> {
     let title = format!("faultline sweep: {}", dir.display());
-    atomic_write(&path, render(records, &title, Some(dir)).as_bytes())?;
-    Ok(path)
+    crate::fsio::tree_write(
+        dir,
+        Path::new("index.html"),
+        render(records, &title, Some(dir)).as_bytes(),
+    )
 }
 
 fn f(x: f64) -> String {

@@ -8,89 +8,117 @@ pub mod dashboard;
 pub mod html;
 mod junit;
 mod summary;
+mod terminal;
 
 pub use dashboard::{dashboard_html, write_dashboard};
 pub use html::run_html;
 pub use junit::junit_xml;
-pub use summary::{summary_md, terminal_summary};
+pub use summary::summary_md;
+pub use terminal::{run_lines, terminal_summary, Detail};
 
 use crate::check::Finding;
 use crate::outcome::Outcome;
 use crate::runner::RunResult;
 use serde::{Deserialize, Serialize};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// Write `bytes` to `path` atomically.
-pub fn atomic_write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "out".into());
-    let tmp = dir.join(format!(".{name}.tmp.{}", std::process::id()));
-    {
-        let mut file = std::fs::File::create(&tmp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-    }
-    std::fs::rename(&tmp, path)?;
-    // Make the rename itself durable.
-    if let Ok(dir) = std::fs::File::open(dir) {
-        let _ = dir.sync_all();
-    }
-    Ok(())
-}
+pub use crate::fsio::atomic_write;
+
+/// The largest `report.json` that `replay`, `report` and `shrink` read: a run at
+/// the default trail limit (200,000 events) writes well under this.
+pub const REPORT_BYTES_MAX: u64 = 256 * 1024 * 1024;
 
 /// A path component made only of safe characters: scenario data never steers a
-/// report outside the report directory (no `..`, no `/`, no absolute names).
+/// report outside the report directory (no `..`, no `/`, no absolute names), and
+/// two different names never share a directory. Letters, digits, `-` and `_`
+/// stand for themselves, as does `.` except in front; every other byte is written
+/// `%XX`, and the empty name is `%`, which no other name can produce. A name over
+/// 100 bytes is cut and ends with a digest of the whole name.
 pub fn safe_component(text: &str) -> String {
-    let mut out: String = text
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .take(100)
-        .collect();
-    while out.starts_with('.') {
-        out.replace_range(0..1, "_");
+    let mut out = String::new();
+    for (i, b) in text.bytes().enumerate() {
+        if b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || (b == b'.' && i > 0) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
     }
     if out.is_empty() {
-        out.push('_');
+        out.push('%');
+    }
+    if out.len() > 100 {
+        use sha2::{Digest, Sha256};
+        let digest = crate::trail::hex(&Sha256::digest(text.as_bytes()));
+        // Every byte of `out` is ASCII, so any index is a char boundary.
+        out.truncate(83);
+        out.push('~');
+        out.push_str(&digest[..16]);
     }
     out
 }
 
-/// Where one run's files go: `<dir>/<scenario>/<variant>/seed-<N>/`.
-pub fn run_dir(root: &Path, result: &RunResult) -> PathBuf {
-    root.join(safe_component(&result.scenario))
+/// Where one run's files go, relative to the report directory:
+/// `<scenario>/<variant>/seed-<N>/`.
+pub fn run_dir_relative(result: &RunResult) -> PathBuf {
+    Path::new(&safe_component(&result.scenario))
         .join(safe_component(&result.variant))
         .join(format!("seed-{}", result.seed))
 }
 
+/// Where one run's files go: `<dir>/<scenario>/<variant>/seed-<N>/`.
+pub fn run_dir(root: &Path, result: &RunResult) -> PathBuf {
+    root.join(run_dir_relative(result))
+}
+
 /// Write `report.json` and `report.html` for one run; returns the JSON's path.
-pub fn write_run(root: &Path, result: &RunResult) -> std::io::Result<PathBuf> {
-    let dir = run_dir(root, result);
-    let path = dir.join("report.json");
+/// Never through a symlink inside `root` (see `fsio`).
+pub fn write_run(root: &Path, result: &RunResult) -> Result<PathBuf, crate::fsio::Error> {
+    write_run_in(root, Path::new(""), result)
+}
+
+/// `write_run` into `root/sub/...`, with `sub` checked for links like the rest.
+pub fn write_run_in(
+    root: &Path,
+    sub: &Path,
+    result: &RunResult,
+) -> Result<PathBuf, crate::fsio::Error> {
+    let dir = sub.join(run_dir_relative(result));
     let bytes = serde_json::to_vec_pretty(result).expect("results serialize");
-    atomic_write(&path, &bytes)?;
-    atomic_write(&dir.join("report.html"), run_html(result).as_bytes())?;
+    let path = crate::fsio::tree_write(root, &dir.join("report.json"), &bytes)?;
+    crate::fsio::tree_write(root, &dir.join("report.html"), run_html(result).as_bytes())?;
     Ok(path)
 }
 
 /// Write `junit.xml` and `summary.md` over all runs.
-pub fn write_summaries(root: &Path, records: &[RunRecord]) -> std::io::Result<()> {
-    atomic_write(&root.join("junit.xml"), junit_xml(records).as_bytes())?;
-    atomic_write(&root.join("summary.md"), summary_md(records).as_bytes())?;
+pub fn write_summaries(root: &Path, records: &[RunRecord]) -> Result<(), crate::fsio::Error> {
+    write_summaries_with(root, records, None)
+}
+
+/// `write_summaries`, with a note on coverage that was lost (an incomplete sweep
+/// or merge) at the top of `summary.md`.
+pub fn write_summaries_with(
+    root: &Path,
+    records: &[RunRecord],
+    incomplete: Option<&str>,
+) -> Result<(), crate::fsio::Error> {
+    crate::fsio::tree_write(root, Path::new("junit.xml"), junit_xml(records).as_bytes())?;
+    let mut md = summary_md(records);
+    if let Some(note) = incomplete {
+        let at = md.find("\n\n").map_or(md.len(), |i| i + 2);
+        md.insert_str(
+            at,
+            &format!(
+                "**Incomplete: {}.** Coverage was lost: this is not a green run.\n\n",
+                md_line(note)
+            ),
+        );
+    }
+    crate::fsio::tree_write(root, Path::new("summary.md"), md.as_bytes())?;
     Ok(())
+}
+
+fn md_line(text: &str) -> String {
+    text.replace('|', "\\|").replace('\n', " ")
 }
 
 /// One finished run in a line: what `--json` prints and what a sweep appends to its
@@ -148,11 +176,15 @@ pub fn json_line(result: &RunResult) -> String {
     serde_json::to_string(&RunRecord::of(result)).expect("records serialize")
 }
 
-/// Read a saved report.
+/// Read a saved report: a regular file of at most [`REPORT_BYTES_MAX`] bytes.
 pub fn read_run(path: &Path) -> Result<RunResult, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
-    serde_json::from_slice(&bytes)
-        .map_err(|e| format!("{}: not a faultline report: {e}", path.display()))
+    let bytes = crate::fsio::read_capped(path, REPORT_BYTES_MAX).map_err(|e| e.to_string())?;
+    serde_json::from_slice(&bytes).map_err(|e| {
+        format!(
+            "{}: not a faultline report: {e}",
+            crate::text::printable(&path.display().to_string())
+        )
+    })
 }
 
 pub fn xml_escape(text: &str) -> String {
@@ -178,10 +210,12 @@ mod tests {
 
     #[test]
     fn safe_components_never_escape_the_directory() {
-        assert_eq!(safe_component("../../etc/passwd"), "_._.._etc_passwd");
-        assert_eq!(safe_component("/abs"), "_abs");
-        assert_eq!(safe_component(".."), "_.");
-        assert_eq!(safe_component(""), "_");
+        assert_eq!(
+            safe_component("../../etc/passwd"),
+            "%2E.%2F..%2Fetc%2Fpasswd"
+        );
+        assert_eq!(safe_component("/abs"), "%2Fabs");
+        assert_eq!(safe_component(".."), "%2E.");
         assert_eq!(
             safe_component("raftkv-leader_crash.v2"),
             "raftkv-leader_crash.v2"
@@ -190,18 +224,18 @@ mod tests {
     }
 
     #[test]
-    fn atomic_write_replaces_whole_files() {
-        let dir = std::env::temp_dir().join(format!("faultline-atomic-{}", std::process::id()));
-        let path = dir.join("x.json");
-        atomic_write(&path, b"old").unwrap();
-        atomic_write(&path, b"new").unwrap();
-        assert_eq!(std::fs::read(&path).unwrap(), b"new");
-        let leftovers: Vec<_> = std::fs::read_dir(&dir)
-            .unwrap()
-            .filter_map(|e| e.ok())
-            .collect();
-        assert_eq!(leftovers.len(), 1, "no temporary file is left behind");
-        std::fs::remove_dir_all(&dir).unwrap();
+    fn different_names_never_share_a_report_directory() {
+        let names = [
+            "", ".", "_", "%", "%2E", "a b", "a_b", "a/b", "a%2Fb", "A", "a", "é", "e",
+        ];
+        let mut seen = std::collections::BTreeSet::new();
+        for name in names {
+            assert!(seen.insert(safe_component(name)), "{name:?} collides");
+        }
+        let long_a = "x".repeat(200) + "a";
+        let long_b = "x".repeat(200) + "b";
+        assert_ne!(safe_component(&long_a), safe_component(&long_b));
+        assert!(safe_component(&long_a).len() <= 100);
     }
 
     #[test]

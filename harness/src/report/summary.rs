@@ -1,59 +1,17 @@
-//! Human summaries: the terminal block per run and `summary.md` over all runs.
+//! `summary.md` over all runs (the terminal's lines are in `terminal.rs`).
 
 use super::RunRecord;
 use crate::duration::format as fmt_duration;
 use crate::outcome::Outcome;
-use crate::runner::RunResult;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-fn expected(outcomes: &[Outcome]) -> String {
+pub(super) fn expected(outcomes: &[Outcome]) -> String {
     outcomes
         .iter()
         .map(|o| o.name())
         .collect::<Vec<_>>()
         .join(" or ")
-}
-
-/// The readable block printed per variant run.
-pub fn terminal_summary(r: &RunResult) -> String {
-    let verdict = if r.passed { "PASS" } else { "FAIL" };
-    let mut out = format!(
-        "{verdict} {} [{}] {} (expected {}) seed={} sim={} wall={}ms digest={}\n",
-        r.scenario,
-        r.variant,
-        r.outcome,
-        expected(&r.expected),
-        r.seed,
-        fmt_duration(Duration::from_millis(r.sim_elapsed_ms)),
-        r.wall_ms,
-        &r.trail_digest[..16.min(r.trail_digest.len())],
-    );
-    let faults = r.faults_fired();
-    if !faults.is_empty() {
-        out.push_str(&format!("  faults ({}):\n", faults.len()));
-        for line in faults.iter().take(12) {
-            out.push_str(&format!("    {line}\n"));
-        }
-        if faults.len() > 12 {
-            out.push_str(&format!(
-                "    ... {} more in the report\n",
-                faults.len() - 12
-            ));
-        }
-    }
-    for f in &r.findings {
-        out.push_str(&format!(
-            "  {} [{}]: {}\n",
-            f.outcome.map(|o| o.name()).unwrap_or("fail"),
-            f.checker,
-            f.message
-        ));
-    }
-    if !r.passed {
-        out.push_str(&format!("  seed: {}\n  replay: {}\n", r.seed, r.replay));
-    }
-    out
 }
 
 /// `summary.md`: outcome counts per scenario and variant, then every failure with

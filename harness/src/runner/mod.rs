@@ -10,7 +10,6 @@ mod chaos;
 pub mod env;
 mod interpret;
 pub mod net;
-pub mod panic;
 mod pick;
 mod result;
 
@@ -19,6 +18,7 @@ pub use result::{FinalNode, MessageCount, RunResult};
 use crate::check::{self, divergence, expect, history, invariants, Finding};
 use crate::faults::FaultTable;
 use crate::outcome::Outcome;
+use crate::panic;
 use crate::scenario::{Condition, Heal, Scenario, Since, Variant};
 use crate::trail::{Kind, Trail};
 use env::{NodeState, RunEnv, RunState};

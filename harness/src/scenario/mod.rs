@@ -4,10 +4,14 @@
 //! every name (nodes, ops, fail points, bugs, invariants) and duration, reporting
 //! every error with file:line:col. The runner never interprets a string.
 
+mod files;
 pub mod raw;
 mod validate;
 
-pub use validate::{expand_template, load, load_str, LoadError, EXPANDED_STEPS_MAX, NODES_MAX};
+pub use files::{load, load_all, scenario_files, LoadFailure, LoadFailures};
+pub use validate::{
+    expand_template, load_str, LoadError, EXPANDED_STEPS_MAX, FILE_BYTES_MAX, NODES_MAX,
+};
 
 use crate::outcome::Outcome;
 use crate::trail::Kind;
@@ -21,6 +25,8 @@ pub struct Scenario {
     /// The path as given on the command line.
     pub file: String,
     pub name: String,
+    /// Where the name is written (1:1 when it is the file's stem).
+    pub name_loc: Loc,
     pub description: String,
     /// sha256 of the file's bytes.
     pub sha256: String,

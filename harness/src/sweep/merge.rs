@@ -1,11 +1,65 @@
 //! `faultline merge DIR... --out DIR`: join the results of sweep shards (from N CI
-//! machines) into one results file and one set of summaries.
+//! machines) into one results file and one set of summaries, and judge whether
+//! the shards cover the whole sweep: every shard 1..N present, each complete,
+//! every line of every results file readable, all from one sweep. A set that is
+//! not whole is reported `incomplete`, never as a green merge.
 
-use super::results::{self, RunKey};
-use crate::cli::{EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK};
-use crate::report::{atomic_write, RunRecord};
-use std::collections::BTreeMap;
+use super::meta::{self, Meta};
+use super::results::{self, line_list, RunKey};
+use super::Error;
+use crate::fsio::{self, DirLock};
+use crate::report::RunRecord;
+use crate::text::printable;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Component, Path, PathBuf};
+
+pub struct MergeOptions {
+    pub dirs: Vec<PathBuf>,
+    pub out: PathBuf,
+    /// How many shards the sweep had; else read from the shards' sweep.json.
+    pub shards: Option<u64>,
+}
+
+/// What a merge produced.
+#[derive(Debug)]
+pub struct MergeSummary {
+    pub out: PathBuf,
+    pub records: Vec<RunRecord>,
+    pub dirs: usize,
+    /// Runs the shards planned, where their sweep.json says.
+    pub planned: Option<u64>,
+    /// Why the set is not whole; empty when it is.
+    pub problems: Vec<String>,
+}
+
+impl MergeSummary {
+    pub fn failed(&self) -> impl Iterator<Item = &RunRecord> {
+        self.records.iter().filter(|r| !r.passed)
+    }
+
+    pub fn complete(&self) -> bool {
+        self.problems.is_empty()
+    }
+
+    pub fn incomplete(&self) -> Option<String> {
+        (!self.complete()).then(|| {
+            let planned = self
+                .planned
+                .map_or_else(|| "an unknown number of".to_string(), |p| p.to_string());
+            format!(
+                "ran {} of {planned} planned run(s): {}",
+                self.records.len(),
+                self.problems.join("; ")
+            )
+        })
+    }
+}
+
+struct Shard {
+    dir: PathBuf,
+    records: Vec<RunRecord>,
+    meta: Option<Meta>,
+}
 
 /// Records of all shards, one per run; two shards with different trails for one
 /// run mark it nondeterministic.
@@ -38,63 +92,167 @@ pub fn combine(shards: Vec<(PathBuf, Vec<RunRecord>)>, out: &Path) -> Vec<RunRec
     merged.into_values().map(|(_, r)| r).collect()
 }
 
-pub fn merge(dirs: &[PathBuf], out: &Path, quiet: bool) -> u8 {
+pub fn merge(options: &MergeOptions) -> Result<MergeSummary, Error> {
     let mut shards = Vec::new();
-    for dir in dirs {
+    let mut problems = Vec::new();
+    for dir in &options.dirs {
         let path = dir.join(results::RESULTS_FILE);
-        if !path.exists() {
-            eprintln!(
-                "error: {} has no {}: not a sweep output directory",
-                dir.display(),
+        if std::fs::metadata(&path).is_err() {
+            return Err(Error::Input(format!(
+                "{} has no {}: not a sweep output directory",
+                printable(&dir.display().to_string()),
                 results::RESULTS_FILE
-            );
-            return EXIT_BAD_INPUT;
+            )));
         }
-        match results::read(&path) {
-            Ok((records, _)) => shards.push((dir.clone(), records)),
-            Err(e) => {
-                eprintln!("error: reading {}: {e}", path.display());
-                return EXIT_BAD_INPUT;
-            }
+        let contents = results::read(&path)?;
+        let shown = printable(&path.display().to_string()).into_owned();
+        if !contents.unreadable.is_empty() {
+            problems.push(format!(
+                "{shown}: {} unreadable line(s) ({}), whose records are lost",
+                contents.unreadable.len(),
+                line_list(&contents.unreadable)
+            ));
         }
+        if contents.torn {
+            problems.push(format!(
+                "{shown}: a torn last line (the shard was killed while writing)"
+            ));
+        }
+        let meta = meta::read(dir).map_err(Error::Input)?;
+        shards.push(Shard {
+            dir: dir.clone(),
+            records: contents.records,
+            meta,
+        });
     }
-    if let Err(e) = std::fs::create_dir_all(out) {
-        eprintln!("error: creating {}: {e}", out.display());
-        return EXIT_BAD_INPUT;
-    }
-    let records = combine(shards, out);
+    problems.extend(coverage_problems(&shards, options.shards));
+    let _lock = DirLock::try_new(&options.out).map_err(Error::Lock)?;
+    let planned = shards
+        .iter()
+        .map(|s| s.meta.as_ref().map(|m| m.planned))
+        .sum::<Option<u64>>();
+    let first_meta = shards.iter().find_map(|s| s.meta.clone());
+    let records = combine(
+        shards.into_iter().map(|s| (s.dir, s.records)).collect(),
+        &options.out,
+    );
     let mut lines = Vec::new();
     for r in &records {
         lines.extend(serde_json::to_vec(r).expect("records serialize"));
         lines.push(b'\n');
     }
-    if let Err(e) = atomic_write(&out.join(results::RESULTS_FILE), &lines)
-        .and_then(|()| super::write_summaries(out, &records))
-    {
-        eprintln!("error: writing to {}: {e}", out.display());
-        return EXIT_BAD_INPUT;
-    }
-    let failed: Vec<&RunRecord> = records.iter().filter(|r| !r.passed).collect();
-    if !quiet {
-        println!(
-            "merged {} run(s) from {} shard(s): {} failed",
-            records.len(),
-            dirs.len(),
-            failed.len()
-        );
-        for r in &failed {
-            println!(
-                "  FAIL {} [{}] seed {}: {}  replay: {}",
-                r.scenario, r.variant, r.seed, r.outcome, r.replay
-            );
+    fsio::tree_write(&options.out, Path::new(results::RESULTS_FILE), &lines)?;
+    let summary = MergeSummary {
+        out: options.out.clone(),
+        records,
+        dirs: options.dirs.len(),
+        planned,
+        problems,
+    };
+    super::write_summaries(
+        &options.out,
+        &summary.records,
+        summary.incomplete().as_deref(),
+    )?;
+    let merged = Meta {
+        schema_version: meta::META_SCHEMA_VERSION,
+        seeds: first_meta.as_ref().map_or([0, 0], |m| m.seeds),
+        shard: None,
+        variant: first_meta.as_ref().and_then(|m| m.variant.clone()),
+        files: first_meta
+            .as_ref()
+            .map_or_else(Vec::new, |m| m.files.clone()),
+        plan_digest: first_meta.map_or_else(String::new, |m| m.plan_digest),
+        planned: planned.unwrap_or(0),
+        recorded: summary.records.len() as u64,
+        complete: summary.complete(),
+        stopped_by: "merged".into(),
+        incomplete: summary.incomplete(),
+    };
+    meta::write(&options.out, &merged)?;
+    Ok(summary)
+}
+
+/// Why a set of shards does not cover its sweep: missing metadata, shards that
+/// did not finish, missing shard numbers, shards of different sweeps.
+fn coverage_problems(shards: &[Shard], declared: Option<u64>) -> Vec<String> {
+    let mut problems = Vec::new();
+    let mut counts = BTreeSet::new();
+    let mut present = BTreeSet::new();
+    let mut digests = BTreeSet::new();
+    for shard in shards {
+        let shown = printable(&shard.dir.display().to_string()).into_owned();
+        let Some(meta) = &shard.meta else {
+            problems.push(format!(
+                "{shown} has no {}: what it planned is unknown",
+                meta::META_FILE
+            ));
+            continue;
+        };
+        let [k, n] = meta.shard.unwrap_or([1, 1]);
+        counts.insert(n);
+        present.insert(k);
+        digests.insert(meta.plan_digest.clone());
+        if !meta.complete {
+            let why = meta
+                .incomplete
+                .clone()
+                .unwrap_or_else(|| "it never finished (killed, or still running)".to_string());
+            problems.push(format!("{shown} (shard {k}/{n}): {why}"));
         }
-        println!("summary: {}", out.join("summary.md").display());
     }
-    if failed.is_empty() {
-        EXIT_OK
-    } else {
-        EXIT_FAILED
+    if digests.len() > 1 {
+        problems.push(
+            "the shards come from different sweeps (their scenarios, variants or seeds differ)"
+                .into(),
+        );
     }
+    let n = match (declared, counts.len()) {
+        (Some(d), _) if counts.iter().any(|c| *c != d) => {
+            problems.push(format!(
+                "--shards {d}, but the shards say they are of {}",
+                counts
+                    .iter()
+                    .map(u64::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+            Some(d)
+        }
+        (Some(d), _) => Some(d),
+        (None, 1) => counts.first().copied(),
+        (None, 0) => None,
+        (None, _) => {
+            problems.push(format!(
+                "the shards disagree on the shard count ({})",
+                counts
+                    .iter()
+                    .map(u64::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+            None
+        }
+    };
+    if let Some(n) = n {
+        let found = present.iter().filter(|k| **k <= n).count() as u64;
+        if found < n {
+            let first: Vec<String> = (1..=n)
+                .filter(|k| !present.contains(k))
+                .take(20)
+                .map(|k| k.to_string())
+                .collect();
+            problems.push(format!(
+                "{} shard(s) of {n} missing: {}{}",
+                n - found,
+                first.join(", "),
+                if n - found > 20 { ", ..." } else { "" }
+            ));
+        }
+    } else if shards.iter().all(|s| s.meta.is_none()) {
+        problems.push("the shard count is unknown: pass --shards N".into());
+    }
+    problems
 }
 
 /// `target` as a path relative to the directory `from` (both made absolute).

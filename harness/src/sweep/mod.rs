@@ -1,16 +1,30 @@
 //! `faultline sweep`: every scenario over a seed range, on worker threads, with a
 //! durable results file, resume, deterministic shards, a time budget, and a
-//! determinism self-check on a sample of runs.
+//! determinism self-check on a sample of runs. A sweep that did not do every run
+//! it planned says so (`incomplete: ran X of Y`) in its summary, its `sweep.json`
+//! and its [`Summary`]; the command line gives it an exit code of its own.
 
+mod error;
 pub mod merge;
+pub mod meta;
+pub mod plan;
 mod progress;
 pub mod results;
+mod signal;
+mod summaries;
 
-use crate::cli::{load_all, scenario_files, EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK};
+pub use error::Error;
+pub use plan::{parse_seeds, parse_shard, RUNS_MAX, SEEDS_MAX};
+pub use signal::{catch_interrupts, Signal};
+pub use summaries::write as write_summaries;
+
+use crate::fsio::DirLock;
 use crate::report::{self, RunRecord};
 use crate::runner::{self, RunResult};
 use crate::scenario::{self, Scenario};
 use crate::trail::first_difference;
+use meta::Meta;
+use plan::Item;
 use progress::Progress;
 use results::ResultsFile;
 use sha2::{Digest, Sha256};
@@ -19,28 +33,6 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
-
-/// Exit code of a sweep stopped by SIGINT (after saving what it had).
-pub const EXIT_INTERRUPTED: u8 = 130;
-
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-
-/// Catch SIGINT for the rest of the process: the sweep finishes the runs in hand,
-/// records them, writes the summary so far and exits non-zero.
-pub fn catch_interrupts() {
-    std::thread::spawn(|| {
-        let Ok(rt) = tokio::runtime::Builder::new_current_thread()
-            .enable_io()
-            .build()
-        else {
-            return;
-        };
-        if rt.block_on(tokio::signal::ctrl_c()).is_ok() {
-            INTERRUPTED.store(true, Ordering::SeqCst);
-            eprintln!("\ninterrupted: finishing the runs in hand, then writing the summary");
-        }
-    });
-}
 
 #[derive(Clone, Debug)]
 pub struct SweepOptions {
@@ -55,51 +47,86 @@ pub struct SweepOptions {
     /// Percent of runs to run twice and compare.
     pub check_determinism: f64,
     pub variant: Option<String>,
+    /// Stop starting runs after the first one that fails.
+    pub fail_fast: bool,
     pub quiet: bool,
 }
 
-/// One run to do: (file, variant, seed).
-#[derive(Clone, Debug)]
-struct Item {
-    file: usize,
-    variant: String,
-    seed: u64,
+/// Why a sweep stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// Every planned run was started.
+    Finished,
+    /// `--time-budget` ran out.
+    Budget,
+    /// SIGINT or SIGTERM.
+    Interrupted(Signal),
+    /// `--fail-fast` after a failing run.
+    FailFast,
 }
 
+impl Stop {
+    /// The `stopped_by` word of sweep.json.
+    pub fn word(self) -> &'static str {
+        match self {
+            Stop::Finished => "finished",
+            Stop::Budget => "time_budget",
+            Stop::Interrupted(_) => "interrupted",
+            Stop::FailFast => "fail_fast",
+        }
+    }
+
+    fn why(self) -> String {
+        match self {
+            Stop::Finished => "some runs were not recorded".into(),
+            Stop::Budget => "the time budget ran out; --resume continues it".into(),
+            Stop::Interrupted(s) => format!("stopped by {}; --resume continues it", s.name()),
+            Stop::FailFast => "--fail-fast stopped it at the first failure".into(),
+        }
+    }
+}
+
+/// What a sweep did.
+#[derive(Debug)]
+pub struct Summary {
+    pub out: PathBuf,
+    /// Every record of this slice's results file, earlier sessions' included.
+    pub records: Vec<RunRecord>,
+    /// Runs this slice set out to do.
+    pub planned: u64,
+    /// Of those, runs now recorded.
+    pub recorded: u64,
+    /// Runs done by this invocation.
+    pub ran_now: usize,
+    pub stop: Stop,
+}
+
+impl Summary {
+    pub fn failed(&self) -> impl Iterator<Item = &RunRecord> {
+        self.records.iter().filter(|r| !r.passed)
+    }
+
+    pub fn complete(&self) -> bool {
+        self.recorded >= self.planned
+    }
+
+    /// "ran X of Y (why)" when the sweep did not record every planned run.
+    pub fn incomplete(&self) -> Option<String> {
+        (!self.complete()).then(|| {
+            format!(
+                "ran {} of {} planned run(s): {}",
+                self.recorded,
+                self.planned,
+                self.stop.why()
+            )
+        })
+    }
+}
+
+/// A run done by a worker, with its determinism recheck.
 struct Done {
     result: RunResult,
     nondeterminism: Option<String>,
-}
-
-/// "1..1000" (inclusive), "1..=1000", or one seed "7".
-pub fn parse_seeds(text: &str) -> Result<RangeInclusive<u64>, String> {
-    let bad = || format!("cannot read seeds `{text}`; write e.g. `1..1000` (inclusive) or `7`");
-    let (lo, hi) = match text.split_once("..") {
-        Some((lo, hi)) => (lo, hi.strip_prefix('=').unwrap_or(hi)),
-        None => (text, text),
-    };
-    let (lo, hi) = (
-        lo.trim().parse::<u64>().map_err(|_| bad())?,
-        hi.trim().parse::<u64>().map_err(|_| bad())?,
-    );
-    if lo > hi {
-        return Err(format!("seed range `{text}` is empty"));
-    }
-    Ok(lo..=hi)
-}
-
-/// "K/N" with 1 <= K <= N.
-pub fn parse_shard(text: &str) -> Result<(u64, u64), String> {
-    let bad = || format!("cannot read shard `{text}`; write K/N, e.g. `2/4`");
-    let (k, n) = text.split_once('/').ok_or_else(bad)?;
-    let (k, n) = (
-        k.trim().parse::<u64>().map_err(|_| bad())?,
-        n.trim().parse::<u64>().map_err(|_| bad())?,
-    );
-    if n == 0 || k == 0 || k > n {
-        return Err(format!("shard `{text}`: K must be in 1..=N"));
-    }
-    Ok((k, n))
 }
 
 /// Whether a run is in the determinism sample: a fixed hash, so every machine and
@@ -113,34 +140,71 @@ fn sampled(file: &str, variant: &str, seed: u64, percent: f64) -> bool {
     (bucket as f64) < percent * 100.0
 }
 
-pub fn sweep(options: &SweepOptions) -> u8 {
-    let Some(scenarios) = load_all(&options.paths) else {
-        return EXIT_BAD_INPUT;
-    };
-    let files: Vec<PathBuf> = match scenario_files(&options.paths) {
-        Ok(files) => files,
-        Err(message) => {
-            eprintln!("error: {message}");
-            return EXIT_BAD_INPUT;
-        }
-    };
-    if let Some(v) = &options.variant {
-        if !scenarios.iter().any(|s| s.variant(v).is_some()) {
-            eprintln!("error: no scenario has a variant named `{v}`");
-            return EXIT_BAD_INPUT;
+/// Identifies a sweep's plan (files, their variants, seeds, filter), so that
+/// shards of one sweep can be told from shards of different ones.
+fn plan_digest(scenarios: &[Scenario], options: &SweepOptions) -> String {
+    let mut hasher = Sha256::new();
+    for s in scenarios {
+        hasher.update(s.file.as_bytes());
+        hasher.update([0]);
+        for v in &s.variants {
+            hasher.update(v.name.as_bytes());
+            hasher.update([1]);
         }
     }
-    let items = plan(&scenarios, options);
-    let (mut results, previous) = match open_results(options) {
-        Ok(opened) => opened,
-        Err(code) => return code,
-    };
+    hasher.update(format!("{:?}|{:?}", options.seeds, options.variant).as_bytes());
+    crate::trail::hex(&hasher.finalize())
+}
+
+pub fn sweep(options: &SweepOptions) -> Result<Summary, Error> {
+    let scenarios = scenario::load_all(&options.paths).map_err(Error::Load)?;
+    let files: Vec<PathBuf> = scenarios.iter().map(|s| PathBuf::from(&s.file)).collect();
+    if let Some(v) = &options.variant {
+        if !scenarios.iter().any(|s| s.variant(v).is_some()) {
+            return Err(Error::Input(format!(
+                "no scenario has a variant named `{}`",
+                crate::text::printable(v)
+            )));
+        }
+    }
+    let items = plan::plan(
+        &scenarios,
+        options.variant.as_deref(),
+        &options.seeds,
+        options.shard,
+    )
+    .map_err(Error::Input)?;
+    // Held until the sweep returns: a second sweep on this --out is refused.
+    let _lock = DirLock::try_new(&options.out).map_err(Error::Lock)?;
+    let existing = options.out.join(results::RESULTS_FILE);
+    if std::fs::symlink_metadata(&existing).is_ok() && !options.resume {
+        return Err(Error::Input(format!(
+            "{} already holds results; pass --resume to continue that sweep, or choose another --out",
+            crate::text::printable(&existing.display().to_string())
+        )));
+    }
+    let (mut results, previous) = ResultsFile::open(&options.out).map_err(Error::Results)?;
+    let key = |i: &Item| item_key(&scenarios, i);
     let todo: Vec<Item> = items
         .iter()
-        .filter(|i| !results.contains(&item_key(&scenarios, i)))
-        .cloned()
+        .filter(|i| !results.contains(&key(i)))
+        .copied()
         .collect();
-    let mut records = previous;
+    let mut meta = Meta {
+        schema_version: meta::META_SCHEMA_VERSION,
+        seeds: [*options.seeds.start(), *options.seeds.end()],
+        shard: options.shard.map(|(k, n)| [k, n]),
+        variant: options.variant.clone(),
+        files: scenarios.iter().map(|s| s.file.clone()).collect(),
+        plan_digest: plan_digest(&scenarios, options),
+        planned: items.len() as u64,
+        recorded: (items.len() - todo.len()) as u64,
+        complete: todo.is_empty(),
+        stopped_by: "running".into(),
+        incomplete: None,
+    };
+    meta::write(&options.out, &meta)?;
+    let mut records = previous.records;
     if !options.quiet {
         eprintln!(
             "sweep: {} run(s) in this slice, {} already recorded, {} to do, {} job(s)",
@@ -160,65 +224,57 @@ pub fn sweep(options: &SweepOptions) -> u8 {
         &mut progress,
     );
     progress.finish();
-    if let Err(e) = results.sync() {
-        eprintln!("error: syncing {}: {e}", results.path().display());
-    }
-    finish(options, &records, outcome)
-}
-
-/// Every (scenario, variant, seed) of this shard, in a fixed order.
-fn plan(scenarios: &[Scenario], options: &SweepOptions) -> Vec<Item> {
-    let mut items = Vec::new();
-    let mut index = 0u64;
-    for (file, scenario) in scenarios.iter().enumerate() {
-        for variant in &scenario.variants {
-            if options.variant.as_ref().is_some_and(|v| *v != variant.name) {
-                continue;
-            }
-            for seed in options.seeds.clone() {
-                let mine = options.shard.is_none_or(|(k, n)| index % n == k - 1);
-                if mine {
-                    items.push(Item {
-                        file,
-                        variant: variant.name.clone(),
-                        seed,
-                    });
-                }
-                index += 1;
-            }
+    let synced = results.sync();
+    let recorded = items.iter().filter(|i| results.contains(&key(i))).count() as u64;
+    let (stop, ran_now) = match outcome {
+        Ok(done) => done,
+        Err(message) => {
+            // Whatever was recorded stays; the summaries still say what was done.
+            let _ = write_summaries(
+                &options.out,
+                &records,
+                Some("the sweep stopped on an error"),
+            );
+            return Err(Error::Run(message));
         }
-    }
-    items
+    };
+    synced.map_err(|source| {
+        Error::Io(crate::fsio::Error {
+            path: results.path().to_path_buf(),
+            kind: crate::fsio::ErrorKind::Io {
+                doing: "syncing",
+                source,
+            },
+        })
+    })?;
+    let summary = Summary {
+        out: options.out.clone(),
+        records,
+        planned: items.len() as u64,
+        recorded,
+        ran_now,
+        stop,
+    };
+    meta.recorded = summary.recorded;
+    meta.complete = summary.complete();
+    meta.stopped_by = stop.word().into();
+    meta.incomplete = summary.incomplete();
+    write_summaries(
+        &options.out,
+        &summary.records,
+        summary.incomplete().as_deref(),
+    )?;
+    meta::write(&options.out, &meta)?;
+    Ok(summary)
 }
 
 fn item_key(scenarios: &[Scenario], item: &Item) -> results::RunKey {
+    let scenario = &scenarios[item.file];
     (
-        scenarios[item.file].file.clone(),
-        item.variant.clone(),
+        scenario.file.clone(),
+        scenario.variants[item.variant].name.clone(),
         item.seed,
     )
-}
-
-fn open_results(options: &SweepOptions) -> Result<(ResultsFile, Vec<RunRecord>), u8> {
-    let existing = options.out.join(results::RESULTS_FILE);
-    if existing.exists() && !options.resume {
-        eprintln!(
-            "error: {} already holds results; pass --resume to continue that sweep, or choose another --out",
-            existing.display()
-        );
-        return Err(EXIT_BAD_INPUT);
-    }
-    ResultsFile::open(&options.out).map_err(|e| {
-        eprintln!("error: opening {}: {e}", existing.display());
-        EXIT_BAD_INPUT
-    })
-}
-
-#[derive(PartialEq)]
-enum Stop {
-    Finished,
-    Budget,
-    Interrupted,
 }
 
 fn execute(
@@ -228,7 +284,7 @@ fn execute(
     results: &mut ResultsFile,
     records: &mut Vec<RunRecord>,
     progress: &mut Progress,
-) -> Result<Stop, String> {
+) -> Result<(Stop, usize), String> {
     let todo = Arc::new(todo);
     let next = Arc::new(AtomicUsize::new(0));
     let stop = Arc::new(AtomicBool::new(false));
@@ -245,10 +301,11 @@ fn execute(
     drop(sender);
     let mut ran_here = 0usize;
     let mut ended = Stop::Finished;
+    let mut failure = None;
     loop {
         if ended == Stop::Finished {
-            if INTERRUPTED.load(Ordering::SeqCst) {
-                ended = Stop::Interrupted;
+            if let Some(signal) = signal::received() {
+                ended = Stop::Interrupted(signal);
             } else if options.time_budget.is_some_and(|b| progress.elapsed() >= b) {
                 ended = Stop::Budget;
             }
@@ -257,21 +314,42 @@ fn execute(
             }
         }
         match receiver.recv_timeout(Duration::from_millis(100)) {
-            Ok(Ok(done)) => {
-                let record = record(options, done, progress.elapsed())?;
-                results
-                    .append(&record)
-                    .map_err(|e| format!("appending to {}: {e}", results.path().display()))?;
-                progress.record(record.passed, &mut ran_here);
-                records.push(record);
+            Ok(Ok(done)) => match record(options, done, progress.elapsed()) {
+                Ok(record) => {
+                    if let Err(e) = results.append(&record) {
+                        failure = Some(format!(
+                            "appending to {}: {}",
+                            results.path().display(),
+                            crate::fsio::io_text(&e)
+                        ));
+                        stop.store(true, Ordering::SeqCst);
+                        continue;
+                    }
+                    if options.fail_fast && !record.passed && ended == Stop::Finished {
+                        ended = Stop::FailFast;
+                        stop.store(true, Ordering::SeqCst);
+                    }
+                    progress.record(record.passed, &mut ran_here);
+                    records.push(record);
+                }
+                Err(message) => {
+                    failure.get_or_insert(message);
+                    stop.store(true, Ordering::SeqCst);
+                }
+            },
+            Ok(Err(message)) => {
+                failure.get_or_insert(message);
+                stop.store(true, Ordering::SeqCst);
             }
-            Ok(Err(message)) => return Err(message),
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
         }
     }
     for worker in workers {
         let _ = worker.join();
+    }
+    if let Some(message) = failure {
+        return Err(message);
     }
     if !options.quiet {
         let secs = progress.elapsed().as_secs_f64();
@@ -280,7 +358,7 @@ fn execute(
             progress.rate(ran_here)
         );
     }
-    Ok(ended)
+    Ok((ended, ran_here))
 }
 
 fn worker(
@@ -306,9 +384,7 @@ fn worker(
         let index = next.fetch_add(1, Ordering::SeqCst);
         let Some(item) = todo.get(index) else { return };
         let scenario = &scenarios[item.file];
-        let variant = scenario
-            .variant(&item.variant)
-            .expect("planned from this scenario");
+        let variant = &scenario.variants[item.variant];
         let result = runner::run(scenario, variant, item.seed);
         let nondeterminism = if sampled(&scenario.file, &variant.name, item.seed, percent) {
             let again = runner::run(scenario, variant, item.seed);
@@ -351,8 +427,7 @@ fn record(options: &SweepOptions, done: Done, elapsed: Duration) -> Result<RunRe
         record.passed = false;
     }
     if !record.passed {
-        let root = options.out.join("runs");
-        let path = report::write_run(&root, &done.result)
+        let path = report::write_run_in(&options.out, Path::new("runs"), &done.result)
             .map_err(|e| format!("writing a run report: {e}"))?;
         record.report = path
             .strip_prefix(&options.out)
@@ -362,70 +437,9 @@ fn record(options: &SweepOptions, done: Done, elapsed: Duration) -> Result<RunRe
     Ok(record)
 }
 
-fn finish(options: &SweepOptions, records: &[RunRecord], outcome: Result<Stop, String>) -> u8 {
-    if let Err(e) = write_summaries(&options.out, records) {
-        eprintln!("error: writing the summary: {e}");
-        return EXIT_BAD_INPUT;
-    }
-    let failed = records.iter().filter(|r| !r.passed).count();
-    if !options.quiet {
-        eprintln!(
-            "sweep: {} run(s) recorded, {failed} failed; summary in {}",
-            records.len(),
-            options.out.join("summary.md").display()
-        );
-        for r in records.iter().filter(|r| !r.passed).take(20) {
-            eprintln!(
-                "  FAIL {} [{}] seed {}: {}  replay: {}",
-                r.scenario, r.variant, r.seed, r.outcome, r.replay
-            );
-        }
-    }
-    match outcome {
-        Err(message) => {
-            eprintln!("error: {message}");
-            EXIT_BAD_INPUT
-        }
-        Ok(Stop::Interrupted) => EXIT_INTERRUPTED,
-        Ok(Stop::Budget) => {
-            if !options.quiet {
-                eprintln!("sweep: time budget reached; run again with --resume to continue");
-            }
-            if failed > 0 {
-                EXIT_FAILED
-            } else {
-                EXIT_OK
-            }
-        }
-        Ok(Stop::Finished) if failed > 0 => EXIT_FAILED,
-        Ok(Stop::Finished) => EXIT_OK,
-    }
-}
-
-/// `junit.xml` and `summary.md` (and the dashboard) for a set of records, sorted.
-pub fn write_summaries(dir: &Path, records: &[RunRecord]) -> std::io::Result<()> {
-    let mut sorted = records.to_vec();
-    sorted.sort_by_key(results::key);
-    report::write_summaries(dir, &sorted)?;
-    report::write_dashboard(dir, &sorted).map(|_| ())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn seeds_and_shards_parse() {
-        assert_eq!(parse_seeds("1..1000").unwrap(), 1..=1000);
-        assert_eq!(parse_seeds("1..=10").unwrap(), 1..=10);
-        assert_eq!(parse_seeds("7").unwrap(), 7..=7);
-        assert!(parse_seeds("10..1").unwrap_err().contains("empty"));
-        assert!(parse_seeds("a..b").is_err());
-        assert_eq!(parse_shard("2/4").unwrap(), (2, 4));
-        assert!(parse_shard("0/4").is_err());
-        assert!(parse_shard("5/4").is_err());
-        assert!(parse_shard("x").is_err());
-    }
 
     #[test]
     fn the_determinism_sample_is_fixed_and_about_the_right_size() {

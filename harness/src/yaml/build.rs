@@ -104,6 +104,8 @@ struct Anchored {
     aliases: usize,
     /// Nesting levels of the subtree (0 for a scalar).
     height: usize,
+    /// Bytes of scalar text in the subtree (all of it gets copied on expansion).
+    bytes: usize,
 }
 
 /// Identity of a scalar mapping key, for duplicate detection.
@@ -134,6 +136,7 @@ struct Frame {
     /// Counter values when the frame opened; the differences at close are the subtree's cost.
     nodes_at_start: usize,
     aliases_at_start: usize,
+    bytes_at_start: usize,
     /// Largest height among finished children.
     child_height: usize,
     items: Collection,
@@ -147,6 +150,8 @@ struct Builder<'l> {
     nodes: usize,
     /// Alias expansions so far, counting those inside copied subtrees.
     aliases: usize,
+    /// Bytes of scalar text so far, counting copies.
+    bytes: usize,
 }
 
 impl<'l> Builder<'l> {
@@ -157,6 +162,7 @@ impl<'l> Builder<'l> {
             anchors: BTreeMap::new(),
             nodes: 0,
             aliases: 0,
+            bytes: 0,
         }
     }
 
@@ -166,8 +172,10 @@ impl<'l> Builder<'l> {
         match event {
             Event::Scalar(text, style, anchor, tag) => {
                 self.count_nodes(1, loc)?;
+                let start = (self.nodes - 1, self.aliases, self.bytes);
+                self.count_bytes(text.len(), loc)?;
                 let value = scalar_value(&text, style, tag.as_deref(), loc)?;
-                self.finish(Node { loc, value }, anchor, self.nodes - 1, self.aliases, 0)
+                self.finish(Node { loc, value }, anchor, start, 0)
             }
             Event::SequenceStart(_, anchor, tag) => {
                 check_collection_tag(tag.as_deref(), "seq", loc)?;
@@ -207,6 +215,19 @@ impl<'l> Builder<'l> {
         Ok(())
     }
 
+    fn count_bytes(&mut self, added: usize, loc: Loc) -> Result<(), Error> {
+        self.bytes = self.bytes.saturating_add(added);
+        if self.bytes > self.limits.expanded_bytes_max {
+            let message = format!(
+                "document holds more than {} bytes of text once its aliases are expanded \
+                 (aliases copy what they refer to)",
+                self.limits.expanded_bytes_max
+            );
+            return Err(Error::new(loc, message));
+        }
+        Ok(())
+    }
+
     fn open(&mut self, loc: Loc, anchor: usize, items: Collection) -> Result<(), Error> {
         if self.stack.len() >= self.limits.depth_max {
             return Err(depth_error(self.limits, loc));
@@ -217,6 +238,7 @@ impl<'l> Builder<'l> {
             anchor,
             nodes_at_start: self.nodes - 1,
             aliases_at_start: self.aliases,
+            bytes_at_start: self.bytes,
             child_height: 0,
             items,
         });
@@ -243,30 +265,31 @@ impl<'l> Builder<'l> {
             value,
         };
         let height = frame.child_height + 1;
-        self.finish(
-            node,
-            frame.anchor,
+        let start = (
             frame.nodes_at_start,
             frame.aliases_at_start,
-            height,
-        )
+            frame.bytes_at_start,
+        );
+        self.finish(node, frame.anchor, start, height)
     }
 
     /// Record a finished node under its anchor (if any) and hand it to its parent.
+    /// `start` holds the node, alias and byte counters from when the node began.
     fn finish(
         &mut self,
         node: Node,
         anchor: usize,
-        nodes_at_start: usize,
-        aliases_at_start: usize,
+        start: (usize, usize, usize),
         height: usize,
     ) -> Result<Option<Node>, Error> {
+        let (nodes_at_start, aliases_at_start, bytes_at_start) = start;
         if anchor != 0 {
             let anchored = Anchored {
                 node: node.clone(),
                 nodes: self.nodes - nodes_at_start,
                 aliases: self.aliases - aliases_at_start,
                 height,
+                bytes: self.bytes - bytes_at_start,
             };
             self.anchors.insert(anchor, anchored);
         }
@@ -293,10 +316,12 @@ impl<'l> Builder<'l> {
         if self.stack.len() + anchored.height > self.limits.depth_max {
             return Err(depth_error(self.limits, loc));
         }
-        let (nodes, height) = (anchored.nodes, anchored.height);
-        let mut node = anchored.node.clone();
+        let (nodes, height, bytes) = (anchored.nodes, anchored.height, anchored.bytes);
+        // Every budget is checked before the copy is made.
         self.aliases = expansions;
         self.count_nodes(nodes, loc)?;
+        self.count_bytes(bytes, loc)?;
+        let mut node = self.anchors[&id].node.clone();
         // Errors about the value as a whole should point at the alias that put it here;
         // nested nodes keep pointing into the anchored definition, where their text is.
         node.loc = loc;

@@ -42,7 +42,7 @@ fn list_names(names: &[&str]) -> String {
 fn unknown_name(what: &str, name: &str, expected: &'static [&'static str]) -> Error {
     let mut message = format!("unknown {what} `{name}`;");
     if let Some(suggestion) = nearest(name, expected.iter().copied()) {
-        let _ = write!(message, " did you mean `{suggestion}`?");
+        let _ = write!(message, " {}", crate::text::did_you_mean(name, suggestion));
     }
     if expected.is_empty() {
         let _ = write!(message, " no {what}s are allowed here");

@@ -413,6 +413,35 @@ fn limit_billion_laughs() {
 }
 
 #[test]
+fn limit_expanded_bytes_counts_what_aliases_copy() {
+    // One 900 KB string and a few thousand aliases of it: few nodes, gigabytes of text.
+    let mut text = format!("big: &s \"{}\"\nrefs:\n", "x".repeat(900_000));
+    for _ in 0..2_000 {
+        text.push_str("  - *s\n");
+    }
+    assert!(text.len() < 1 << 20);
+    let e = parse_err(&text);
+    assert!(
+        e.message.starts_with(
+            "document holds more than 8388608 bytes of text once its aliases are expanded"
+        ),
+        "{}",
+        e.message
+    );
+    assert_eq!(
+        e.loc.line, 11,
+        "refused at the alias that crosses the budget"
+    );
+    // Keys count too, and the budget is exact.
+    let limits = Limits {
+        expanded_bytes_max: 10,
+        ..Limits::default()
+    };
+    assert!(parse("a: &x abcd\nb: *x", &limits).is_ok());
+    assert!(parse("a: &x abcd\nb: *x\nc: *x", &limits).is_err());
+}
+
+#[test]
 fn limit_nodes() {
     let limits = Limits {
         nodes_max: 10,

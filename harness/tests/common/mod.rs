@@ -14,7 +14,7 @@ pub fn workspace() -> PathBuf {
 /// Every bundled scenario, loaded (they must all be valid).
 pub fn bundled() -> Vec<Scenario> {
     let root = workspace().join("scenarios");
-    let files = faultline::cli::scenario_files(&[root]).unwrap();
+    let files = faultline::scenario::scenario_files(&[root]).unwrap();
     assert!(!files.is_empty(), "no bundled scenarios found");
     files
         .iter()

@@ -87,13 +87,26 @@ impl Reader<'_, '_> {
                 continue;
             }
             let spec = match &body.value {
-                Value::Int(w) if *w >= 0 => raw::ChaosFault {
-                    weight: Spanned {
-                        loc: body.loc,
-                        value: *w as u32,
+                Value::Int(w) => match u32::try_from(*w) {
+                    Ok(value) => raw::ChaosFault {
+                        weight: Spanned {
+                            loc: body.loc,
+                            value,
+                        },
+                        delay: None,
+                        points: None,
                     },
-                    delay: None,
-                    points: None,
+                    Err(_) => {
+                        self.e.error_hint(
+                            body.loc,
+                            format!(
+                                "a fault weight is a whole number in 0..={}, found {w}",
+                                u32::MAX
+                            ),
+                            "e.g. `crash: 2` (twice as likely as a weight of 1); 0 switches the kind off",
+                        );
+                        continue;
+                    }
                 },
                 _ => match self.e.read::<raw::ChaosFault>(body) {
                     Some(spec) => spec,

@@ -52,7 +52,7 @@ impl<'f> Errors<'f> {
             Some(best) => self.error_hint(
                 loc,
                 message,
-                format!("did you mean `{best}`? valid: {valid}"),
+                format!("{} valid: {valid}", crate::text::did_you_mean(name, best)),
             ),
             None => self.error_hint(loc, message, format!("valid: {valid}")),
         }

@@ -401,6 +401,13 @@ impl Reader<'_, '_> {
         if entries.is_empty() {
             self.e.error(node.loc, "`variants` is empty");
         }
+        if entries.len() > super::VARIANTS_MAX {
+            self.e.error(
+                entries[super::VARIANTS_MAX].0.loc,
+                format!("more than {} variants", super::VARIANTS_MAX),
+            );
+            return;
+        }
         for (key, body) in entries {
             let Some(name) = key.as_str() else {
                 self.e.error(key.loc, "a variant name is a string");
@@ -498,6 +505,9 @@ impl Reader<'_, '_> {
                 ),
                 None => self.e.error(loc, format!("invalid params: {message}")),
             }
+            // Invalid params are never used; keeping each variant's copy of a large
+            // invalid map is what made params times variants a memory bomb.
+            return serde_json::Value::Null;
         }
         merged
     }

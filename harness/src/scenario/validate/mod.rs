@@ -27,12 +27,14 @@ use crate::yaml::{self, Loc, Node};
 use errors::{file_stem, Errors};
 use names::Reader;
 use sha2::{Digest, Sha256};
-use std::path::Path;
 
 /// Bounds on what a scenario file may ask for. Documented in docs/scenario-format.md.
 pub const FILE_BYTES_MAX: usize = 1024 * 1024;
 pub const NODES_MAX: usize = 32;
 pub const STEPS_MAX: usize = 10_000;
+/// Each variant holds its own copy of the scenario's params: bounded, so that
+/// params times variants stays small (docs/scenario-format.md, "Limits").
+pub const VARIANTS_MAX: usize = 1_000;
 pub const REPEAT_COUNT_MAX: u32 = 100_000;
 /// Steps a scenario runs with every `repeat` expanded: nested repeats multiply.
 pub const EXPANDED_STEPS_MAX: u64 = 1_000_000;
@@ -56,38 +58,6 @@ impl std::fmt::Display for LoadError {
             LoadError::Invalid(diagnostics) => write!(f, "{diagnostics}"),
         }
     }
-}
-
-pub fn load(path: &Path) -> Result<Scenario, LoadError> {
-    let file = path.display().to_string();
-    let metadata =
-        std::fs::metadata(path).map_err(|e| LoadError::Io(format!("{file}: cannot read: {e}")))?;
-    if metadata.is_dir() {
-        return Err(LoadError::Io(format!(
-            "{file}: is a directory; give a scenario file"
-        )));
-    }
-    if metadata.len() as usize > FILE_BYTES_MAX {
-        let message = format!(
-            "file is {} bytes; the limit is {FILE_BYTES_MAX}",
-            metadata.len()
-        );
-        return Err(invalid(Diagnostic::new(
-            &file,
-            Loc { line: 1, col: 1 },
-            message,
-        )));
-    }
-    let bytes =
-        std::fs::read(path).map_err(|e| LoadError::Io(format!("{file}: cannot read: {e}")))?;
-    let text = String::from_utf8(bytes).map_err(|e| {
-        invalid(Diagnostic::new(
-            &file,
-            Loc { line: 1, col: 1 },
-            format!("file is not UTF-8 ({e})"),
-        ))
-    })?;
-    load_str(&file, &text)
 }
 
 fn invalid(diagnostic: Diagnostic) -> LoadError {
@@ -148,6 +118,7 @@ fn read(e: &mut Errors, root: &Node, sha256: String) -> Option<Scenario> {
             steps
         }
     };
+    let name_loc = root.get("name").map_or(Loc { line: 1, col: 1 }, |n| n.loc);
     let name = root
         .get("name")
         .and_then(Node::as_str)
@@ -161,6 +132,7 @@ fn read(e: &mut Errors, root: &Node, sha256: String) -> Option<Scenario> {
     Some(Scenario {
         file: e.file.to_string(),
         name,
+        name_loc,
         description,
         sha256,
         model: header.model,

@@ -69,8 +69,10 @@ impl Reader<'_, '_> {
             );
         }
         let mut steps = Vec::new();
-        for item in items {
-            if steps.len() >= STEPS_MAX {
+        // Counted over the items written, valid or not: a list of 200,000 bad
+        // steps would otherwise make as many errors.
+        for (i, item) in items.iter().enumerate() {
+            if i >= STEPS_MAX {
                 self.e
                     .error(item.loc, format!("more than {STEPS_MAX} steps in one list"));
                 break;

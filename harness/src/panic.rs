@@ -1,5 +1,7 @@
 //! Panics inside a run (a model bug, a checker bug) are caught and reported as an
 //! outcome; the default hook's stderr noise is kept out of the way while we do.
+//! Its own module because both the runner and the checkers catch panics, and
+//! neither should reach into the other for it.
 
 use std::cell::{Cell, RefCell};
 use std::panic::{self, AssertUnwindSafe};

@@ -1,0 +1,202 @@
+//! The commands over many runs or files: `sweep`, `merge`, `shrink`, `import`,
+//! `bench`. Each calls its library module, prints the typed summary it gets
+//! back, and turns it (or the error) into an exit code.
+
+use super::exit;
+use super::term::{self, Verbosity};
+use crate::report::RunRecord;
+use crate::sweep::{self, merge, Stop, SweepOptions};
+use crate::text::printable;
+use std::path::{Path, PathBuf};
+
+pub struct SweepArgs {
+    pub paths: Vec<PathBuf>,
+    pub seeds: String,
+    pub jobs: Option<usize>,
+    pub shard: Option<String>,
+    pub out: PathBuf,
+    pub time_budget: Option<String>,
+    pub resume: bool,
+    pub check_determinism: f64,
+    pub variant: Option<String>,
+    pub fail_fast: bool,
+}
+
+fn sweep_options(args: SweepArgs, quiet: bool) -> Result<SweepOptions, String> {
+    if !(0.0..=100.0).contains(&args.check_determinism) {
+        return Err(format!(
+            "--check-determinism is a percentage in 0..=100, got {}",
+            args.check_determinism
+        ));
+    }
+    let jobs = args.jobs.unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    });
+    if jobs == 0 || jobs > 256 {
+        return Err("--jobs is 1..=256".into());
+    }
+    Ok(SweepOptions {
+        paths: args.paths,
+        seeds: sweep::parse_seeds(&args.seeds)?,
+        jobs,
+        shard: args.shard.as_deref().map(sweep::parse_shard).transpose()?,
+        out: args.out,
+        time_budget: args
+            .time_budget
+            .as_deref()
+            .map(|t| crate::duration::parse(t).map_err(|e| format!("--time-budget: {e}")))
+            .transpose()?,
+        resume: args.resume,
+        check_determinism: args.check_determinism,
+        variant: args.variant,
+        fail_fast: args.fail_fast,
+        quiet,
+    })
+}
+
+/// The failing runs, at most 20, one line each.
+fn print_failures<'a>(failed: impl Iterator<Item = &'a RunRecord>) {
+    for r in failed.take(20) {
+        anstream::eprintln!(
+            "  {}FAIL{} {} [{}] seed {}: {}  replay: {}",
+            anstyle::AnsiColor::Red.on_default().bold().render(),
+            anstyle::Reset.render(),
+            printable(&r.scenario),
+            printable(&r.variant),
+            r.seed,
+            r.outcome,
+            printable(&r.replay)
+        );
+    }
+}
+
+pub fn sweep(args: SweepArgs, verbosity: Verbosity) -> u8 {
+    let options = match sweep_options(args, verbosity == Verbosity::Quiet) {
+        Ok(options) => options,
+        Err(message) => {
+            term::error(message);
+            return exit::BAD_INPUT;
+        }
+    };
+    sweep::catch_interrupts();
+    let summary = match sweep::sweep(&options) {
+        Ok(summary) => summary,
+        Err(sweep::Error::Load(failures)) => {
+            term::load_failures(&failures);
+            return exit::BAD_INPUT;
+        }
+        Err(e) => {
+            term::error(e);
+            return exit::BAD_INPUT;
+        }
+    };
+    let failed = summary.failed().count();
+    if verbosity != Verbosity::Quiet || failed > 0 || !summary.complete() {
+        eprintln!(
+            "sweep: {} run(s) recorded, {failed} failed; summary in {}",
+            summary.records.len(),
+            printable(&summary.out.join("summary.md").display().to_string())
+        );
+        print_failures(summary.failed());
+    }
+    if let Some(note) = summary.incomplete() {
+        term::warning(format!("incomplete: {note}"));
+    }
+    match summary.stop {
+        Stop::Interrupted(_) => exit::INTERRUPTED,
+        // Asked to stop at a failure: the failure is the verdict.
+        Stop::FailFast => exit::of_runs(&summary.records),
+        Stop::Finished | Stop::Budget => {
+            exit::of_sweep(false, summary.complete(), &summary.records)
+        }
+    }
+}
+
+pub fn merge(dirs: Vec<PathBuf>, out: PathBuf, shards: Option<u64>, verbosity: Verbosity) -> u8 {
+    let options = merge::MergeOptions { dirs, out, shards };
+    let summary = match merge::merge(&options) {
+        Ok(summary) => summary,
+        Err(e) => {
+            term::error(e);
+            return exit::BAD_INPUT;
+        }
+    };
+    let failed = summary.failed().count();
+    if verbosity != Verbosity::Quiet || failed > 0 || !summary.complete() {
+        println!(
+            "merged {} run(s) from {} shard(s): {failed} failed",
+            summary.records.len(),
+            summary.dirs
+        );
+        print_failures(summary.failed());
+        println!(
+            "summary: {}",
+            printable(&summary.out.join("summary.md").display().to_string())
+        );
+    }
+    if let Some(note) = summary.incomplete() {
+        term::warning(format!("incomplete: {note}"));
+    }
+    exit::of_sweep(false, summary.complete(), &summary.records)
+}
+
+pub fn shrink(report: PathBuf, out: Option<PathBuf>, budget: u64, verbosity: Verbosity) -> u8 {
+    let options = crate::shrink::ShrinkOptions {
+        report,
+        out,
+        budget: budget as usize,
+        quiet: verbosity == Verbosity::Quiet,
+    };
+    match crate::shrink::shrink(&options) {
+        Ok(summary) => {
+            if options.out.is_none() {
+                print!("{}", summary.text);
+            }
+            exit::OK
+        }
+        Err(e) => {
+            term::error(e);
+            exit::BAD_INPUT
+        }
+    }
+}
+
+pub fn import(trace: &Path, mapping: &Path, out: Option<&Path>) -> u8 {
+    match crate::import::import(trace, mapping, out) {
+        Ok(summary) => {
+            if summary.written.is_none() {
+                print!("{}", summary.text);
+            }
+            eprintln!("{summary}");
+            exit::OK
+        }
+        Err(errors) => {
+            for e in &errors.0 {
+                anstream::eprintln!("{e}");
+            }
+            exit::BAD_INPUT
+        }
+    }
+}
+
+pub fn bench(options: crate::bench::BenchOptions) -> u8 {
+    match crate::bench::bench(&options) {
+        Ok(summary) => {
+            print!("{}", summary.text);
+            if let Some(out) = &summary.written {
+                eprintln!("bench: wrote {}", printable(&out.display().to_string()));
+            }
+            exit::OK
+        }
+        Err(crate::bench::Error::Load(failures)) => {
+            term::load_failures(&failures);
+            exit::BAD_INPUT
+        }
+        Err(e) => {
+            term::error(e);
+            exit::BAD_INPUT
+        }
+    }
+}

@@ -1,0 +1,327 @@
+//! The commands that run or inspect single scenarios: `run`, `validate`, `list`,
+//! `replay`, `report`.
+
+use super::exit;
+use super::term::{self, Verbosity};
+use crate::report::{self, Detail};
+use crate::runner;
+use crate::scenario::{self, Scenario};
+use crate::text::printable;
+use std::path::{Path, PathBuf};
+
+pub struct RunArgs {
+    pub paths: Vec<PathBuf>,
+    pub seed: Option<u64>,
+    pub variant: Option<String>,
+    pub report_dir: Option<PathBuf>,
+    pub json: bool,
+    pub fail_fast: bool,
+    pub verbosity: Verbosity,
+}
+
+fn load(paths: &[PathBuf]) -> Option<Vec<Scenario>> {
+    match scenario::load_all(paths) {
+        Ok(scenarios) => Some(scenarios),
+        Err(failures) => {
+            term::load_failures(&failures);
+            None
+        }
+    }
+}
+
+fn no_such_variant(scenarios: &[Scenario], variant: Option<&str>) -> bool {
+    match variant {
+        Some(v) if !scenarios.iter().any(|s| s.variant(v).is_some()) => {
+            term::error(format!(
+                "no scenario has a variant named `{}`",
+                printable(v)
+            ));
+            true
+        }
+        _ => false,
+    }
+}
+
+pub fn run(args: &RunArgs) -> u8 {
+    let Some(scenarios) = load(&args.paths) else {
+        return exit::BAD_INPUT;
+    };
+    if no_such_variant(&scenarios, args.variant.as_deref()) {
+        return exit::BAD_INPUT;
+    }
+    let planned: usize = scenarios
+        .iter()
+        .map(|s| {
+            s.variants
+                .iter()
+                .filter(|v| args.variant.as_ref().is_none_or(|name| v.name == *name))
+                .count()
+        })
+        .sum();
+    let mut records: Vec<report::RunRecord> = Vec::new();
+    'runs: for scenario in &scenarios {
+        for v in scenario
+            .variants
+            .iter()
+            .filter(|v| args.variant.as_ref().is_none_or(|name| v.name == *name))
+        {
+            let result = runner::run(scenario, v, args.seed.unwrap_or(scenario.settings.seed));
+            if args.json {
+                println!("{}", report::json_line(&result));
+            } else if args.verbosity != Verbosity::Quiet || !result.passed {
+                anstream::print!("{}", report::run_lines(&result, args.verbosity.detail()));
+            }
+            let mut record = report::RunRecord::of(&result);
+            if let Some(dir) = &args.report_dir {
+                // Written as each run ends, so a later failure loses nothing.
+                match report::write_run(dir, &result) {
+                    Ok(path) => {
+                        record.report = path.strip_prefix(dir).ok().map(|p| p.display().to_string())
+                    }
+                    Err(e) => {
+                        term::error(format!(
+                            "writing the report of {} [{}]: {e}",
+                            printable(&result.scenario),
+                            printable(&result.variant)
+                        ));
+                        return exit::BAD_INPUT;
+                    }
+                }
+            }
+            let failed = !record.passed;
+            records.push(record);
+            if failed && args.fail_fast {
+                break 'runs;
+            }
+        }
+    }
+    if let Some(dir) = &args.report_dir {
+        if let Err(e) = report::write_summaries(dir, &records) {
+            term::error(format!("writing summaries: {e}"));
+            return exit::BAD_INPUT;
+        }
+    }
+    let failed = records.iter().filter(|r| !r.passed).count();
+    if !args.json && args.verbosity != Verbosity::Quiet {
+        let mut line = format!(
+            "{} run(s): {} passed, {failed} failed",
+            records.len(),
+            records.len() - failed
+        );
+        if records.len() < planned {
+            line.push_str(&format!(
+                " (--fail-fast: {} run(s) not started)",
+                planned - records.len()
+            ));
+        }
+        println!("{line}");
+    }
+    exit::of_runs(&records)
+}
+
+pub fn validate(paths: &[PathBuf], verbosity: Verbosity) -> u8 {
+    let Some(scenarios) = load(paths) else {
+        return exit::BAD_INPUT;
+    };
+    if verbosity == Verbosity::Quiet {
+        return exit::OK;
+    }
+    for s in &scenarios {
+        let variants: Vec<String> = s
+            .variants
+            .iter()
+            .map(|v| printable(&v.name).into_owned())
+            .collect();
+        println!(
+            "ok {} ({}; {} step(s); variants: {})",
+            printable(&s.file),
+            s.model.info().name,
+            s.steps.len(),
+            variants.join(", ")
+        );
+    }
+    exit::OK
+}
+
+pub fn list(scenarios_dir: Option<&Path>) -> u8 {
+    for model in nodes::registry::models() {
+        let info = model.info();
+        println!("model {}: {}", info.name, info.summary);
+        let roles: Vec<String> = info
+            .roles
+            .iter()
+            .map(|r| format!("{} ({}..={})", r.name, r.count_min, r.count_max))
+            .collect();
+        println!("  roles: {}", roles.join(", "));
+        println!("  params:");
+        for p in &info.params {
+            let default = p
+                .default
+                .as_ref()
+                .map(|d| format!("default {d}"))
+                .unwrap_or_else(|| "no default".into());
+            println!(
+                "    {:<32} {} ({default}): {}",
+                p.name,
+                p.kind.describe(),
+                p.summary
+            );
+        }
+        println!("  ops:");
+        for op in &info.ops {
+            println!("    {:<20} {}  e.g. {}", op.name, op.summary, op.example);
+        }
+        println!("  fail points:");
+        for p in &info.fail_points {
+            let mut actions = Vec::new();
+            if !p.errors.is_empty() {
+                actions.push(format!("error: {}", p.errors.join("|")));
+            }
+            if p.stall {
+                actions.push("stall".into());
+            }
+            if p.panic {
+                actions.push("panic".into());
+            }
+            println!("    {:<28} {} [{}]", p.name, p.summary, actions.join(", "));
+        }
+        println!("  invariants:");
+        for i in &info.invariants {
+            println!("    {:<28} ({:?}) {}", i.name, i.kind, i.summary);
+        }
+        println!("  bugs:");
+        for b in &info.bugs {
+            println!("    {:<16} {}", b.key, b.summary);
+        }
+        println!();
+    }
+    let dir = scenarios_dir.unwrap_or(Path::new("scenarios"));
+    if !dir.is_dir() {
+        if scenarios_dir.is_none() {
+            // The default: running elsewhere than a checkout is fine; say why nothing follows.
+            term::warning("no `scenarios` directory here; pass --scenarios DIR to list scenarios");
+            return exit::OK;
+        }
+        term::error(format!(
+            "{}: not a directory of scenarios",
+            printable(&dir.display().to_string())
+        ));
+        return exit::BAD_INPUT;
+    }
+    println!(
+        "bundled scenarios ({}):",
+        printable(&dir.display().to_string())
+    );
+    let files = match scenario::scenario_files(&[dir.to_path_buf()]) {
+        Ok(files) => files,
+        Err(message) => {
+            term::error(message);
+            return exit::BAD_INPUT;
+        }
+    };
+    for file in files {
+        let shown = printable(&file.display().to_string()).into_owned();
+        match scenario::load(&file) {
+            Ok(s) => {
+                let v: Vec<String> = s
+                    .variants
+                    .iter()
+                    .map(|v| printable(&v.name).into_owned())
+                    .collect();
+                println!(
+                    "  {shown} [{}] variants: {}",
+                    s.model.info().name,
+                    v.join(", ")
+                );
+            }
+            Err(_) => println!("  {shown} (invalid: run `faultline validate` on it)"),
+        }
+    }
+    exit::OK
+}
+
+pub fn replay(path: &Path, verbosity: Verbosity) -> u8 {
+    let saved = match report::read_run(path) {
+        Ok(r) => r,
+        Err(message) => {
+            term::error(message);
+            return exit::BAD_INPUT;
+        }
+    };
+    let scenario = match scenario::load(Path::new(&saved.file)) {
+        Ok(s) => s,
+        Err(e) => {
+            term::error(format!(
+                "the report's scenario {} no longer loads:\n{e}",
+                printable(&saved.file)
+            ));
+            return exit::BAD_INPUT;
+        }
+    };
+    if scenario.sha256 != saved.scenario_sha256 {
+        term::warning(format!(
+            "{} changed since the report was written (sha256 differs)",
+            printable(&saved.file)
+        ));
+    }
+    let Some(variant) = scenario.variant(&saved.variant) else {
+        term::error(format!(
+            "{} has no variant `{}` any more",
+            printable(&saved.file),
+            printable(&saved.variant)
+        ));
+        return exit::BAD_INPUT;
+    };
+    let rerun = runner::run(&scenario, variant, saved.seed);
+    let detail = if verbosity == Verbosity::Verbose {
+        Detail::Full
+    } else {
+        Detail::Normal
+    };
+    anstream::print!("{}", report::run_lines(&rerun, detail));
+    if rerun.trail_digest == saved.trail_digest {
+        println!("replay: same trail digest {}", rerun.trail_digest);
+        exit::OK
+    } else {
+        println!(
+            "replay: DIFFERENT trail digest: saved {} now {}",
+            printable(&saved.trail_digest),
+            rerun.trail_digest
+        );
+        if let Some((i, a, b)) =
+            crate::trail::first_difference(&saved.trail.events, &rerun.trail.events)
+        {
+            let show = |e: Option<&crate::trail::Event>| {
+                e.map_or_else(
+                    || "<end of trail>".to_string(),
+                    |e| printable(&serde_json::to_string(e).unwrap_or_default()).into_owned(),
+                )
+            };
+            println!(
+                "  first difference at event {i}:\n    saved: {}\n    now:   {}",
+                show(a),
+                show(b)
+            );
+        }
+        exit::NONDETERMINISM
+    }
+}
+
+pub fn render_report(path: &Path, output: Option<&Path>) -> u8 {
+    let saved = match report::read_run(path) {
+        Ok(r) => r,
+        Err(message) => {
+            term::error(message);
+            return exit::BAD_INPUT;
+        }
+    };
+    let out = output
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| path.with_extension("html"));
+    if let Err(e) = report::atomic_write(&out, report::run_html(&saved).as_bytes()) {
+        term::error(e);
+        return exit::BAD_INPUT;
+    }
+    println!("wrote {}", printable(&out.display().to_string()));
+    exit::OK
+}

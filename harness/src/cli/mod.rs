@@ -1,0 +1,262 @@
+//! The `faultline` command line: flags (clap), the commands, and the only place
+//! where a command's result becomes an exit code (`exit`). The library modules
+//! return typed summaries and errors; nothing below `cli` prints a verdict or
+//! picks a code.
+
+mod batch;
+mod commands;
+pub mod exit;
+mod term;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+pub use exit::BAD_INPUT as EXIT_BAD_INPUT;
+pub use term::Verbosity;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "faultline",
+    version,
+    about = "Deterministic fault-injection scenarios on turmoil",
+    after_help = exit_help()
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+    /// Show every run in full (faults, findings, digest), passing ones too.
+    #[arg(short, long, global = true, conflicts_with = "quiet")]
+    pub verbose: bool,
+    /// Show failures only.
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+    /// Colour: `auto` (on a terminal, unless NO_COLOR is set), `always`, `never`.
+    #[arg(long, global = true, value_enum, default_value_t = ColorWhen::Auto)]
+    pub color: ColorWhen,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ColorWhen {
+    Auto,
+    Always,
+    Never,
+}
+
+fn exit_help() -> String {
+    exit::help()
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run scenarios (files, or directories searched for *.yaml) and judge them.
+    Run {
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Seed for every run (default: each scenario's `defaults.seed`, else 1).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Run only this variant.
+        #[arg(long)]
+        variant: Option<String>,
+        /// Write report.json per run, junit.xml and summary.md here.
+        #[arg(long)]
+        report_dir: Option<PathBuf>,
+        /// Print one JSON object per variant run instead of the readable summary.
+        #[arg(long)]
+        json: bool,
+        /// Stop after the first run that misses its expectation.
+        #[arg(long)]
+        fail_fast: bool,
+    },
+    /// Validate scenario files without running them.
+    Validate {
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+    },
+    /// List models (ops, fail points, invariants, bug keys) and bundled scenarios.
+    List {
+        /// Where to look for scenarios [default: scenarios].
+        #[arg(long)]
+        scenarios: Option<PathBuf>,
+    },
+    /// Rerun a saved report.json and confirm the same trail digest.
+    Replay { report: PathBuf },
+    /// Run every scenario over a seed range, in parallel, resumable and shardable.
+    Sweep {
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Seed range, inclusive: `1..1000` (or one seed); at most 1,000,000 seeds.
+        #[arg(long, default_value = "1..100")]
+        seeds: String,
+        /// Worker threads (default: the number of cores).
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Take the K-th of N deterministic slices: `--shard 2/4`.
+        #[arg(long)]
+        shard: Option<String>,
+        /// Output directory: results.jsonl, sweep.json, summaries, failing runs' reports.
+        #[arg(long, default_value = "reports/sweep")]
+        out: PathBuf,
+        /// Stop starting new runs after this much wall time (`20m`); the sweep is
+        /// then incomplete.
+        #[arg(long)]
+        time_budget: Option<String>,
+        /// Continue a sweep in --out, skipping runs already recorded.
+        #[arg(long)]
+        resume: bool,
+        /// Rerun this percentage of runs and compare trail digests.
+        #[arg(long, default_value_t = 0.0)]
+        check_determinism: f64,
+        /// Only this variant.
+        #[arg(long)]
+        variant: Option<String>,
+        /// Stop starting new runs after the first one that fails.
+        #[arg(long)]
+        fail_fast: bool,
+    },
+    /// Reduce a failing run's report to a minimal scenario that fails the same way.
+    Shrink {
+        report: PathBuf,
+        /// Write the scenario here (default: print it). Its name is this file's stem.
+        #[arg(short, long)]
+        out: Option<PathBuf>,
+        /// Most candidate runs to try.
+        #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..))]
+        budget: u64,
+    },
+    /// Turn a model checker's trace (ITF from Quint/Apalache, or TLC -dumpTrace json)
+    /// into a scenario, with a mapping file (docs/trail-import.md).
+    Import {
+        trace: PathBuf,
+        /// The mapping: spec actions to steps, spec variables to observations.
+        #[arg(long)]
+        mapping: PathBuf,
+        /// Write the scenario here (default: print it).
+        #[arg(short, long)]
+        out: Option<PathBuf>,
+    },
+    /// Join the results of sweep shards into one summary, junit.xml and dashboard.
+    Merge {
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        #[arg(long, default_value = "reports/merged")]
+        out: PathBuf,
+        /// How many shards the sweep had (default: what the shards' sweep.json say).
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+        shards: Option<u64>,
+    },
+    /// Measure runs against a bare turmoil loop, sweep throughput and peak memory.
+    Bench {
+        /// Scenarios to time (default: the bundled ones).
+        #[arg(default_value = "scenarios")]
+        paths: Vec<PathBuf>,
+        /// Runs per scenario variant; the median is reported.
+        #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..))]
+        repeat: u64,
+        /// The scenario swept for runs per second.
+        #[arg(long, default_value = "scenarios/raftkv/chaos.yaml")]
+        sweep: PathBuf,
+        #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u64).range(1..))]
+        sweep_seeds: u64,
+        /// Also write the tables here (e.g. docs/performance.md).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Render the HTML report of a saved report.json (no rerun).
+    Report {
+        report: PathBuf,
+        /// Where to write it (default: the JSON's path with `.html`).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
+}
+
+pub fn main_with(cli: Cli) -> ExitCode {
+    let color = match cli.color {
+        ColorWhen::Auto => anstream::ColorChoice::Auto,
+        ColorWhen::Always => anstream::ColorChoice::Always,
+        ColorWhen::Never => anstream::ColorChoice::Never,
+    };
+    color.write_global();
+    let verbosity = if cli.quiet {
+        Verbosity::Quiet
+    } else if cli.verbose {
+        Verbosity::Verbose
+    } else {
+        Verbosity::Normal
+    };
+    let code = match cli.command {
+        Command::Run {
+            paths,
+            seed,
+            variant,
+            report_dir,
+            json,
+            fail_fast,
+        } => commands::run(&commands::RunArgs {
+            paths,
+            seed,
+            variant,
+            report_dir,
+            json,
+            fail_fast,
+            verbosity,
+        }),
+        Command::Validate { paths } => commands::validate(&paths, verbosity),
+        Command::List { scenarios } => commands::list(scenarios.as_deref()),
+        Command::Replay { report } => commands::replay(&report, verbosity),
+        Command::Sweep {
+            paths,
+            seeds,
+            jobs,
+            shard,
+            out,
+            time_budget,
+            resume,
+            check_determinism,
+            variant,
+            fail_fast,
+        } => batch::sweep(
+            batch::SweepArgs {
+                paths,
+                seeds,
+                jobs,
+                shard,
+                out,
+                time_budget,
+                resume,
+                check_determinism,
+                variant,
+                fail_fast,
+            },
+            verbosity,
+        ),
+        Command::Shrink {
+            report,
+            out,
+            budget,
+        } => batch::shrink(report, out, budget, verbosity),
+        Command::Import {
+            trace,
+            mapping,
+            out,
+        } => batch::import(&trace, &mapping, out.as_deref()),
+        Command::Merge { dirs, out, shards } => batch::merge(dirs, out, shards, verbosity),
+        Command::Bench {
+            paths,
+            repeat,
+            sweep,
+            sweep_seeds,
+            out,
+        } => batch::bench(crate::bench::BenchOptions {
+            paths,
+            repeat: repeat as usize,
+            sweep,
+            sweep_seeds,
+            out,
+        }),
+        Command::Report { report, output } => commands::render_report(&report, output.as_deref()),
+    };
+    ExitCode::from(code)
+}

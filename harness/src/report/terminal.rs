@@ -1,0 +1,108 @@
+//! What the terminal shows of one run. A passing run is one line (verdict,
+//! scenario, variant, outcome, seed, wall time); a failing one adds its faults,
+//! findings, seed and replay command; `Detail::Full` shows everything for every
+//! run. Styled with ANSI codes: print through `anstream`, which drops them when
+//! the output is not a terminal, under `NO_COLOR`, or with `--color never`. Every
+//! name and text from input is escaped (`crate::text::printable`).
+
+use super::summary::expected;
+use crate::duration::format as fmt_duration;
+use crate::runner::RunResult;
+use crate::text::{printable, printable_lines};
+use anstyle::{AnsiColor, Style};
+use std::time::Duration;
+
+/// How much of a run to show.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Detail {
+    /// One line for a pass, the full block for a failure.
+    Normal,
+    /// The full block for every run.
+    Full,
+}
+
+const PASS: Style = AnsiColor::Green.on_default().bold();
+const FAIL: Style = AnsiColor::Red.on_default().bold();
+const NAME: Style = Style::new().bold();
+const DIM: Style = Style::new().dimmed();
+const FINDING: Style = AnsiColor::Yellow.on_default();
+
+/// The lines for one run, ending in a newline.
+pub fn run_lines(r: &RunResult, detail: Detail) -> String {
+    let full = detail == Detail::Full || !r.passed;
+    let (style, verdict) = if r.passed {
+        (PASS, "PASS")
+    } else {
+        (FAIL, "FAIL")
+    };
+    let mut out = format!(
+        "{style}{verdict}{style:#} {NAME}{}{NAME:#} [{}] {} (expected {}) seed={}",
+        printable(&r.scenario),
+        printable(&r.variant),
+        r.outcome,
+        expected(&r.expected),
+        r.seed,
+    );
+    if full {
+        out.push_str(&format!(
+            " sim={} wall={}ms {DIM}digest={}{DIM:#}\n",
+            fmt_duration(Duration::from_millis(r.sim_elapsed_ms)),
+            r.wall_ms,
+            printable(&r.trail_digest[..16.min(r.trail_digest.len())]),
+        ));
+    } else {
+        out.push_str(&format!(" wall={}ms\n", r.wall_ms));
+        return out;
+    }
+    let faults = r.faults_fired();
+    if !faults.is_empty() {
+        out.push_str(&format!("  faults ({}):\n", faults.len()));
+        for line in faults.iter().take(12) {
+            out.push_str(&format!("    {}\n", printable(line)));
+        }
+        if faults.len() > 12 {
+            out.push_str(&format!(
+                "    ... {} more in the report\n",
+                faults.len() - 12
+            ));
+        }
+    }
+    for f in &r.findings {
+        out.push_str(&format!(
+            "  {FINDING}{} [{}]{FINDING:#}: {}\n",
+            f.outcome.map(|o| o.name()).unwrap_or("fail"),
+            printable(&f.checker),
+            printable_lines(&f.message).replace('\n', "\n    ")
+        ));
+    }
+    if !r.passed {
+        out.push_str(&format!(
+            "  seed: {}\n  {NAME}replay:{NAME:#} {}\n",
+            r.seed,
+            printable(&r.replay)
+        ));
+    }
+    out
+}
+
+/// The full block of a run, without styles (as earlier versions printed it).
+pub fn terminal_summary(r: &RunResult) -> String {
+    strip_styles(&run_lines(r, Detail::Full))
+}
+
+fn strip_styles(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            for c in chars.by_ref() {
+                if c.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}

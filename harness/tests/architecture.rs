@@ -1,0 +1,270 @@
+//! The shape of `harness/src`: no import circle between its files, nor between its
+//! top-level modules, and only the command line picks exit codes. A circle makes
+//! every module in it depend on all the others (the command line once imported
+//! the sweep, which imported the command line back for its exit codes).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+type Module = Vec<String>;
+
+fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            sources(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// `cli/exit.rs` -> ["cli", "exit"]; `sweep/mod.rs` -> ["sweep"]; `lib.rs` -> [].
+fn module_of(root: &Path, file: &Path) -> Module {
+    let rel = file.strip_prefix(root).unwrap().with_extension("");
+    let mut parts: Module = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if matches!(
+        parts.last().map(String::as_str),
+        Some("mod" | "lib" | "main")
+    ) {
+        parts.pop();
+    }
+    parts
+}
+
+/// The text before the unit tests: tests may reach anywhere.
+fn code(text: &str) -> &str {
+    match text.find("#[cfg(test)]\nmod tests") {
+        Some(at) => &text[..at],
+        None => text,
+    }
+}
+
+/// Every `crate::a::b` / `super::c` path in `text`, with `{...}` groups expanded
+/// one level, resolved against `module`.
+fn paths(text: &str, module: &Module) -> Vec<Module> {
+    let mut found = Vec::new();
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < text.len() {
+        let rest = &text[i..];
+        let starts = (rest.starts_with("crate::") || rest.starts_with("super::"))
+            && (i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_'));
+        if !starts {
+            i += rest.chars().next().map_or(1, char::len_utf8);
+            continue;
+        }
+        let end = rest
+            .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
+            .unwrap_or(rest.len());
+        let path = &rest[..end];
+        // `super` is the parent module, for `a/b.rs` and `a/b/mod.rs` alike
+        // (both are module a::b).
+        let mut base: Module = if path.starts_with("crate") {
+            Vec::new()
+        } else {
+            module[..module.len().saturating_sub(1)].to_vec()
+        };
+        let mut segments: Vec<&str> = path.split("::").filter(|s| !s.is_empty()).collect();
+        segments.remove(0);
+        while segments.first() == Some(&"super") {
+            base.pop();
+            segments.remove(0);
+        }
+        let mut full = base.clone();
+        full.extend(segments.iter().map(|s| s.to_string()));
+        found.push(full.clone());
+        if rest[end..].starts_with('{') {
+            if let Some(close) = rest[end..].find('}') {
+                for item in rest[end + 1..end + close].split(',') {
+                    let item = item.split(" as ").next().unwrap().trim();
+                    if item.is_empty() || item == "self" || item.contains('{') {
+                        continue;
+                    }
+                    let mut p = full.clone();
+                    p.extend(item.split("::").map(str::to_string));
+                    found.push(p);
+                }
+            }
+        }
+        i += end.max(1);
+    }
+    found
+}
+
+fn graph() -> BTreeMap<Module, BTreeSet<Module>> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    sources(&root, &mut files);
+    let modules: BTreeMap<Module, PathBuf> = files
+        .iter()
+        .map(|f| (module_of(&root, f), f.clone()))
+        .collect();
+    let resolve = |path: &Module| -> Option<Module> {
+        (1..=path.len())
+            .rev()
+            .map(|n| path[..n].to_vec())
+            .find(|m| modules.contains_key(m))
+    };
+    let mut edges = BTreeMap::new();
+    for (module, file) in &modules {
+        let text = std::fs::read_to_string(file).unwrap();
+        let mut to = BTreeSet::new();
+        for path in paths(code(&text), module) {
+            if let Some(target) = resolve(&path) {
+                if target != *module {
+                    to.insert(target);
+                }
+            }
+        }
+        edges.insert(module.clone(), to);
+    }
+    edges
+}
+
+/// Strongly connected components with more than one member (Tarjan).
+fn circles(edges: &BTreeMap<Module, BTreeSet<Module>>) -> Vec<Vec<Module>> {
+    struct State<'a> {
+        edges: &'a BTreeMap<Module, BTreeSet<Module>>,
+        index: BTreeMap<&'a Module, usize>,
+        low: BTreeMap<&'a Module, usize>,
+        stack: Vec<&'a Module>,
+        on: BTreeSet<&'a Module>,
+        out: Vec<Vec<Module>>,
+    }
+    fn visit<'a>(s: &mut State<'a>, v: &'a Module) {
+        let i = s.index.len();
+        s.index.insert(v, i);
+        s.low.insert(v, i);
+        s.stack.push(v);
+        s.on.insert(v);
+        for w in s.edges.get(v).into_iter().flatten() {
+            if !s.index.contains_key(w) {
+                visit(s, w);
+                let lw = s.low[w];
+                let lv = s.low.get_mut(v).unwrap();
+                *lv = (*lv).min(lw);
+            } else if s.on.contains(w) {
+                let iw = s.index[w];
+                let lv = s.low.get_mut(v).unwrap();
+                *lv = (*lv).min(iw);
+            }
+        }
+        if s.low[v] == s.index[v] {
+            let mut component = Vec::new();
+            loop {
+                let w = s.stack.pop().unwrap();
+                s.on.remove(w);
+                component.push(w.clone());
+                if w == v {
+                    break;
+                }
+            }
+            if component.len() > 1 {
+                s.out.push(component);
+            }
+        }
+    }
+    let mut s = State {
+        edges,
+        index: BTreeMap::new(),
+        low: BTreeMap::new(),
+        stack: Vec::new(),
+        on: BTreeSet::new(),
+        out: Vec::new(),
+    };
+    for v in edges.keys() {
+        if !s.index.contains_key(v) {
+            visit(&mut s, v);
+        }
+    }
+    s.out
+}
+
+fn show(circles: &[Vec<Module>]) -> String {
+    circles
+        .iter()
+        .map(|c| {
+            c.iter()
+                .map(|m| {
+                    if m.is_empty() {
+                        "lib".into()
+                    } else {
+                        m.join("/")
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(" <-> ")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn no_two_files_of_harness_src_import_each_other_in_a_circle() {
+    let edges = graph();
+    assert!(edges.len() > 40, "found {} files", edges.len());
+    let found = circles(&edges);
+    assert!(found.is_empty(), "import circles:\n{}", show(&found));
+}
+
+#[test]
+fn no_two_top_level_modules_import_each_other_in_a_circle() {
+    let mut top: BTreeMap<Module, BTreeSet<Module>> = BTreeMap::new();
+    for (from, to) in graph() {
+        let from: Module = from.into_iter().take(1).collect();
+        let entry = top.entry(from.clone()).or_default();
+        for t in to {
+            let t: Module = t.into_iter().take(1).collect();
+            if t != from {
+                entry.insert(t);
+            }
+        }
+    }
+    let found = circles(&top);
+    assert!(found.is_empty(), "module circles:\n{}", show(&found));
+}
+
+#[test]
+fn the_checker_finds_a_circle_when_there_is_one() {
+    let m = |s: &str| -> Module { s.split('/').map(str::to_string).collect() };
+    let mut edges = BTreeMap::new();
+    edges.insert(m("a"), [m("b")].into_iter().collect());
+    edges.insert(m("b"), [m("c")].into_iter().collect());
+    edges.insert(m("c"), [m("a")].into_iter().collect());
+    edges.insert(m("d"), [m("a")].into_iter().collect());
+    let found = circles(&edges);
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].len(), 3);
+    // The path reader resolves `super::` and `{a, b::c}` groups.
+    let got = paths(
+        "use super::results::{self, key};\nuse crate::report::{RunRecord, html::x};",
+        &m("sweep/merge"),
+    );
+    assert!(got.contains(&m("sweep/results/key")), "{got:?}");
+    assert!(got.contains(&m("report/html/x")), "{got:?}");
+}
+
+#[test]
+fn only_the_command_line_defines_or_uses_exit_codes() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    sources(&root, &mut files);
+    for file in files {
+        let rel = file.strip_prefix(&root).unwrap();
+        if rel.starts_with("cli") || rel == Path::new("main.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).unwrap();
+        for needle in ["EXIT_", "cli::exit", "process::exit", "ExitCode"] {
+            assert!(
+                !code(&text).contains(needle),
+                "{} mentions {needle}: exit codes belong to cli/exit.rs",
+                rel.display()
+            );
+        }
+    }
+}
