@@ -151,6 +151,8 @@ impl Receiver {
                 | HddsOp::MarkUnhealthy { .. }
                 | HddsOp::Delete { .. }
                 | HddsOp::Import { .. }
+                | HddsOp::CommandStatus { .. }
+                | HddsOp::FailVolume { .. }
                 | HddsOp::BuildFcr { .. },
                 _,
             ) => Err(format!(

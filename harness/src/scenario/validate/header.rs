@@ -236,15 +236,25 @@ impl Errors<'_> {
                         continue;
                     };
                     let json = value.to_json();
-                    match param.kind.check(&json, &names) {
+                    match param.kind.check_entry(&json, &names) {
                         Ok(()) => {
                             checked.insert(name.to_string(), json);
                         }
-                        Err(message) => self.error_hint(
-                            value.loc,
-                            format!("param `{name}`: {message}"),
-                            format!("`{name}`: {}, {}", param.kind.describe(), param.summary),
-                        ),
+                        Err((entry, message)) => {
+                            // A per-node map's error points at the node's entry.
+                            let loc = match (&entry, &value.value) {
+                                (Some(node), Value::Map(items)) => items
+                                    .iter()
+                                    .find(|(k, _)| k.as_str() == Some(node.as_str()))
+                                    .map_or(value.loc, |(k, _)| k.loc),
+                                _ => value.loc,
+                            };
+                            self.error_hint(
+                                loc,
+                                format!("param `{name}`: {message}"),
+                                format!("`{name}`: {}, {}", param.kind.describe(), param.summary),
+                            )
+                        }
                     }
                 }
                 Some((node.loc, serde_json::Value::Object(checked)))
