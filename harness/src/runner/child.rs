@@ -125,5 +125,6 @@ fn not_run(
         messages_total: 0,
         messages: Vec::new(),
         trail,
+        swarm: None,
     }
 }

@@ -235,6 +235,8 @@ fn remote_model(name: &str) -> &'static dyn Model {
                 fail_points: Vec::new(),
                 invariants: Vec::new(),
                 bugs: Vec::new(),
+                probes: Vec::new(),
+                index_format: Default::default(),
                 has_leader: false,
                 leader_transfer: false,
                 params: Vec::new(),

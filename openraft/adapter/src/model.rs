@@ -3,7 +3,7 @@
 
 use nodes::api::ParamInfo;
 use nodes::api::{
-    Check, ClusterView, InvariantInfo, InvariantKind, Model, ModelInfo, NodeCtx, OpInfo, ParsedOp,
+    Check, ClusterView, IndexFormat, InvariantInfo, InvariantKind, Model, ModelInfo, NodeCtx, OpInfo, ParsedOp,
     RoleInfo, parse_json,
 };
 use serde::{Deserialize, Serialize};
@@ -161,6 +161,8 @@ fn info() -> ModelInfo {
             },
         ],
         bugs: Vec::new(),
+        probes: Vec::new(),
+        index_format: IndexFormat::Decimal,
         has_leader: true,
         leader_transfer: true,
         params: vec![

@@ -8,7 +8,7 @@
 
 use crate::points::Point;
 use crate::types::{Kv, Raft, Vote, node_index};
-use nodes::api::{EventKind, NodeCtx};
+use nodes::api::NodeCtx;
 use openraft::alias::{SnapshotMetaOf, SnapshotOf};
 use openraft::errors::{NetworkError, RPCError, ReplicationClosed, StreamingError, Unreachable};
 use openraft::network::RPCOption;
@@ -288,10 +288,8 @@ impl Client {
     #[cfg_attr(not(feature = "transfer-leader-response"), allow(dead_code))]
     fn refused(&self, refusal: String) {
         let to = self.target_name();
-        self.ctx.record(
-            EventKind::Note,
-            format!("transfer_leader to {to} refused: {refusal}"),
-        );
+        self.ctx
+            .note(format!("transfer_leader to {to} refused: {refusal}"));
         self.transfers.borrow_mut().refused = Some((self.target, refusal));
     }
 }
@@ -375,10 +373,7 @@ async fn transfer(ctx: &NodeCtx, raft: &Raft, req: TransferLeaderRequest<Kv>) ->
             // The variant name (`LogNotFlushed`) leads, as a caller would match on it.
             let refusal = format!("{refusal:?}");
             if to == ctx.name() {
-                ctx.record(
-                    EventKind::Note,
-                    format!("transfer_leader to {to} refused here: {refusal}"),
-                );
+                ctx.note(format!("transfer_leader to {to} refused here: {refusal}"));
             }
             Reply::TransferLeader(Some(refusal))
         }

@@ -8,7 +8,7 @@ use crate::oracle::{self, Oracle};
 use crate::sm::StateMachine;
 use crate::store::LogStore;
 use crate::types::{Kv, LogId, Raft, Request, node_id, node_index};
-use nodes::api::{Command, EventKind, NodeCtx, Observation, OpResult};
+use nodes::api::{Command, NodeCtx, NodeEvent, Observation, OpResult, Role};
 use openraft::{Config, Membership, RaftMetrics, ReadPolicy, ServerState, SnapshotPolicy};
 use openraft_rt::WatchReceiver;
 use rand::RngCore;
@@ -85,7 +85,7 @@ async fn run_seeded(ctx: Rc<NodeCtx>) -> turmoil::Result {
         let (ctx, raft) = (ctx.clone(), raft.clone());
         async move {
             if let Err(e) = crate::net::serve(ctx.clone(), raft).await {
-                ctx.record(EventKind::Note, format!("rpc server stopped: {e}"));
+                ctx.note(format!("rpc server stopped: {e}"));
             }
         }
     });
@@ -119,7 +119,7 @@ async fn run_seeded(ctx: Rc<NodeCtx>) -> turmoil::Result {
         raft.initialize(voters)
             .await
             .map_err(|e| format!("initialize: {e}"))?;
-        ctx.record(EventKind::Note, "initialized the cluster");
+        ctx.note("initialized the cluster");
         let _ = raft.trigger().elect(false).await;
     }
     let mut inbox = ctx.take_inbox();
@@ -286,6 +286,32 @@ fn role(state: ServerState) -> &'static str {
     }
 }
 
+/// The role as the harness's checkers read it (election safety: one leader per
+/// term). A learner follows the leader without a vote; a node shutting down is
+/// reported as a follower of nobody. The text keeps openraft's own state name.
+fn api_role(state: ServerState) -> Role {
+    match state {
+        ServerState::Leader => Role::Leader,
+        ServerState::Candidate => Role::Candidate,
+        ServerState::Follower | ServerState::Learner | ServerState::Shutdown => Role::Follower,
+    }
+}
+
+fn leader_event(m: &RaftMetrics<Kv>, name: &dyn Fn(u64) -> String) -> NodeEvent {
+    let leader = m.current_leader.map(name);
+    let text = match (m.state, &leader) {
+        (ServerState::Leader, _) => format!("leader term {}", m.current_term),
+        (other, Some(l)) => format!("{} term {} leader {l}", role(other), m.current_term),
+        (other, None) => format!("{} term {}", role(other), m.current_term),
+    };
+    NodeEvent::Leader {
+        role: api_role(m.state),
+        term: m.current_term,
+        leader,
+        text,
+    }
+}
+
 impl Watcher {
     async fn watch(&self) {
         let mut metrics = self.raft.metrics();
@@ -311,19 +337,7 @@ impl Watcher {
             || last.term != m.current_term
             || last.leader != m.current_leader
         {
-            let detail = match m.state {
-                ServerState::Leader => format!("leader term {}", m.current_term),
-                other => match m.current_leader {
-                    Some(l) => format!(
-                        "{} term {} leader {}",
-                        role(other),
-                        m.current_term,
-                        self.name(l)
-                    ),
-                    None => format!("{} term {}", role(other), m.current_term),
-                },
-            };
-            self.ctx.record(EventKind::Leader, detail);
+            self.ctx.record(leader_event(m, &namer));
             if m.state == ServerState::Leader && last.state != Some(ServerState::Leader) {
                 let log = self.log.inner.borrow();
                 let found = self.oracle.borrow_mut().became_leader(
@@ -372,10 +386,8 @@ impl Watcher {
 
     fn violation(&self, invariant: &str, found: Option<String>) {
         if let Some(message) = found {
-            self.ctx.record(
-                EventKind::Note,
-                format!("invariant {invariant} violated: {message}"),
-            );
+            self.ctx
+                .note(format!("invariant {invariant} violated: {message}"));
         }
     }
 

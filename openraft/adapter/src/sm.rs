@@ -8,7 +8,7 @@
 use crate::oracle::Oracle;
 use crate::points::Point;
 use crate::types::{Kv, LogId, Request, Response};
-use nodes::api::{EventKind, NodeCtx, NodeEvent};
+use nodes::api::{ApplyResult, NodeCtx, NodeEvent};
 use openraft::alias::{SnapshotMetaOf, SnapshotOf, StoredMembershipOf};
 use openraft::storage::EntryResponder;
 use openraft::storage::RaftStateMachine;
@@ -86,6 +86,19 @@ impl StateMachine {
     }
 }
 
+/// A snapshot that became durable on this node (`built` from its own state
+/// machine, or `installed` from the leader's).
+fn snapshot_event(how: &str, last: Option<LogId>) -> NodeEvent {
+    let index = last.map_or(0, |l| l.index);
+    NodeEvent::Storage {
+        what: "snapshot".into(),
+        term: last.map(|l| l.leader_id.term),
+        index: Some(index),
+        entries: Vec::new(),
+        text: format!("snapshot {how} up to {index}"),
+    }
+}
+
 impl RaftSnapshotBuilder<Kv> for StateMachine {
     async fn build_snapshot(&mut self) -> Result<SnapshotOf<Kv>, io::Error> {
         let data = self.data.borrow().clone();
@@ -105,13 +118,8 @@ impl RaftSnapshotBuilder<Kv> for StateMachine {
         };
         let file = SnapshotFile { meta, data };
         self.write_snapshot_file(&file)?;
-        self.ctx.record(
-            EventKind::Storage,
-            format!(
-                "snapshot built up to {}",
-                file.meta.last_log_id.map_or(0, |l| l.index)
-            ),
-        );
+        self.ctx
+            .record(snapshot_event("built", file.meta.last_log_id));
         Self::snapshot_of(file)
     }
 }
@@ -141,19 +149,21 @@ impl RaftStateMachine<Kv> for StateMachine {
                 }
             }
             let index = entry.log_id.index;
+            let term = entry.log_id.leader_id.term;
             let response = {
                 let mut data = self.data.borrow_mut();
                 data.applied = Some(entry.log_id);
                 match entry.payload {
                     EntryPayload::Blank => Response::default(),
                     EntryPayload::Normal(Request::Put { key, value }) => {
-                        self.ctx.record_event(
-                            NodeEvent::new(
-                                EventKind::Apply,
-                                format!("apply {index} put {key}={value}"),
-                            )
-                            .with_keys([key.clone()]),
-                        );
+                        self.ctx.record(NodeEvent::Apply {
+                            term: Some(term),
+                            index: Some(index),
+                            what: format!("put {key}={value}"),
+                            result: ApplyResult::Ok,
+                            keys: vec![key.clone()],
+                            text: format!("apply {index} put {key}={value}"),
+                        });
                         data.map.insert(key, value.clone());
                         Response { value: Some(value) }
                     }
@@ -161,13 +171,18 @@ impl RaftStateMachine<Kv> for StateMachine {
                         value: data.map.get(&key).cloned(),
                     },
                     EntryPayload::Membership(membership) => {
-                        self.ctx.record(
-                            EventKind::Apply,
-                            format!(
-                                "apply {index} membership {}",
-                                crate::node::membership_text(&membership, &self.ctx)
-                            ),
+                        let what = format!(
+                            "membership {}",
+                            crate::node::membership_text(&membership, &self.ctx)
                         );
+                        self.ctx.record(NodeEvent::Apply {
+                            term: Some(term),
+                            index: Some(index),
+                            text: format!("apply {index} {what}"),
+                            what,
+                            result: ApplyResult::Ok,
+                            keys: Vec::new(),
+                        });
                         data.membership =
                             StoredMembershipOf::<Kv>::new(Some(entry.log_id), membership);
                         Response::default()
@@ -201,13 +216,7 @@ impl RaftStateMachine<Kv> for StateMachine {
         };
         self.write_snapshot_file(&file)?;
         *self.data.borrow_mut() = data;
-        self.ctx.record(
-            EventKind::Storage,
-            format!(
-                "snapshot installed up to {}",
-                meta.last_log_id.map_or(0, |l| l.index)
-            ),
-        );
+        self.ctx.record(snapshot_event("installed", meta.last_log_id));
         Ok(())
     }
 
