@@ -3,8 +3,8 @@
 
 use nodes::api::ParamInfo;
 use nodes::api::{
-    Check, ClusterView, IndexFormat, InvariantInfo, InvariantKind, Model, ModelInfo, NodeCtx, OpInfo, ParsedOp,
-    RoleInfo, parse_json,
+    Check, ClusterView, IndexFormat, InvariantInfo, InvariantKind, Model, ModelInfo, NodeCtx,
+    OpInfo, ParsedOp, RoleInfo, parse_json,
 };
 use serde::{Deserialize, Serialize};
 use std::future::Future;

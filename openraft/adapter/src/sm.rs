@@ -216,7 +216,8 @@ impl RaftStateMachine<Kv> for StateMachine {
         };
         self.write_snapshot_file(&file)?;
         *self.data.borrow_mut() = data;
-        self.ctx.record(snapshot_event("installed", meta.last_log_id));
+        self.ctx
+            .record(snapshot_event("installed", meta.last_log_id));
         Ok(())
     }
 
