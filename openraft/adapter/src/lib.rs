@@ -9,6 +9,7 @@ mod net;
 mod node;
 mod oracle;
 mod points;
+mod runtime;
 mod sm;
 mod store;
 mod types;

@@ -20,6 +20,9 @@ use std::time::Duration;
 
 /// How often a pending leader transfer looks at the outcome.
 const TRANSFER_POLL_MS: u64 = 5;
+/// A transfer that has not ended after this many longest election timeouts has
+/// failed (the target never won, nobody else did either).
+const TRANSFER_WAIT_ELECTIONS: u64 = 4;
 
 pub fn name_of(ctx: &NodeCtx, id: u64) -> String {
     ctx.nodes()
@@ -63,7 +66,7 @@ fn config(params: &Params) -> Result<Arc<Config>, String> {
 pub async fn run(ctx: NodeCtx) -> turmoil::Result {
     // Every random draw of openraft (election timeouts) comes from this seed.
     let seed = ctx.rng_seed_for("openraft").next_u64();
-    crate::types::Runtime::scope(seed, run_seeded(Rc::new(ctx))).await
+    crate::runtime::Seeded::scope(seed, run_seeded(Rc::new(ctx))).await
 }
 
 async fn run_seeded(ctx: Rc<NodeCtx>) -> turmoil::Result {
@@ -242,6 +245,11 @@ async fn transfer(
         return OpResult::error(error_text(e));
     }
     let metrics = raft.metrics();
+    let me = node_id(ctx.index());
+    // Bounded: an op in hand counts as pending work, and a transfer that never
+    // ends would keep the node from ever being quiescent.
+    let give_up_ms = TRANSFER_WAIT_ELECTIONS * raft.config().election_timeout_max;
+    let mut waited_ms = 0;
     loop {
         if let Some((node, refusal)) = transfers.borrow_mut().refused.take() {
             if node == target {
@@ -252,7 +260,21 @@ async fn transfer(
         if m.current_leader == Some(target) && m.vote.committed {
             return OpResult::ok();
         }
+        // Another node won the election the transfer started: it is over.
+        if let Some(other) = m.current_leader.filter(|l| *l != me && *l != target) {
+            if m.vote.committed {
+                return OpResult::error(format!(
+                    "{} leads term {}, not {to}",
+                    name_of(ctx, other),
+                    m.current_term
+                ));
+            }
+        }
+        if waited_ms >= give_up_ms {
+            return OpResult::error(format!("{to} did not take over within {give_up_ms} ms"));
+        }
         tokio::time::sleep(Duration::from_millis(TRANSFER_POLL_MS)).await;
+        waited_ms += TRANSFER_POLL_MS;
     }
 }
 

@@ -8,11 +8,11 @@ use serde::{Deserialize, Serialize};
 use std::io::Cursor;
 
 /// The runtime: openraft's tokio runtime (single-threaded: turmoil runs every
-/// host on one thread) with its RNG replaced by a seeded one. openraft draws its
-/// election timeouts from the runtime's `thread_rng`; the wrapper draws them from
-/// a task-local seed that the node sets from the run's seed.
-pub type Runtime =
-    openraft_rt::deterministic_rng::DeterministicRng<openraft_rt_tokio::TokioRuntime>;
+/// host on one thread) with its RNG replaced by a seeded one, and timers that
+/// fire slightly late ([`crate::runtime`]). openraft draws its election timeouts
+/// from the runtime's `thread_rng`; the seeded wrapper draws them from a
+/// task-local seed that the node sets from the run's seed.
+pub type Runtime = crate::runtime::LateTimers<crate::runtime::Seeded>;
 
 openraft::declare_raft_types!(
     /// The type configuration of the model.
