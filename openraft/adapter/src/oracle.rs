@@ -95,6 +95,13 @@ impl Oracle {
         }
     }
 
+    /// The last log id of `node`'s durable snapshot, as its state machine wrote
+    /// it (built or installed): openraft's metrics may report it later than the
+    /// commit the snapshot brought.
+    pub fn snapshot_of(&self, node: u64) -> Option<LogId> {
+        self.logs.get(&node).and_then(|l| l.snapshot)
+    }
+
     /// A leader committed `id` with `voters` (one set per configuration; joint
     /// membership has two): a majority of each must hold it durably.
     /// Returns the violation message when it was newly found.

@@ -2,11 +2,20 @@
 //!
 //! The log is an append-only file of checksummed records (entries, truncations,
 //! purges), replayed on start. `append` writes and returns at once, as openraft
-//! asks: the entries are readable but volatile. A flusher task fsyncs in order
+//! asks: the entries are readable but volatile. A writer task fsyncs in order
 //! and only then tells openraft they are durable; the `log.flush` fail point sits
 //! in front of the fsync, so a test can hold a node's flush while it keeps
-//! receiving and sending. The vote and the committed log id are written
-//! atomically (durable on return).
+//! receiving and sending. The committed log id is written atomically (durable on
+//! return).
+//!
+//! The vote goes through the same writer, behind every append before it:
+//! openraft requires write IO to be serialized ("saving a vote and appending a
+//! log entry must be serialized too", `RaftLogStorage`), and it leans on that. A
+//! follower answers an AppendEntries once its flushed IO reaches the request's,
+//! and IO ids order by vote first, so a newer vote made durable ahead of older
+//! entries reads as "those entries are flushed": the follower acknowledges
+//! entries it does not hold, and a leader commits them on a minority (found by
+//! the chaos scenario, alpha.25 seed 9, as `committed_on_quorum`).
 
 use crate::oracle::Oracle;
 use crate::points::Point;
@@ -23,6 +32,7 @@ use std::io;
 use std::ops::RangeBounds;
 use std::rc::Rc;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+use tokio::sync::oneshot;
 
 const LOG_FILE: &str = "raft.log";
 const VOTE_FILE: &str = "vote";
@@ -57,12 +67,20 @@ struct Flush {
     callback: IOFlushed<Kv>,
 }
 
+/// One write of the writer task, done in submission order.
+enum Job {
+    /// Appended entries to fsync; the callback tells openraft.
+    Flush(Flush),
+    /// A vote to persist once every earlier job is durable.
+    Vote(Vote, oneshot::Sender<io::Result<()>>),
+}
+
 #[derive(Clone)]
 pub struct LogStore {
     pub inner: Rc<RefCell<LogInner>>,
     ctx: Rc<NodeCtx>,
     records: RecordLog,
-    flusher: UnboundedSender<Flush>,
+    writer: UnboundedSender<Job>,
     oracle: Rc<RefCell<Oracle>>,
     id: u64,
 }
@@ -121,28 +139,39 @@ impl LogStore {
             committed,
             durable,
         }));
-        let (flusher, jobs) = unbounded_channel();
+        let (writer, jobs) = unbounded_channel();
         let store = LogStore {
             inner,
             ctx,
             records,
-            flusher,
+            writer,
             oracle: oracle.clone(),
             id,
         };
-        store.spawn_flusher(jobs, oracle, id);
+        store.spawn_writer(jobs, oracle, id);
         Ok(store)
     }
 
-    fn spawn_flusher(
-        &self,
-        mut jobs: UnboundedReceiver<Flush>,
-        oracle: Rc<RefCell<Oracle>>,
-        id: u64,
-    ) {
+    fn spawn_writer(&self, mut jobs: UnboundedReceiver<Job>, oracle: Rc<RefCell<Oracle>>, id: u64) {
         let store = self.clone();
         crate::spawn(async move {
-            while let Some(first) = jobs.recv().await {
+            // A job taken from the queue while batching that is not a flush.
+            let mut next: Option<Job> = None;
+            loop {
+                let job = match next.take() {
+                    Some(job) => job,
+                    None => match jobs.recv().await {
+                        Some(job) => job,
+                        None => return,
+                    },
+                };
+                let first = match job {
+                    Job::Vote(vote, done) => {
+                        let _ = done.send(store.write_vote(&vote));
+                        continue;
+                    }
+                    Job::Flush(first) => first,
+                };
                 let mut batch = vec![first];
                 if let Err(kind) = store.ctx.faults().hit(Point::LogFlush).await {
                     let error = io::Error::other(format!("injected log flush error: {kind}"));
@@ -152,9 +181,16 @@ impl LogStore {
                     }
                     continue;
                 }
-                // Everything queued while this flush waited goes out with it.
+                // Every append queued while this flush waited goes out with it;
+                // a vote queued behind them waits for this fsync.
                 while let Ok(job) = jobs.try_recv() {
-                    batch.push(job);
+                    match job {
+                        Job::Flush(flush) => batch.push(flush),
+                        vote @ Job::Vote(..) => {
+                            next = Some(vote);
+                            break;
+                        }
+                    }
                 }
                 if let Err(error) = store.records.sync() {
                     for job in batch {
@@ -185,6 +221,12 @@ impl LogStore {
                 }
             }
         });
+    }
+
+    fn write_vote(&self, vote: &Vote) -> io::Result<()> {
+        self.ctx.disk().write_atomic(VOTE_FILE, &encode(vote))?;
+        self.inner.borrow_mut().vote = Some(*vote);
+        Ok(())
     }
 
     pub fn last_log_id(&self) -> Option<LogId> {
@@ -231,9 +273,14 @@ impl RaftLogStorage<Kv> for LogStore {
     }
 
     async fn save_vote(&mut self, vote: &Vote) -> Result<(), io::Error> {
-        self.ctx.disk().write_atomic(VOTE_FILE, &encode(vote))?;
-        self.inner.borrow_mut().vote = Some(*vote);
-        Ok(())
+        // Durable on return, and never ahead of an append submitted before it.
+        let (done, written) = oneshot::channel();
+        self.writer
+            .send(Job::Vote(*vote, done))
+            .map_err(|_| io::Error::other("the log writer has stopped"))?;
+        written
+            .await
+            .map_err(|_| io::Error::other("the log writer has stopped"))?
     }
 
     async fn save_committed(&mut self, committed: Option<LogId>) -> Result<(), io::Error> {
@@ -278,9 +325,9 @@ impl RaftLogStorage<Kv> for LogStore {
                 inner.entries.insert(entry.log_id.index, entry);
             }
         }
-        self.flusher
-            .send(Flush { ids, callback })
-            .map_err(|_| io::Error::other("the log flusher has stopped"))
+        self.writer
+            .send(Job::Flush(Flush { ids, callback }))
+            .map_err(|_| io::Error::other("the log writer has stopped"))
     }
 
     async fn truncate_after(&mut self, last: Option<LogId>) -> Result<(), io::Error> {
