@@ -39,6 +39,13 @@ pub struct RunResult {
     pub scenario_sha256: String,
     pub model: String,
     pub variant: String,
+    /// The bug modes this run had (the variant's, with any `--bug` override).
+    #[serde(default)]
+    pub bugs: nodes::api::BugSet,
+    /// The model params the nodes started with (the variant's, with any drawn by
+    /// the chaos section laid over them).
+    #[serde(default)]
+    pub params: serde_json::Value,
     pub seed: u64,
     pub outcome: Outcome,
     pub expected: Vec<Outcome>,
@@ -105,6 +112,8 @@ impl RunResult {
             scenario_sha256: scenario.sha256.clone(),
             model: scenario.model.info().name.to_string(),
             variant: variant.name.clone(),
+            bugs: variant.bugs.clone(),
+            params: driver.params.clone(),
             seed: driver.seed,
             outcome,
             expected,
