@@ -5,6 +5,7 @@
 //! and its [`Summary`]; the command line gives it an exit code of its own.
 
 mod error;
+pub mod ledger;
 pub mod merge;
 pub mod meta;
 pub mod plan;
