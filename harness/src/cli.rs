@@ -315,7 +315,7 @@ fn run(
             } else {
                 print!("{}", report::terminal_summary(&result));
             }
-            let mut record = report::RunRecord::of(&result);
+            let mut record = report::RunRecord::of(&result).started_now();
             if let Some(dir) = report_dir {
                 // Written as each run ends, so a later failure loses nothing.
                 match report::write_run(dir, &result) {

@@ -457,6 +457,7 @@ mod tests {
         passed: bool,
     ) -> RunRecord {
         RunRecord {
+            schema_version: crate::report::RECORD_SCHEMA_VERSION,
             scenario: scenario.into(),
             file: format!("scenarios/{scenario}.yaml"),
             variant: variant.into(),
@@ -474,6 +475,8 @@ mod tests {
             report: Some(format!("{scenario}/{variant}/seed-{seed}/report.json")),
             ended_ms: Some(seed * 400),
             nondeterminism: None,
+            trail_excerpt: vec![],
+            started_unix_ms: None,
         }
     }
 

@@ -344,7 +344,7 @@ fn describe_difference(first: &RunResult, second: &RunResult) -> String {
 
 /// The record of one finished run; failing runs also get their full report.
 fn record(options: &SweepOptions, done: Done, elapsed: Duration) -> Result<RunRecord, String> {
-    let mut record = RunRecord::of(&done.result);
+    let mut record = RunRecord::of(&done.result).started_now();
     record.ended_ms = Some(elapsed.as_millis() as u64);
     if let Some(diff) = done.nondeterminism {
         record.nondeterminism = Some(diff);
