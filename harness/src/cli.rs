@@ -12,11 +12,24 @@ pub const EXIT_OK: u8 = 0;
 pub const EXIT_FAILED: u8 = 1;
 pub const EXIT_BAD_INPUT: u8 = 2;
 
+/// The end of `faultline --help` and of the man page.
+const AFTER_HELP: &str = "\
+Exit status: 0 every run met its expectation, 1 some run did not, 2 bad input or \
+usage, 130 a sweep stopped by SIGINT.
+
+Environment: RUST_LOG sets the log filter (default `warn`); log lines go to \
+stderr, stamped with simulated time. `RUST_LOG=faultline::trail=debug faultline \
+run FILE` prints every trail event as it is recorded; add `,turmoil=trace` for the \
+simulator's own steps and messages.
+
+Documentation: the README, docs/scenario-format.md, docs/json.md.";
+
 #[derive(Parser, Debug)]
 #[command(
     name = "faultline",
     version,
-    about = "Deterministic fault-injection scenarios on turmoil"
+    about = "Deterministic fault-injection scenarios on turmoil",
+    after_long_help = AFTER_HELP
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -129,6 +142,17 @@ pub enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// Print a completion script: `faultline completions bash > /etc/bash_completion.d/faultline`.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff): `faultline man | man -l -`; with --out-dir, write
+    /// faultline.1 and one page per subcommand there.
+    Man {
+        #[arg(long)]
+        out_dir: Option<PathBuf>,
+    },
     /// Render the HTML report of a saved report.json (no rerun).
     Report {
         report: PathBuf,
@@ -218,6 +242,8 @@ pub fn main_with(cli: Cli) -> ExitCode {
             out,
         }),
         Command::Report { report, output } => render_report(&report, output.as_deref()),
+        Command::Completions { shell } => crate::manual::completions(shell),
+        Command::Man { out_dir } => crate::manual::man(out_dir.as_deref()),
     };
     ExitCode::from(code)
 }

@@ -12,6 +12,7 @@ pub mod diag;
 pub mod duration;
 pub mod faults;
 pub mod import;
+pub mod manual;
 pub mod outcome;
 pub mod report;
 pub mod runner;
