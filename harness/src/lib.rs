@@ -14,6 +14,7 @@ pub mod faults;
 pub mod import;
 pub mod manual;
 pub mod outcome;
+pub mod progress;
 pub mod report;
 pub mod runner;
 pub mod scenario;

@@ -37,7 +37,9 @@ pub fn catch_interrupts() {
         };
         if rt.block_on(tokio::signal::ctrl_c()).is_ok() {
             INTERRUPTED.store(true, Ordering::SeqCst);
-            eprintln!("\ninterrupted: finishing the runs in hand, then writing the summary");
+            crate::progress::eprintln(
+                "interrupted: finishing the runs in hand, then writing the summary",
+            );
         }
     });
 }
@@ -275,10 +277,11 @@ fn execute(
     }
     if !options.quiet {
         let secs = progress.elapsed().as_secs_f64();
-        eprintln!(
+        // Above the bar, which is still drawn.
+        crate::progress::eprintln(&format!(
             "sweep: {ran_here} run(s) in {secs:.1}s ({:.1} runs/s)",
             progress.rate(ran_here)
-        );
+        ));
     }
     Ok(ended)
 }
