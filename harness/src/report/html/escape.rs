@@ -14,6 +14,8 @@
 //! - The page's Content-Security-Policy allows only the one inline script, by hash
 //!   ([`csp`]): even if some markup slipped through, an injected script would not run.
 
+use base64::Engine;
+use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use sha2::{Digest, Sha256};
 
 /// Escape text for HTML/SVG element content and for quoted attribute values.
@@ -64,16 +66,15 @@ pub fn href_path(path: &str) -> String {
     }
 }
 
+/// Everything but RFC 3986's unreserved characters is encoded in a segment.
+const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
 fn percent_encode(segment: &str) -> String {
-    let mut out = String::with_capacity(segment.len());
-    for b in segment.bytes() {
-        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
+    utf8_percent_encode(segment, SEGMENT).to_string()
 }
 
 /// The Content-Security-Policy of a report page: nothing may be fetched (no
@@ -88,21 +89,7 @@ pub fn csp(script: &str) -> String {
 }
 
 fn base64(bytes: &[u8]) -> String {
-    const TABLE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let n = (chunk[0] as u32) << 16
-            | (*chunk.get(1).unwrap_or(&0) as u32) << 8
-            | *chunk.get(2).unwrap_or(&0) as u32;
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(TABLE[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
+    base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
 #[cfg(test)]
@@ -145,6 +132,7 @@ mod tests {
         assert_eq!(href_path("/etc/passwd"), "etc/passwd");
         assert_eq!(href_path("a b/\"x\"<"), "a%20b/%22x%22%3C");
         assert_eq!(href_path(""), "#");
+        assert_eq!(href_path("ä\\b~c"), "%C3%A4%5Cb~c");
     }
 
     #[test]
