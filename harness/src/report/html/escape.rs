@@ -4,7 +4,7 @@
 //! from scenarios, models and (for `faultline report`) from a JSON file anyone can
 //! edit. None of it may ever become markup or script. The rules here:
 //!
-//! - Text goes through [`esc`] whether it lands in element content or in a quoted
+//! - Text goes through [`esc`] (in templates: every `{{ }}`, by [`Html`]) whether it lands in element content or in a quoted
 //!   attribute value (HTML or inline SVG; the same five characters are special in
 //!   both, and escaping `<` means no `</svg>`, `</script>` or `<![CDATA[` can start).
 //! - Scenario data never lands in a tag name, attribute name, `class`, `id`, CSS or
@@ -14,27 +14,47 @@
 //! - The page's Content-Security-Policy allows only the one inline script, by hash
 //!   ([`csp`]): even if some markup slipped through, an injected script would not run.
 
+use askama::filters::Escaper;
 use base64::Engine;
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use sha2::{Digest, Sha256};
+use std::fmt;
 
-/// Escape text for HTML/SVG element content and for quoted attribute values.
-/// Control characters other than newline, tab and carriage return become U+FFFD
-/// (HTML treats most of them as parse errors).
+/// The escaper of the report templates (askama.toml) and of [`esc`]: text for
+/// HTML/SVG element content and for quoted attribute values. Control characters
+/// other than newline, tab and carriage return become U+FFFD (HTML treats most of
+/// them as parse errors).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Html;
+
+impl askama::filters::Escaper for Html {
+    fn write_escaped_str<W: fmt::Write>(&self, mut dest: W, text: &str) -> fmt::Result {
+        let mut plain = 0;
+        for (at, c) in text.char_indices() {
+            let replacement = match c {
+                '&' => "&amp;",
+                '<' => "&lt;",
+                '>' => "&gt;",
+                '"' => "&quot;",
+                '\'' => "&#39;",
+                '\n' | '\t' | '\r' => continue,
+                c if c.is_control() => "\u{FFFD}",
+                _ => continue,
+            };
+            dest.write_str(&text[plain..at])?;
+            dest.write_str(replacement)?;
+            plain = at + c.len_utf8();
+        }
+        dest.write_str(&text[plain..])
+    }
+}
+
+/// Escape text for HTML/SVG element content and for quoted attribute values
+/// (the rules of [`Html`]).
 pub fn esc(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            '\n' | '\t' | '\r' => out.push(c),
-            c if c.is_control() => out.push('\u{FFFD}'),
-            c => out.push(c),
-        }
-    }
+    Html.write_escaped_str(&mut out, text)
+        .expect("writing to a String cannot fail");
     out
 }
 
