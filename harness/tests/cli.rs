@@ -45,7 +45,7 @@ fn a_passing_run_exits_0_and_writes_every_report() {
     }
     let junit = std::fs::read_to_string(dir.join("junit.xml")).unwrap();
     assert!(
-        junit.contains("<testcase classname=\"raftkv-leader-crash\" name=\"default seed=1\""),
+        junit.contains("<testcase name=\"default seed=1\" classname=\"raftkv-leader-crash\""),
         "{junit}"
     );
     assert!(std::fs::read_to_string(dir.join("summary.md"))
