@@ -408,6 +408,20 @@ fn list(scenarios_dir: &Path) -> u8 {
             .map(|r| format!("{} ({}..={})", r.name, r.count_min, r.count_max))
             .collect();
         println!("  roles: {}", roles.join(", "));
+        println!("  params:");
+        for p in &info.params {
+            let default = p
+                .default
+                .as_ref()
+                .map(|d| format!("default {d}"))
+                .unwrap_or_else(|| "no default".into());
+            println!(
+                "    {:<32} {} ({default}): {}",
+                p.name,
+                p.kind.describe(),
+                p.summary
+            );
+        }
         println!("  ops:");
         for op in &info.ops {
             println!("    {:<20} {}  e.g. {}", op.name, op.summary, op.example);

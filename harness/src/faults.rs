@@ -9,7 +9,6 @@ use crate::scenario::FaultAction;
 use crate::yaml::Loc;
 use nodes::api::{fail_point_name, Fault};
 use rand::Rng;
-use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -61,9 +60,8 @@ pub struct Decision {
 
 impl FaultTable {
     pub fn new(run_id: &str, seed: u64) -> Self {
-        let mut rng = ChaCha8Rng::seed_from_u64(seed);
         // A stream of its own, so fault draws never shift the simulator's.
-        rng.set_stream(0xfa17);
+        let rng = crate::streams::rng(seed, crate::streams::FAULTS);
         FaultTable {
             run_id: run_id.to_string(),
             rng,

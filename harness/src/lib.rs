@@ -19,6 +19,7 @@ pub mod report;
 pub mod runner;
 pub mod scenario;
 pub mod shrink;
+pub mod streams;
 pub mod sweep;
 pub mod trail;
 pub mod yaml;

@@ -95,7 +95,7 @@ fn hitting_the_step_limit_while_awaiting_names_the_condition() {
         .unwrap()
         .message;
     assert!(
-        message.contains("step limit of 500 simulation steps reached while waiting for a down"),
+        message.contains("step limit of 500 steps (simulation steps and scenario steps) reached while waiting for a down"),
         "{message}"
     );
 }

@@ -13,7 +13,7 @@ use crate::raft::{
     role_name, Config, Entry, EntryBody, ProposeError, Raft, RaftEvent, Role, Tuning,
 };
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::LazyLock;
@@ -163,6 +163,8 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| ModelInfo {
     bugs: vec![&BUG_COMMIT_WITHOUT_QUORUM],
     has_leader: true,
     leader_transfer: true,
+    params: crate::raft::tuning_params(),
+    reports_removed: true,
 });
 
 impl Model for RaftKv {
@@ -180,17 +182,7 @@ impl Model for RaftKv {
 
     fn parse_params(&self, params: &serde_json::Value) -> Result<(), String> {
         let params: Params = parse_json(params)?;
-        if let (Some(min), Some(max)) = (
-            params.election_timeout_ms_min,
-            params.election_timeout_ms_max,
-        ) {
-            if min > max {
-                return Err(
-                    "election_timeout_ms_min is greater than election_timeout_ms_max".into(),
-                );
-            }
-        }
-        Ok(())
+        params.tuning().check()
     }
 
     fn start(&self, ctx: NodeCtx) -> Pin<Box<dyn Future<Output = turmoil::Result>>> {
@@ -213,20 +205,29 @@ impl Model for RaftKv {
 }
 
 /// Config for the Raft core from the model's params and bugs.
+impl Params {
+    fn tuning(&self) -> Tuning {
+        Tuning {
+            metadata_entries: self.metadata_entries,
+            heartbeat_ms: self.heartbeat_ms,
+            election_timeout_ms_min: self.election_timeout_ms_min,
+            election_timeout_ms_max: self.election_timeout_ms_max,
+        }
+    }
+}
+
 pub fn raft_config(ctx: &NodeCtx) -> Config {
     let params: Params = parse_json(ctx.params()).unwrap_or_default();
-    let mut config = Config::tuned(Tuning {
-        metadata_entries: params.metadata_entries,
-        heartbeat_ms: params.heartbeat_ms,
-        election_timeout_ms_min: params.election_timeout_ms_min,
-        election_timeout_ms_max: params.election_timeout_ms_max,
-    });
+    let mut config = Config::tuned(params.tuning());
     config.bug_commit_without_quorum = ctx.bugs().buggy(&BUG_COMMIT_WITHOUT_QUORUM);
     config
 }
 
 struct Kv {
     map: BTreeMap<String, String>,
+    /// Keys a delete removed and no later write put back: derived from the
+    /// applied log like the map, so it is as replicated as the map is.
+    removed: BTreeSet<String>,
     applied: u64,
     /// (index, term) of every applied state-machine entry, to catch a log that
     /// later replaces one (Raft's state machine safety).
@@ -245,6 +246,7 @@ async fn run(ctx: NodeCtx) -> turmoil::Result {
     let mut inbox = ctx.take_inbox();
     let mut kv = Kv {
         map: BTreeMap::new(),
+        removed: BTreeSet::new(),
         applied: 0,
         applied_terms: BTreeMap::new(),
         replaced: None,
@@ -316,7 +318,7 @@ fn apply(ctx: &NodeCtx, kv: &mut Kv, entry: Entry) {
         return;
     };
     let command: LogCommand = serde_json::from_str(text).expect("the log holds valid commands");
-    let result = execute(&mut kv.map, &command.op);
+    let result = execute(&mut kv.map, &mut kv.removed, &command.op);
     if let Some((id, term)) = kv.waiting.remove(&entry.index) {
         let answer = if term == entry.term {
             result
@@ -327,18 +329,27 @@ fn apply(ctx: &NodeCtx, kv: &mut Kv, entry: Entry) {
     }
 }
 
-fn execute(map: &mut BTreeMap<String, String>, op: &KvOp) -> OpResult {
+fn execute(
+    map: &mut BTreeMap<String, String>,
+    removed: &mut BTreeSet<String>,
+    op: &KvOp,
+) -> OpResult {
     match op {
         KvOp::Put { key, value } => {
+            removed.remove(key);
             map.insert(key.clone(), value.clone());
             OpResult::ok()
         }
         KvOp::Append { key, value } => {
+            removed.remove(key);
             map.entry(key.clone()).or_default().push_str(value);
             OpResult::ok()
         }
         KvOp::Delete { key } => match map.remove(key) {
-            Some(_) => OpResult::ok(),
+            Some(_) => {
+                removed.insert(key.clone());
+                OpResult::ok()
+            }
             None => OpResult::error("not found"),
         },
         KvOp::Get { key } => match map.get(key) {
@@ -411,5 +422,6 @@ fn publish(ctx: &NodeCtx, raft: &Raft, kv: &Kv) {
         state: kv.map.clone(),
         facts,
         pending: kv.waiting.len() as u64,
+        removed: kv.removed.clone(),
     });
 }

@@ -22,3 +22,86 @@ pub fn find(name: &str) -> Option<&'static dyn Model> {
 pub fn names() -> Vec<&'static str> {
     models().into_iter().map(|m| m.info().name).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::models;
+    use crate::api::{ParamKind, ParamValue};
+    use serde_json::json;
+
+    /// serde names every field it expects when it meets an unknown one: that list
+    /// must be exactly the declared parameters, so none can go undeclared.
+    #[test]
+    fn every_model_declares_exactly_its_params() {
+        for model in models() {
+            let info = model.info();
+            let declared: Vec<&str> = info.params.iter().map(|p| p.name).collect();
+            let message = model
+                .parse_params(&json!({"__undeclared": 1}))
+                .expect_err("an unknown key is refused");
+            let mut expected: Vec<&str> = message.split('`').skip(3).step_by(2).collect();
+            if message.contains("there are no fields") {
+                expected.clear();
+            }
+            let mut sorted = declared.clone();
+            sorted.sort_unstable();
+            expected.sort_unstable();
+            assert_eq!(sorted, expected, "model {}: {message}", info.name);
+        }
+    }
+
+    /// Each default lies within its own bounds and is accepted by the model; each
+    /// bound is accepted too (bounds are where the model is valid).
+    #[test]
+    fn defaults_and_bounds_are_accepted() {
+        for model in models() {
+            let info = model.info();
+            for param in &info.params {
+                let name = param.name;
+                let mut values = Vec::new();
+                if let Some(default) = &param.default {
+                    let value = serde_json::to_value(default).unwrap();
+                    assert_eq!(
+                        param.kind.check(&value, &[]),
+                        Ok(()),
+                        "{}.{name}: default",
+                        info.name
+                    );
+                    values.push(value);
+                }
+                match &param.kind {
+                    ParamKind::Integer { min, max } => values.extend([json!(min), json!(max)]),
+                    ParamKind::DurationMs { min, max } => values.extend([json!(min), json!(max)]),
+                    ParamKind::Choice { choices } => {
+                        values.extend(choices.iter().map(|c| json!(c)))
+                    }
+                    ParamKind::Bool
+                    | ParamKind::Text
+                    | ParamKind::Node
+                    | ParamKind::IntegerList { .. } => {}
+                }
+                for value in values {
+                    // Raft timings are checked together: pair a bound with room for it.
+                    let mut params = json!({ name: value });
+                    if name == "heartbeat_ms" {
+                        params["election_timeout_ms_min"] = json!(60_000);
+                        params["election_timeout_ms_max"] = json!(60_000);
+                    } else if name.starts_with("election_timeout_ms") {
+                        params = json!({"heartbeat_ms": 1, "election_timeout_ms_min": value, "election_timeout_ms_max": value});
+                    }
+                    assert_eq!(
+                        model.parse_params(&params),
+                        Ok(()),
+                        "{}: {params}",
+                        info.name
+                    );
+                }
+                assert!(
+                    !matches!(param.default, Some(ParamValue::Text(""))),
+                    "{}.{name}: an empty default",
+                    info.name
+                );
+            }
+        }
+    }
+}

@@ -63,6 +63,8 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| ModelInfo {
     bugs: vec![],
     has_leader: false,
     leader_transfer: false,
+    params: Vec::new(),
+    reports_removed: false,
 });
 
 impl Model for Faulty {

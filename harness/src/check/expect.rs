@@ -1,8 +1,9 @@
 //! The scenario's own expectations about the trail and the final observations:
 //! the evidence that an outcome came from the mechanism the scenario is about.
 
+use super::observed;
 use super::Finding;
-use crate::scenario::{ObservedMatch, Scenario, TrailMatch};
+use crate::scenario::{ObservedMatch, Scenario, Target, TrailMatch};
 use crate::trail::{Event, Trail};
 use nodes::api::ClusterView;
 
@@ -81,29 +82,172 @@ pub fn trail_absent(file: &str, unwanted: &[TrailMatch], trail: &Trail) -> Vec<F
     findings
 }
 
+/// Final observations: each match must hold on its node (on some node, for
+/// `any`/`follower`; on the final leader, for `leader`).
 pub fn observed(scenario: &Scenario, wanted: &[ObservedMatch], view: &ClusterView) -> Vec<Finding> {
+    let names: Vec<String> = view.nodes.iter().map(|n| n.name.clone()).collect();
+    let leader = view_leader(view);
     let mut findings = Vec::new();
     for m in wanted {
-        let name = scenario.node_name(m.node);
-        let actual = view.node(name).and_then(|n| {
-            n.observation
-                .state
-                .get(&m.key)
-                .or_else(|| n.observation.facts.get(&m.key))
-                .cloned()
-        });
-        if actual.as_deref() != Some(m.value.as_str()) {
-            let shown = actual
-                .map(|a| format!("{a:?}"))
-                .unwrap_or_else(|| "<absent>".into());
-            findings.push(Finding::new(
-                CHECKER,
-                None,
+        let nodes: Vec<usize> = match m.node {
+            Target::Node(n) => vec![n],
+            Target::Leader => leader.into_iter().collect(),
+            Target::Follower => (0..names.len()).filter(|&n| Some(n) != leader).collect(),
+            Target::Any => (0..names.len()).collect(),
+        };
+        if nodes
+            .iter()
+            .any(|&n| observed::passes(&m.tests, &view.nodes[n].observation, &m.key))
+        {
+            continue;
+        }
+        let seen: Vec<String> = nodes
+            .iter()
+            .map(|&n| {
                 format!(
-                    "{}:{}:{}: expected {name}.{} = {:?}, observed {shown}",
-                    scenario.file, m.loc.line, m.loc.col, m.key, m.value
+                    "{} {}",
+                    names[n],
+                    observed::seen(&view.nodes[n].observation, &m.key)
+                )
+            })
+            .collect();
+        let seen = if seen.is_empty() {
+            "no node (no leader at the end)".to_string()
+        } else {
+            seen.join(", ")
+        };
+        findings.push(Finding::new(
+            CHECKER,
+            None,
+            format!(
+                "{}:{}:{}: expected {}.{} {}, observed {seen}",
+                scenario.file,
+                m.loc.line,
+                m.loc.col,
+                m.node.describe(&names),
+                m.key,
+                observed::describe(&m.tests)
+            ),
+        ));
+    }
+    findings
+}
+
+/// The up node that leads with the highest term (as the runner resolves `leader`).
+fn view_leader(view: &ClusterView) -> Option<usize> {
+    view.nodes
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| n.up && n.observation.role.as_deref() == Some("leader"))
+        .max_by_key(|(i, n)| (n.observation.term, std::cmp::Reverse(*i)))
+        .map(|(i, _)| i)
+}
+
+/// The position of the first event at or after `from` that matches.
+fn first_from(m: &TrailMatch, events: &[Event], from: usize) -> Option<usize> {
+    events[from.min(events.len())..]
+        .iter()
+        .position(|e| matches(m, e))
+        .map(|i| i + from)
+}
+
+fn last(m: &TrailMatch, events: &[Event]) -> Option<usize> {
+    events.iter().rposition(|e| matches(m, e))
+}
+
+fn at(m: &TrailMatch) -> String {
+    format!("{}:{}", m.loc.line, m.loc.col)
+}
+
+/// `sequence`: events matching each entry, each after the one matching the entry
+/// before (the earliest such chain). The finding names the first entry that has
+/// no event after its predecessor's, and says whether it occurs earlier.
+pub fn trail_sequence(file: &str, sequence: &[TrailMatch], trail: &Trail) -> Vec<Finding> {
+    let events = &trail.events;
+    let mut from = 0;
+    let mut previous: Option<(&TrailMatch, usize)> = None;
+    for (i, m) in sequence.iter().enumerate() {
+        if let Some(found) = first_from(m, events, from) {
+            previous = Some((m, found));
+            from = found + 1;
+            continue;
+        }
+        let message = match (previous, first_from(m, events, 0)) {
+            (_, None) => format!(
+                "{file}:{}:{}: sequence entry {} ({}) never occurs",
+                m.loc.line,
+                m.loc.col,
+                i + 1,
+                describe(m)
+            ),
+            (Some((p, p_at)), Some(early)) => format!(
+                "{file}:{}:{}: sequence entry {} ({}) is out of order: it occurs at {} ms, but not after entry {} ({}, at {}) at {} ms",
+                m.loc.line,
+                m.loc.col,
+                i + 1,
+                describe(m),
+                events[early].t_ms,
+                i,
+                describe(p),
+                at(p),
+                events[p_at].t_ms
+            ),
+            (None, Some(_)) => unreachable!("the first entry is searched from the start"),
+        };
+        return vec![Finding::new(CHECKER, None, message)];
+    }
+    Vec::new()
+}
+
+/// `before`/`after` on `trail:` matches: some event matching the match comes
+/// before (after) some event matching the other side.
+pub fn trail_order(file: &str, wanted: &[TrailMatch], trail: &Trail) -> Vec<Finding> {
+    let events = &trail.events;
+    let mut findings = Vec::new();
+    for m in wanted {
+        for (other, before) in [(&m.before, true), (&m.after, false)] {
+            let Some(other) = other else { continue };
+            let word = if before { "before" } else { "after" };
+            let message = match (first_from(m, events, 0), first_from(other, events, 0)) {
+                (None, _) => continue, // `trail_present` reports the missing event
+                (Some(_), None) => format!(
+                    "{file}:{}:{}: expected an event with {} {word} one with {} ({}), which never occurs",
+                    m.loc.line,
+                    m.loc.col,
+                    describe(m),
+                    describe(other),
+                    at(other)
                 ),
-            ));
+                (Some(first), Some(other_first)) => {
+                    let (m_last, other_last) = (last(m, events), last(other, events));
+                    let holds = if before {
+                        other_last.is_some_and(|o| first < o)
+                    } else {
+                        m_last.is_some_and(|l| l > other_first)
+                    };
+                    if holds {
+                        continue;
+                    }
+                    let (mine, theirs) = if before {
+                        (first, other_last.unwrap_or(other_first))
+                    } else {
+                        (m_last.unwrap_or(first), other_first)
+                    };
+                    format!(
+                        "{file}:{}:{}: out of order: expected an event with {} {word} one with {} ({}); the {} is at {} ms, the {} at {} ms",
+                        m.loc.line,
+                        m.loc.col,
+                        describe(m),
+                        describe(other),
+                        at(other),
+                        if before { "first" } else { "last" },
+                        events[mine].t_ms,
+                        if before { "other's last" } else { "other's first" },
+                        events[theirs].t_ms
+                    )
+                }
+            };
+            findings.push(Finding::new(CHECKER, None, message));
         }
     }
     findings
@@ -139,6 +283,8 @@ mod tests {
             kind,
             contains: contains.map(str::to_string),
             count,
+            before: None,
+            after: None,
         }
     }
 

@@ -8,6 +8,7 @@ pub mod divergence;
 pub mod expect;
 pub mod history;
 pub mod invariants;
+pub mod observed;
 
 use crate::outcome::Outcome;
 use serde::{Deserialize, Serialize};

@@ -322,8 +322,8 @@ impl Driver<'_> {
         true
     }
 
-    pub(crate) fn act_arm(&mut self, arm: &ArmStep, loc: Loc) {
-        let node = self.names[arm.node].clone();
+    pub(crate) fn act_arm(&mut self, node_id: usize, arm: &ArmStep, loc: Loc) {
+        let node = self.names[node_id].clone();
         let mut detail = format!("{}: {}", arm.point.name, describe(&arm.action));
         let action = match &arm.action {
             FaultAction::Error(kind) => json!({ "error": kind }),
@@ -356,7 +356,7 @@ impl Driver<'_> {
             );
         }
         self.action(
-            Some(arm.node),
+            Some(node_id),
             Kind::FailPointArm,
             detail,
             json!({ "failpoint": step }),

@@ -7,13 +7,14 @@
 //! the heal phase and the checkers follow as for any run.
 
 use super::interpret::Partitioned;
+use super::pick::Want;
 use super::{Driver, Halt};
 use crate::duration::format as fmt_duration;
 use crate::scenario::{expand_template, ArmStep, Chaos, ChaosFault, ChaosKind, Target, Workload};
 use crate::trail::Kind;
 use nodes::api::FailPointInfo;
 use rand::seq::SliceRandom;
-use rand::{Rng, SeedableRng};
+use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use std::time::Duration;
 
@@ -46,8 +47,7 @@ impl Driver<'_> {
             "in the chaos window ({}:{})",
             self.scenario.file, chaos.loc.line
         );
-        let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
-        rng.set_stream(0xc4a0_5000);
+        let mut rng = crate::streams::rng(self.seed, crate::streams::CHAOS);
         let kinds = enabled(&mut rng, chaos);
         let names: Vec<&str> = kinds.iter().map(|k| k.kind.name()).collect();
         let swarm = if chaos.swarm { " (swarm)" } else { "" };
@@ -60,7 +60,6 @@ impl Driver<'_> {
         let end = self.sim.elapsed() + chaos.window;
         let mut next_fault = self.sim.elapsed() + between(&mut rng, chaos.spacing);
         let mut next_op = self.sim.elapsed();
-        let mut seq = 0u64;
         let mut active: Vec<Lasting> = Vec::new();
         while self.sim.elapsed() < end {
             let now = self.sim.elapsed();
@@ -72,8 +71,10 @@ impl Driver<'_> {
             }
             if let Some(workload) = &chaos.workload {
                 while next_op <= now {
+                    // One `{seq}` per workload tick (taken even when the tick
+                    // sends nothing), shared with scripted op templates.
+                    let seq = self.next_seq();
                     self.workload_op(workload, &mut rng, seq)?;
-                    seq += 1;
                     next_op += workload.every;
                 }
             }
@@ -104,7 +105,7 @@ impl Driver<'_> {
         // Without a leader the workload's client has nobody to talk to; it tries
         // later (and draws nothing now).
         let default = match workload.target {
-            Some(target) => match self.resolve_now(target) {
+            Some(target) => match self.resolve_now(target)? {
                 Some(node) => Some(node),
                 None => return Ok(()),
             },
@@ -112,26 +113,33 @@ impl Driver<'_> {
         };
         let chosen = &workload.ops[rng.random_range(0..workload.ops.len())];
         let node = match chosen.target {
-            Some(target) => match self.resolve_now(target) {
+            Some(target) => match self.resolve_now(target)? {
                 Some(node) => node,
                 None => return Ok(()),
             },
             None => default.expect("validated: an op without `on` goes to the workload's"),
         };
         let template = &chosen.template;
-        let op = expand_template(template, &mut |lo, hi| rng.random_range(lo..=hi), seq)
+        let op = match expand_template(template, &mut |lo, hi| rng.random_range(lo..=hi), seq)
             .and_then(|json| self.scenario.model.parse_op(&json))
-            .expect("templates are checked when the scenario loads");
+        {
+            Ok(op) => op,
+            Err(message) => {
+                // Checked at load with the extreme draws; a model may still refuse
+                // a value between them.
+                let detail = format!("workload op template expanded to an invalid op: {message}");
+                self.event(None, Kind::OpError, detail);
+                return Ok(());
+            }
+        };
         self.act_client(node, &op, None)?;
         Ok(())
     }
 
-    /// The node a target names now; `None` for the leader when there is none.
-    fn resolve_now(&self, target: Target) -> Option<usize> {
-        match target {
-            Target::Node(n) => Some(n),
-            Target::Leader => self.leader(),
-        }
+    /// The up node a target names now, without waiting; `None` for the leader
+    /// when there is none. `follower` and `any` pick from the picks stream.
+    fn resolve_now(&mut self, target: Target) -> Result<Option<usize>, Halt> {
+        self.pick(target, Want::Up, &[], Duration::ZERO)
     }
 
     /// Inject one fault of `kind`; `None` when it is instant or could not apply now.
@@ -215,14 +223,19 @@ impl Driver<'_> {
             ChaosKind::FailPoint(points) if points.is_empty() => None,
             ChaosKind::FailPoint(points) => {
                 let chosen = &points[rng.random_range(0..points.len())];
-                let candidates: Vec<usize> = if chosen.nodes.is_empty() {
+                let mut candidates: Vec<usize> = if chosen.nodes.is_empty() {
                     (0..n).collect()
                 } else {
-                    chosen.nodes.clone()
+                    chosen.nodes.iter().flat_map(|&t| self.denoted(t)).collect()
                 };
+                candidates.sort_unstable();
+                candidates.dedup();
+                if candidates.is_empty() {
+                    // Only `leader` was allowed, and there is none now.
+                    return Ok(None);
+                }
                 let node = candidates[rng.random_range(0..candidates.len())];
                 let arm = ArmStep {
-                    node,
                     point: chosen.point,
                     action: chosen.action.clone(),
                     count: None,
@@ -230,7 +243,7 @@ impl Driver<'_> {
                     // A random arming that never fires is not a scripted fault that failed.
                     optional: true,
                 };
-                self.act_arm(&arm, crate::yaml::Loc::default());
+                self.act_arm(node, &arm, crate::yaml::Loc::default());
                 lasting(Undo::Clear(node, chosen.point), false)
             }
         })

@@ -1,15 +1,18 @@
 //! The one dispatching `match` over step kinds. Each arm resolves its targets (the
 //! leader, now) and calls one action in `actions.rs`, which the chaos nemesis uses too.
 
+use super::pick::Want;
 use super::{Driver, Halt};
 use crate::check::Finding;
 use crate::duration::format as fmt_duration;
 use crate::outcome::Outcome;
 use crate::scenario::{
-    CheckStep, ClientStep, Condition, Cut, OpExpect, Partition, ProcessStep, Step, StepKind, Target,
+    expand_template, CheckStep, ClientOp, ClientStep, Condition, Cut, OpExpect, Partition,
+    ProcessStep, Since, Step, StepKind, Target,
 };
 use crate::trail::Kind;
 use nodes::api::OpResult;
+use rand::Rng;
 use std::time::Duration;
 
 impl Driver<'_> {
@@ -19,6 +22,10 @@ impl Driver<'_> {
             "running the step at {}:{}:{}",
             self.scenario.file, step.loc.line, step.loc.col
         );
+        self.check_limits()?;
+        if !matches!(step.kind, StepKind::Repeat { .. }) {
+            self.script_steps += 1;
+        }
         match &step.kind {
             StepKind::Client(client) => self.client(client, step),
             StepKind::TransferLeader { to, timeout } => self.transfer_leader(*to, *timeout, step),
@@ -28,25 +35,32 @@ impl Driver<'_> {
                 Ok(())
             }
             StepKind::Hold { a, b } => {
-                self.act_hold(*a, *b);
+                if let Some((a, b)) = self.pair(*a, *b, step)? {
+                    self.act_hold(a, b);
+                }
                 Ok(())
             }
             StepKind::Release { a, b } => {
-                if !self.act_release(*a, *b) {
+                let Some((a, b)) = self.pair(*a, *b, step)? else {
+                    return Ok(());
+                };
+                if !self.act_release(a, b) {
                     let message = format!(
                         "release between {} and {}: nothing was held",
-                        self.names[*a], self.names[*b]
+                        self.names[a], self.names[b]
                     );
                     self.ineffective(step, message);
                 }
                 Ok(())
             }
             StepKind::Latency { a, b, delay } => {
-                self.act_latency(*a, *b, *delay);
+                if let Some((a, b)) = self.pair(*a, *b, step)? {
+                    self.act_latency(a, b, *delay);
+                }
                 Ok(())
             }
             StepKind::Crash(p) => {
-                if let Some(node) = self.process_node(p, step)? {
+                if let Some(node) = self.process_node(p, Want::Up, step)? {
                     if !self.act_crash(node) && !p.optional {
                         self.ineffective(
                             step,
@@ -57,13 +71,13 @@ impl Driver<'_> {
                 Ok(())
             }
             StepKind::Restart(p) => {
-                if let Some(node) = self.process_node(p, step)? {
+                if let Some(node) = self.process_node(p, Want::Either, step)? {
                     self.act_restart(node);
                 }
                 Ok(())
             }
             StepKind::Stop(p) => {
-                if let Some(node) = self.process_node(p, step)? {
+                if let Some(node) = self.process_node(p, Want::Up, step)? {
                     if !self.act_stop(node)? && !p.optional {
                         self.ineffective(
                             step,
@@ -74,7 +88,7 @@ impl Driver<'_> {
                 Ok(())
             }
             StepKind::Start(p) => {
-                if let Some(node) = self.process_node(p, step)? {
+                if let Some(node) = self.process_node(p, Want::Down, step)? {
                     if !self.act_start(node) && !p.optional {
                         self.ineffective(
                             step,
@@ -84,19 +98,26 @@ impl Driver<'_> {
                 }
                 Ok(())
             }
-            StepKind::FailPoint(arm) => {
-                self.act_arm(arm, step.loc);
+            StepKind::FailPoint { node, arm } => {
+                if let Some(node) = self.step_node(*node, Want::Either, step)? {
+                    self.act_arm(node, arm, step.loc);
+                }
                 Ok(())
             }
             StepKind::ClearFailPoint { node, point } => {
-                self.act_clear_failpoint(*node, point);
+                if let Some(node) = self.step_node(*node, Want::Either, step)? {
+                    self.act_clear_failpoint(node, point);
+                }
                 Ok(())
             }
             StepKind::ReleaseFailPoint { node, point } => {
-                if self.act_release_failpoint(*node, point) == 0 {
+                let Some(node) = self.step_node(*node, Want::Either, step)? else {
+                    return Ok(());
+                };
+                if self.act_release_failpoint(node, point) == 0 {
                     let message = format!(
                         "release of {} on {}: no task was stalled there",
-                        point.name, self.names[*node]
+                        point.name, self.names[node]
                     );
                     self.ineffective(step, message);
                 }
@@ -149,30 +170,53 @@ impl Driver<'_> {
                 format!("every up node applied >= {index}")
             }
             Condition::Applied { index, nodes } => {
-                let names: Vec<&str> = nodes.iter().map(|n| self.names[*n].as_str()).collect();
+                let names: Vec<String> = nodes.iter().map(|n| n.describe(&self.names)).collect();
                 format!("{} applied >= {index}", names.join(", "))
             }
-            Condition::Up(n) => format!("{} up", self.names[*n]),
-            Condition::Down(n) => format!("{} down", self.names[*n]),
+            Condition::Up(n) => format!("{} up", n.describe(&self.names)),
+            Condition::Down(n) => format!("{} down", n.describe(&self.names)),
             Condition::OpsDone => "every op completed".into(),
             Condition::Quiescent => "quiescence".into(),
-            Condition::Observed { node, key, value } => {
-                format!("{}.{key} = {value:?}", self.names[*node])
+            Condition::Observed(m) => format!(
+                "{}.{} {}",
+                m.node.describe(&self.names),
+                m.key,
+                crate::check::observed::describe(&m.tests)
+            ),
+            Condition::Event { event, since } => {
+                let since = match since {
+                    Since::Step => "",
+                    Since::Run => " (since the run began)",
+                };
+                format!(
+                    "an event with {}{since}",
+                    crate::check::expect::describe(event)
+                )
             }
         }
     }
 
     /// What an `observed` await saw instead, so a miss says how far off the node was.
     fn seen(&self, condition: &Condition) -> String {
-        let Condition::Observed { node, key, .. } = condition else {
+        let Condition::Observed(m) = condition else {
             return String::new();
         };
         let state = self.state.borrow();
-        let obs = &state.nodes[*node].observation;
-        match obs.state.get(key).or_else(|| obs.facts.get(key)) {
-            Some(value) => format!(" (it is {value:?})"),
-            None => format!(" ({} publishes no {key})", self.names[*node]),
+        let seen: Vec<String> = self
+            .denoted(m.node)
+            .into_iter()
+            .map(|n| {
+                let what = crate::check::observed::seen(&state.nodes[n].observation, &m.key);
+                match m.node {
+                    Target::Node(_) => format!("it is {what}"),
+                    _ => format!("{} {what}", self.names[n]),
+                }
+            })
+            .collect();
+        if seen.is_empty() {
+            return " (no node to look at)".into();
         }
+        format!(" ({})", seen.join(", "))
     }
 
     fn await_condition(
@@ -256,53 +300,121 @@ impl Driver<'_> {
 
     // ---- resolving targets ----
 
-    pub(crate) fn resolve(
+    /// The node a step acts on (`leader` waits up to the op timeout); `None`,
+    /// recorded as ineffective, when the reference names no node now.
+    fn step_node(
         &mut self,
         target: Target,
-        timeout: Duration,
+        want: Want,
+        step: &Step,
     ) -> Result<Option<usize>, Halt> {
+        let timeout = self.scenario.settings.op_timeout;
+        let node = self.pick(target, want, &[], timeout)?;
+        if node.is_none() {
+            let what = self.no_node(target, want, timeout);
+            self.ineffective(step, what);
+        }
+        Ok(node)
+    }
+
+    /// Why a reference named no node.
+    fn no_node(&self, target: Target, want: Want, timeout: Duration) -> String {
+        let state = match want {
+            Want::Up => " up",
+            Want::Down => " down",
+            Want::Either => "",
+        };
         match target {
-            Target::Node(n) => Ok(Some(n)),
-            Target::Leader => {
-                self.run_until(&Condition::Leader(None), timeout)?;
-                Ok(self.leader())
-            }
+            Target::Leader => format!("no leader within {}", fmt_duration(timeout)),
+            Target::Follower => format!(
+                "no{state} follower (and a leader within {})",
+                fmt_duration(timeout)
+            ),
+            Target::Any | Target::Node(_) => format!("no{state} node to act on"),
         }
     }
 
-    /// The node a process step acts on; `None` (recorded as ineffective) when it
-    /// names the leader and there is none.
-    fn process_node(&mut self, p: &ProcessStep, step: &Step) -> Result<Option<usize>, Halt> {
+    /// The two ends of a link, distinct.
+    fn pair(&mut self, a: Target, b: Target, step: &Step) -> Result<Option<(usize, usize)>, Halt> {
         let timeout = self.scenario.settings.op_timeout;
-        let node = self.resolve(p.target, timeout)?;
+        let Some(x) = self.pick(a, Want::Either, &[], timeout)? else {
+            let what = self.no_node(a, Want::Either, timeout);
+            self.ineffective(step, what);
+            return Ok(None);
+        };
+        let Some(y) = self.pick(b, Want::Either, &[x], timeout)? else {
+            let what = self.no_node(b, Want::Either, timeout);
+            self.ineffective(step, what);
+            return Ok(None);
+        };
+        if x == y {
+            self.ineffective(step, format!("both ends are {}", self.names[x]));
+            return Ok(None);
+        }
+        Ok(Some((x, y)))
+    }
+
+    /// The node a process step acts on; `None` (recorded as ineffective unless
+    /// the step is optional) when the reference names no node now.
+    fn process_node(
+        &mut self,
+        p: &ProcessStep,
+        want: Want,
+        step: &Step,
+    ) -> Result<Option<usize>, Halt> {
+        let timeout = self.scenario.settings.op_timeout;
+        let node = self.pick(p.target, want, &[], timeout)?;
         if node.is_none() && !p.optional {
-            self.ineffective(
-                step,
-                format!("no leader within {} to act on", fmt_duration(timeout)),
-            );
+            let what = self.no_node(p.target, want, timeout);
+            self.ineffective(step, what);
         }
         Ok(node)
     }
 
     fn client(&mut self, client: &ClientStep, step: &Step) -> Result<(), Halt> {
-        let Some(node) = self.resolve(client.target, client.timeout)? else {
-            let detail = format!(
-                "{} -> error no leader within {}",
-                client.op.summary,
-                fmt_duration(client.timeout)
-            );
+        let op = match &client.op {
+            ClientOp::Fixed(op) => op.clone(),
+            ClientOp::Template(template) => {
+                let seq = self.next_seq();
+                let rng = &mut self.placeholders;
+                let expanded =
+                    expand_template(template, &mut |lo, hi| rng.random_range(lo..=hi), seq)
+                        .and_then(|json| self.scenario.model.parse_op(&json));
+                match expanded {
+                    Ok(op) => op,
+                    Err(message) => {
+                        // Checked at load with the extreme draws; a model may still
+                        // refuse a value between them.
+                        let detail = format!("op template expanded to an invalid op: {message}");
+                        self.event(None, Kind::OpError, detail);
+                        self.check_op(client, "op template", step, &OpResult::error(message));
+                        return Ok(());
+                    }
+                }
+            }
+        };
+        let Some(node) = self.pick(client.target, Want::Up, &[], client.timeout)? else {
+            let why = self.no_node(client.target, Want::Up, client.timeout);
+            let detail = format!("{} -> error {why}", op.summary);
             self.event(None, Kind::OpError, detail);
-            self.check_op(client, step, &OpResult::error("no leader"));
+            self.check_op(client, &op.summary, step, &OpResult::error(why));
             return Ok(());
         };
-        let result = self.act_client(node, &client.op, client.wait.then_some(client.timeout))?;
+        let result = self.act_client(node, &op, client.wait.then_some(client.timeout))?;
         if let Some(result) = result {
-            self.check_op(client, step, &result);
+            self.check_op(client, &op.summary, step, &result);
         }
         Ok(())
     }
 
-    fn check_op(&mut self, client: &ClientStep, step: &Step, result: &OpResult) {
+    /// `{seq}` of the next op template expanded in this run.
+    pub(crate) fn next_seq(&mut self) -> u64 {
+        let seq = self.seq;
+        self.seq += 1;
+        seq
+    }
+
+    fn check_op(&mut self, client: &ClientStep, summary: &str, step: &Step, result: &OpResult) {
         let Some(expect) = &client.expect else { return };
         let ok = match expect {
             OpExpect::Ok => result.ok,
@@ -323,21 +435,13 @@ impl Driver<'_> {
                 OpExpect::Error(Some(text)) => format!("an error containing {text:?}"),
             };
             let (file, line, col) = (&self.scenario.file, step.loc.line, step.loc.col);
-            let message = format!(
-                "{file}:{line}:{col}: {} expected {want}, got {result}",
-                client.op.summary
-            );
+            let message = format!("{file}:{line}:{col}: {summary} expected {want}, got {result}");
             self.finding(Finding::new("op-expect", None, message));
         }
     }
 
-    fn transfer_leader(
-        &mut self,
-        to: Option<usize>,
-        timeout: Duration,
-        step: &Step,
-    ) -> Result<(), Halt> {
-        let Some(leader) = self.resolve(Target::Leader, timeout)? else {
+    fn transfer_leader(&mut self, to: Target, timeout: Duration, step: &Step) -> Result<(), Halt> {
+        let Some(leader) = self.pick(Target::Leader, Want::Up, &[], timeout)? else {
             self.ineffective(
                 step,
                 format!(
@@ -347,8 +451,13 @@ impl Driver<'_> {
             );
             return Ok(());
         };
-        let follower = (0..self.names.len()).find(|&n| n != leader && self.up(n));
-        let Some(to) = to.or(follower) else {
+        // `follower` and `any` pick, with the seed, an up node that does not lead.
+        let taken = if to == Target::Any {
+            vec![leader]
+        } else {
+            Vec::new()
+        };
+        let Some(to) = self.pick(to, Want::Up, &taken, timeout)? else {
             self.ineffective(
                 step,
                 "transfer_leader: no up follower to transfer to".into(),
@@ -382,34 +491,39 @@ impl Driver<'_> {
         let resolved = match partition {
             Partition::Groups(groups) => {
                 let mut ids: Vec<Vec<usize>> = Vec::new();
+                // `any`/`follower` picks differ from every node already placed.
+                let mut taken = Vec::new();
                 for group in groups {
                     let mut g = Vec::new();
                     for target in group {
-                        let Some(id) = self.resolve(*target, timeout)? else {
+                        let Some(id) = self.pick(*target, Want::Either, &taken, timeout)? else {
                             return Ok(None);
                         };
                         if !g.contains(&id) {
                             g.push(id);
                         }
+                        taken.push(id);
                     }
                     ids.push(g);
                 }
                 Partitioned::Groups(ids)
             }
             Partition::Isolate(target) => {
-                let Some(id) = self.resolve(*target, timeout)? else {
+                let Some(id) = self.pick(*target, Want::Either, &[], timeout)? else {
                     return Ok(None);
                 };
                 let others = (0..self.names.len()).filter(|&o| o != id).collect();
                 Partitioned::Groups(vec![vec![id], others])
             }
             Partition::OneWay { from, to } => {
-                let Some(from) = self.resolve(*from, timeout)? else {
+                let Some(from) = self.pick(*from, Want::Either, &[], timeout)? else {
                     return Ok(None);
                 };
                 let mut ids = Vec::new();
                 for target in to {
-                    let Some(id) = self.resolve(*target, timeout)? else {
+                    let mut taken = ids.clone();
+                    taken.push(from);
+                    let Some(id) = self.pick(*target, Want::Either, &taken, timeout)? else {
                         return Ok(None);
                     };
                     if id != from && !ids.contains(&id) {
@@ -424,7 +538,10 @@ impl Driver<'_> {
 
     fn partition(&mut self, partition: &Partition, step: &Step) -> Result<(), Halt> {
         let Some(resolved) = self.resolve_partition(partition)? else {
-            self.ineffective(step, "partition: no leader to cut".into());
+            self.ineffective(
+                step,
+                "partition: a reference named no node (no leader?)".into(),
+            );
             return Ok(());
         };
         if resolved.cuts().is_empty() {

@@ -11,6 +11,7 @@ pub mod env;
 mod interpret;
 pub mod net;
 pub mod panic;
+mod pick;
 mod result;
 
 pub use result::{FinalNode, MessageCount, RunResult, REPORT_SCHEMA_VERSION};
@@ -18,11 +19,12 @@ pub use result::{FinalNode, MessageCount, RunResult, REPORT_SCHEMA_VERSION};
 use crate::check::{self, divergence, expect, history, invariants, Finding};
 use crate::faults::FaultTable;
 use crate::outcome::Outcome;
-use crate::scenario::{Condition, Heal, Scenario, Variant};
+use crate::scenario::{Condition, Heal, Scenario, Since, Variant};
 use crate::trail::{Kind, Trail};
 use env::{NodeState, RunEnv, RunState};
 use net::NetState;
 use nodes::api::{ClusterView, NodeCtx, NodeStart, NodeView};
+use rand_chacha::ChaCha8Rng;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -91,8 +93,17 @@ pub(crate) struct Driver<'s> {
     findings: Vec<Finding>,
     next_op: u64,
     sim_steps: u64,
+    /// Scenario steps executed (each counts against the step limit too, so that
+    /// steps that take no simulated time cannot loop past every limit).
+    script_steps: u64,
     /// What the run is doing, for a limit's message ("waiting for a leader").
     activity: String,
+    /// `follower`/`any` picks of actions, from their own stream of the seed.
+    picks: ChaCha8Rng,
+    /// `{A..B}` draws of scripted client ops, from their own stream.
+    placeholders: ChaCha8Rng,
+    /// `{seq}`: op templates expanded so far in this run (scripted and workload).
+    seq: u64,
 }
 
 impl<'s> Driver<'s> {
@@ -145,7 +156,11 @@ impl<'s> Driver<'s> {
             findings: Vec::new(),
             next_op: 1,
             sim_steps: 0,
+            script_steps: 0,
             activity: "starting".into(),
+            picks: crate::streams::rng(seed, crate::streams::PICKS),
+            placeholders: crate::streams::rng(seed, crate::streams::PLACEHOLDERS),
+            seq: 0,
         }
     }
 
@@ -162,8 +177,9 @@ impl<'s> Driver<'s> {
 
     // ---- time ----
 
-    /// One simulation step, with every limit checked.
-    pub(crate) fn advance(&mut self) -> Result<(), Halt> {
+    /// The duration, step and event limits: checked before every simulation step
+    /// and before every scenario step (which may take no simulated time at all).
+    pub(crate) fn check_limits(&mut self) -> Result<(), Halt> {
         let limits = &self.scenario.settings.limits;
         if self.sim.elapsed() >= limits.duration {
             return Err(self.limit(format!(
@@ -171,12 +187,22 @@ impl<'s> Driver<'s> {
                 crate::duration::format(limits.duration)
             )));
         }
-        if self.sim_steps >= limits.steps {
+        if self.sim_steps.saturating_add(self.script_steps) >= limits.steps {
             return Err(self.limit(format!(
-                "step limit of {} simulation steps reached",
+                "step limit of {} steps (simulation steps and scenario steps) reached",
                 limits.steps
             )));
         }
+        if self.state.borrow().events_over {
+            return Err(self.limit(format!("trail limit of {} events reached", limits.events)));
+        }
+        Ok(())
+    }
+
+    /// One simulation step, with every limit checked.
+    pub(crate) fn advance(&mut self) -> Result<(), Halt> {
+        self.check_limits()?;
+        let limits = &self.scenario.settings.limits;
         let sim = &mut self.sim;
         match panic::catch(|| sim.step()) {
             Ok(Ok(_)) => {}
@@ -254,8 +280,24 @@ impl<'s> Driver<'s> {
     }
 
     fn run_until_inner(&mut self, condition: &Condition, deadline: Duration) -> Result<bool, Halt> {
+        // An event await reads only the events appended since it last looked.
+        let mut next_event = match condition {
+            Condition::Event {
+                since: Since::Step, ..
+            } => self.state.borrow().trail.len(),
+            _ => 0,
+        };
         loop {
-            if self.holds(condition) {
+            let holds = match condition {
+                Condition::Event { event, .. } => {
+                    let state = self.state.borrow();
+                    let events = &state.trail.events[next_event..];
+                    next_event = state.trail.len();
+                    events.iter().any(|e| expect::matches(event, e))
+                }
+                _ => self.holds(condition),
+            };
+            if holds {
                 return Ok(true);
             }
             if self.sim.elapsed() >= deadline {
@@ -314,27 +356,35 @@ impl<'s> Driver<'s> {
             Condition::Leader(None) => self.leader().is_some(),
             Condition::Leader(Some(node)) => self.leader() == Some(*node),
             Condition::Applied { index, nodes } => {
-                let state = self.state.borrow();
-                let wanted: Vec<usize> = if nodes.is_empty() {
-                    (0..state.nodes.len())
-                        .filter(|&i| state.nodes[i].up)
-                        .collect()
-                } else {
-                    nodes.clone()
-                };
-                wanted.iter().all(|&i| {
+                let applied = |i: usize| {
+                    let state = self.state.borrow();
                     state.nodes[i].up && state.nodes[i].observation.applied.unwrap_or(0) >= *index
-                })
+                };
+                if nodes.is_empty() {
+                    (0..self.names.len()).all(|i| !self.up(i) || applied(i))
+                } else {
+                    nodes
+                        .iter()
+                        .all(|&t| self.denoted(t).into_iter().any(applied))
+                }
             }
-            Condition::Up(node) => self.up(*node),
-            Condition::Down(node) => !self.up(*node),
+            Condition::Up(target) => self.denoted(*target).into_iter().any(|n| self.up(n)),
+            Condition::Down(target) => self.denoted(*target).into_iter().any(|n| !self.up(n)),
             Condition::OpsDone => self.state.borrow().open.is_empty(),
             Condition::Quiescent => self.quiescent(),
-            Condition::Observed { node, key, value } => {
+            Condition::Observed(m) => {
                 let state = self.state.borrow();
-                let obs = &state.nodes[*node].observation;
-                obs.state.get(key).or_else(|| obs.facts.get(key)) == Some(value)
+                self.denoted(m.node).into_iter().any(|n| {
+                    crate::check::observed::passes(&m.tests, &state.nodes[n].observation, &m.key)
+                })
             }
+            // Outside an await (which reads only new events), any event of the run.
+            Condition::Event { event, .. } => self
+                .state
+                .borrow()
+                .trail
+                .iter()
+                .any(|e| expect::matches(event, e)),
         }
     }
 
@@ -505,6 +555,8 @@ impl<'s> Driver<'s> {
         let file = &self.scenario.file;
         findings.extend(expect::trail_present(file, &expect.trail, trail));
         findings.extend(expect::trail_absent(file, &expect.absent, trail));
+        findings.extend(expect::trail_order(file, &expect.trail, trail));
+        findings.extend(expect::trail_sequence(file, &expect.sequence, trail));
         findings.extend(expect::observed(self.scenario, &expect.observed, view));
         findings
     }

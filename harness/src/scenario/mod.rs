@@ -7,7 +7,7 @@
 pub mod raw;
 mod validate;
 
-pub use validate::{expand_template, load, load_str, LoadError};
+pub use validate::{expand_template, load, load_str, LoadError, EXPANDED_STEPS_MAX, NODES_MAX};
 
 use crate::outcome::Outcome;
 use crate::trail::Kind;
@@ -92,8 +92,11 @@ pub struct Expect {
     pub absent: Vec<TrailMatch>,
     /// Final observations that must hold.
     pub observed: Vec<ObservedMatch>,
+    /// Events that must appear in this order (each after the one before it).
+    pub sequence: Vec<TrailMatch>,
 }
 
+/// Which trail events a match selects: every given field must agree.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TrailMatch {
     pub loc: Loc,
@@ -102,15 +105,149 @@ pub struct TrailMatch {
     pub contains: Option<String>,
     /// Exact number of matching events; `None`: at least one.
     pub count: Option<usize>,
+    /// Some matching event comes before some event that matches this (`trail:` only).
+    pub before: Option<Box<TrailMatch>>,
+    /// Some matching event comes after some event that matches this (`trail:` only).
+    pub after: Option<Box<TrailMatch>>,
 }
 
+/// A test of one node's observed key: every test must hold.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ObservedMatch {
     pub loc: Loc,
-    pub node: NodeId,
+    /// A node, or (in a condition) any node the reference may denote now.
+    pub node: Target,
     /// A key of the node's replicated state, or else of its facts.
     pub key: String,
-    pub value: String,
+    pub tests: Vec<ValueTest>,
+}
+
+/// One test of an observed value (docs/scenario-format.md, "Matching observed values").
+#[derive(Clone, Debug, PartialEq)]
+pub enum ValueTest {
+    /// Exactly this text.
+    Equals(String),
+    Contains(String),
+    /// A regular expression that must match somewhere in the value.
+    Matches(Pattern),
+    /// The value read as a number (decimal, or `0x` hex), compared with a bound.
+    Compare(Compare, Number),
+    /// The key is not there.
+    Absent(Absence),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Compare {
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl Compare {
+    pub fn name(self) -> &'static str {
+        match self {
+            Compare::Lt => "lt",
+            Compare::Le => "le",
+            Compare::Gt => "gt",
+            Compare::Ge => "ge",
+        }
+    }
+
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Compare::Lt => "<",
+            Compare::Le => "<=",
+            Compare::Gt => ">",
+            Compare::Ge => ">=",
+        }
+    }
+}
+
+/// A number in a comparison: integers exactly (zxids are 64-bit), else a float.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Number {
+    Int(i128),
+    Float(f64),
+}
+
+impl Number {
+    /// Decimal or `0x` hex integers, else a finite decimal number.
+    pub fn parse(text: &str) -> Option<Number> {
+        let t = text.trim();
+        let (negative, digits) = match t.strip_prefix('-') {
+            Some(rest) => (true, rest),
+            None => (false, t),
+        };
+        let int = match digits
+            .strip_prefix("0x")
+            .or_else(|| digits.strip_prefix("0X"))
+        {
+            Some(hex) => i128::from_str_radix(hex, 16).ok(),
+            None => digits.parse::<i128>().ok(),
+        };
+        if let Some(n) = int {
+            return Some(Number::Int(if negative { -n } else { n }));
+        }
+        t.parse::<f64>()
+            .ok()
+            .filter(|f| f.is_finite())
+            .map(Number::Float)
+    }
+
+    fn as_f64(self) -> f64 {
+        match self {
+            Number::Int(i) => i as f64,
+            Number::Float(f) => f,
+        }
+    }
+
+    /// `self` compared with `bound`, exactly when both are integers.
+    pub fn holds(self, compare: Compare, bound: Number) -> bool {
+        let ordering = match (self, bound) {
+            (Number::Int(a), Number::Int(b)) => a.partial_cmp(&b),
+            (a, b) => a.as_f64().partial_cmp(&b.as_f64()),
+        };
+        let Some(ordering) = ordering else {
+            return false;
+        };
+        match compare {
+            Compare::Lt => ordering.is_lt(),
+            Compare::Le => ordering.is_le(),
+            Compare::Gt => ordering.is_gt(),
+            Compare::Ge => ordering.is_ge(),
+        }
+    }
+}
+
+impl std::fmt::Display for Number {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Number::Int(i) => write!(f, "{i}"),
+            Number::Float(x) => write!(f, "{x}"),
+        }
+    }
+}
+
+/// What `absent` asks of a key that is not there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Absence {
+    /// Not there, whatever the reason (`absent: true`).
+    Either,
+    /// Not there, and the node says it held it once (`absent: removed`).
+    Removed,
+    /// Not there, and the node says it never held it (`absent: never`).
+    Never,
+}
+
+/// A compiled regular expression, compared by its source text.
+#[derive(Clone, Debug)]
+pub struct Pattern(pub regex::Regex);
+
+impl PartialEq for Pattern {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.as_str() == other.0.as_str()
+    }
 }
 
 pub struct Step {
@@ -118,46 +255,68 @@ pub struct Step {
     pub kind: StepKind,
 }
 
+/// A node reference (docs/scenario-format.md, "Node references"). In an action it
+/// names one node when the step runs; in a condition, every node it may denote.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Target {
+    /// The node that leads (highest term among up nodes).
     Leader,
+    /// A node other than the leader; an action picks one with the run's seed.
+    Follower,
+    /// Any node; an action picks one with the run's seed.
+    Any,
     Node(NodeId),
+}
+
+impl Target {
+    /// The reference as a file writes it.
+    pub fn describe(self, names: &[String]) -> String {
+        match self {
+            Target::Leader => "leader".into(),
+            Target::Follower => "follower".into(),
+            Target::Any => "any".into(),
+            Target::Node(n) => names[n].clone(),
+        }
+    }
 }
 
 pub enum StepKind {
     Client(ClientStep),
-    /// `to: None`: the first up node, in node order, that does not lead.
+    /// `to` is never `Leader` (validated): `follower` and `any` pick with the seed.
     TransferLeader {
-        to: Option<NodeId>,
+        to: Target,
         timeout: Duration,
     },
     Partition(Partition),
     Heal,
     Hold {
-        a: NodeId,
-        b: NodeId,
+        a: Target,
+        b: Target,
     },
     Release {
-        a: NodeId,
-        b: NodeId,
+        a: Target,
+        b: Target,
     },
     /// `delay: None` puts the link back on the scenario's latency range.
     Latency {
-        a: NodeId,
-        b: NodeId,
+        a: Target,
+        b: Target,
         delay: Option<Duration>,
     },
     Crash(ProcessStep),
     Restart(ProcessStep),
     Stop(ProcessStep),
     Start(ProcessStep),
-    FailPoint(ArmStep),
+    FailPoint {
+        node: Target,
+        arm: ArmStep,
+    },
     ClearFailPoint {
-        node: NodeId,
+        node: Target,
         point: &'static FailPointInfo,
     },
     ReleaseFailPoint {
-        node: NodeId,
+        node: Target,
         point: &'static FailPointInfo,
     },
     Sleep(Duration),
@@ -198,10 +357,18 @@ pub struct Cut {
 
 pub struct ClientStep {
     pub target: Target,
-    pub op: ParsedOp,
+    pub op: ClientOp,
     pub wait: bool,
     pub timeout: Duration,
     pub expect: Option<OpExpect>,
+}
+
+/// A scripted op: fixed, or a template with placeholders expanded when it runs.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ClientOp {
+    Fixed(ParsedOp),
+    /// `{A..B}` and `{seq}` placeholders, as in workloads (checked at load time).
+    Template(serde_json::Value),
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -219,9 +386,9 @@ pub struct ProcessStep {
     pub optional: bool,
 }
 
+/// A fail-point arming; the node is given where it is resolved.
 #[derive(Clone, Debug)]
 pub struct ArmStep {
-    pub node: NodeId,
     pub point: &'static FailPointInfo,
     pub action: FaultAction,
     /// Fire at most this many times; `None`: until cleared.
@@ -247,20 +414,30 @@ pub enum Condition {
     /// Every listed node (all up nodes when empty) has applied at least `index`.
     Applied {
         index: u64,
-        nodes: Vec<NodeId>,
+        nodes: Vec<Target>,
     },
-    Up(NodeId),
-    Down(NodeId),
+    Up(Target),
+    Down(Target),
     /// Every client operation sent so far has completed.
     OpsDone,
     /// Replicas agree on their applied index, no op is in flight, no node has pending work.
     Quiescent,
-    /// A node's state key (or fact) has exactly this value.
-    Observed {
-        node: NodeId,
-        key: String,
-        value: String,
+    /// A node's state key (or fact) passes every test.
+    Observed(ObservedMatch),
+    /// A trail event matching `event` was recorded (since the await began, or at all).
+    Event {
+        event: TrailMatch,
+        since: Since,
     },
+}
+
+/// Which events an event await considers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Since {
+    /// Events recorded after the await began (the default).
+    Step,
+    /// Every event of the run so far.
+    Run,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -333,8 +510,8 @@ impl ChaosKind {
 pub struct ChaosPoint {
     pub point: &'static FailPointInfo,
     pub action: FaultAction,
-    /// Nodes it may be armed on (all when empty).
-    pub nodes: Vec<NodeId>,
+    /// Nodes it may be armed on (all when empty), resolved when it is armed.
+    pub nodes: Vec<Target>,
 }
 
 #[derive(Clone, Debug)]

@@ -100,8 +100,11 @@ pub struct ExpectFull {
     pub trail: Vec<Spanned<TrailMatch>>,
     #[serde(default)]
     pub absent: Vec<Spanned<TrailMatch>>,
+    /// Read item by item by `validate` (each is an observed match).
     #[serde(default)]
-    pub observed: Vec<Spanned<Observed>>,
+    pub observed: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    pub sequence: Vec<Spanned<TrailMatch>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -110,15 +113,26 @@ pub struct TrailMatch {
     pub node: Option<Spanned<String>>,
     pub kind: Option<Spanned<String>>,
     pub contains: Option<String>,
-    pub count: Option<usize>,
+    pub count: Option<Spanned<usize>>,
+    pub before: Option<Box<Spanned<TrailMatch>>>,
+    pub after: Option<Box<Spanned<TrailMatch>>>,
 }
 
+/// An observed match; `absent` and the comparisons take several shapes and are
+/// read from the YAML tree by `validate`.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Observed {
     pub node: Spanned<String>,
-    pub key: String,
-    pub value: String,
+    pub key: Spanned<String>,
+    pub value: Option<String>,
+    pub contains: Option<String>,
+    pub matches: Option<Spanned<String>>,
+    pub absent: Option<serde::de::IgnoredAny>,
+    pub lt: Option<serde::de::IgnoredAny>,
+    pub le: Option<serde::de::IgnoredAny>,
+    pub gt: Option<serde::de::IgnoredAny>,
+    pub ge: Option<serde::de::IgnoredAny>,
 }
 
 // ---- steps ----
@@ -220,7 +234,11 @@ pub struct Await {
     pub down: Option<Spanned<String>>,
     pub ops_done: Option<bool>,
     pub quiescent: Option<bool>,
-    pub observed: Option<Spanned<Observed>>,
+    /// An observed match, read from the YAML tree by `validate`.
+    pub observed: Option<serde::de::IgnoredAny>,
+    pub event: Option<Spanned<TrailMatch>>,
+    /// `step` (default) or `run`: which events an `event` await considers.
+    pub since: Option<Spanned<String>>,
     pub within: Option<Spanned<String>>,
     /// Only in these variants; the others skip the step.
     pub variants: Option<Vec<Spanned<String>>>,

@@ -10,6 +10,7 @@ mod faults;
 mod model;
 mod net;
 mod observe;
+mod params;
 
 pub use ctx::{Command, Env, EventKind, NodeCtx, NodeEvent, NodeSpec, NodeStart, OpResult};
 pub use disk::{Disk, RecordLog};
@@ -20,3 +21,4 @@ pub use model::{
 };
 pub use net::Net;
 pub use observe::Observation;
+pub use params::{ParamInfo, ParamKind, ParamValue, WEEK_MS};

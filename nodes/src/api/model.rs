@@ -3,6 +3,7 @@
 use super::ctx::{NodeCtx, NodeSpec};
 use super::faults::FailPointInfo;
 use super::observe::Observation;
+use super::params::ParamInfo;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -88,6 +89,11 @@ pub struct ModelInfo {
     pub has_leader: bool,
     /// Whether `transfer_leader` steps are supported.
     pub leader_transfer: bool,
+    /// Every key the model's `params` accept, with type, bounds and default.
+    pub params: Vec<ParamInfo>,
+    /// Whether observations list the state keys a node held and removed
+    /// ([`Observation::removed`]), so that "removed" and "never there" differ.
+    pub reports_removed: bool,
 }
 
 impl ModelInfo {
@@ -105,6 +111,9 @@ impl ModelInfo {
     }
     pub fn role(&self, name: &str) -> Option<&RoleInfo> {
         self.roles.iter().find(|r| r.name == name)
+    }
+    pub fn param(&self, name: &str) -> Option<&ParamInfo> {
+        self.params.iter().find(|p| p.name == name)
     }
 
     /// Default node-set check: every role's count within its bounds.

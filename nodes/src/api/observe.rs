@@ -1,7 +1,7 @@
 //! What a node publishes for checkers and reports.
 
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// A node's latest self-description. Nodes publish a fresh one whenever it changes;
 /// the harness keeps the last one per node (also across a crash, marked down).
@@ -25,6 +25,10 @@ pub struct Observation {
     /// Work the node still has in hand (queued requests, unflushed buffers). Zero on
     /// every up node is part of quiescence.
     pub pending: u64,
+    /// State keys this node held and has removed since (not put back), for models
+    /// that declare `reports_removed`: "removed" then differs from "never there".
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub removed: BTreeSet<String>,
 }
 
 impl Observation {

@@ -705,6 +705,7 @@ impl Datanode {
             state: replicas,
             facts,
             pending,
+            removed: Default::default(),
         };
         drop(state);
         self.ctx.publish(observation);

@@ -22,7 +22,8 @@ mod report;
 
 use crate::api::{
     parse_json, BugInfo, Check, ClusterView, FailPoint, FailPointInfo, InvariantInfo,
-    InvariantKind, Model, ModelInfo, NodeCtx, NodeView, OpInfo, ParsedOp, RoleInfo,
+    InvariantKind, Model, ModelInfo, NodeCtx, NodeView, OpInfo, ParamInfo, ParamKind, ParamValue,
+    ParsedOp, RoleInfo, WEEK_MS,
 };
 use report::Endpoint;
 use serde::{Deserialize, Serialize};
@@ -372,8 +373,70 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
     bugs: vec![&BUG_STALE_PUT_BACK_ICR],
     has_leader: false,
     leader_transfer: false,
+    params: params_info(),
+    reports_removed: false,
 }
 });
+
+/// Every `Params` key, declared with the real configuration's default. Intervals
+/// only need to be positive; a week is the longest a scenario may run.
+fn params_info() -> Vec<ParamInfo> {
+    let d = Config::from_params(&Params::default());
+    let ms = |name, default: u64, summary| {
+        ParamInfo::duration_ms(name, (1, WEEK_MS), Some(default), summary)
+    };
+    vec![
+        ms("scm_heartbeat_interval_ms", d.scm_interval_ms, "hdds.heartbeat.interval"),
+        ms(
+            "recon_heartbeat_interval_ms",
+            d.recon_interval_ms,
+            "hdds.heartbeat.recon.interval",
+        ),
+        ms(
+            "initial_heartbeat_interval_ms",
+            d.initial_interval_ms,
+            "hdds.heartbeat.initial-interval: the retry interval of registers",
+        ),
+        ms(
+            "container_report_interval_ms",
+            d.report_interval_ms,
+            "hdds.container.report.interval; each datanode adds a random delay of up to the same interval",
+        ),
+        ParamInfo::integer(
+            "recon_stale_intervals",
+            (1, 1_000),
+            Some(d.recon_stale_intervals as i64),
+            "Recon asks for a re-register after this many Recon intervals of silence",
+        ),
+        ms("rpc_timeout_ms", d.rpc_timeout_ms, "ozone.scm.heartbeat.rpc-timeout"),
+        ParamInfo {
+            name: "containers",
+            kind: ParamKind::IntegerList {
+                min: 0,
+                max: i64::MAX,
+                len_max: CONTAINERS_MAX,
+            },
+            default: Some(ParamValue::Integers(&[1])),
+            summary: "container ids every datanode holds CLOSED on its first start",
+        },
+        ms(
+            "block_deletion_interval_ms",
+            d.block_deletion_interval_ms,
+            "hdds.scm.block.deleting.service.interval",
+        ),
+        ParamInfo::duration_ms(
+            "wait_after_safe_mode_exit_ms",
+            (0, WEEK_MS),
+            Some(d.wait_after_safe_mode_exit_ms),
+            "hdds.scm.wait.time.after.safe.mode.exit: SCM's block deleting service starts this long after safe mode",
+        ),
+        ms(
+            "block_deletion_command_timeout_ms",
+            d.command_timeout_ms,
+            "how long SCM waits for a deleteBlocks command's status before it may send its transactions again (scmCommandTimeoutMs)",
+        ),
+    ]
+}
 
 impl Model for HddsReports {
     fn info(&self) -> &ModelInfo {

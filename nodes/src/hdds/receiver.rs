@@ -439,6 +439,7 @@ impl Receiver {
             state,
             facts,
             pending,
+            removed: Default::default(),
         });
     }
 }

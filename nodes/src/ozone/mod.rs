@@ -21,7 +21,7 @@ pub mod types;
 
 use crate::api::{
     parse_json, BugInfo, Check, ClusterView, FailPoint, FailPointInfo, InvariantInfo,
-    InvariantKind, Model, ModelInfo, NodeCtx, OpInfo, ParsedOp, RoleInfo,
+    InvariantKind, Model, ModelInfo, NodeCtx, OpInfo, ParamInfo, ParsedOp, RoleInfo, WEEK_MS,
 };
 use serde::{Deserialize, Serialize};
 use std::future::Future;
@@ -428,8 +428,67 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
     bugs: vec![&BUG_17603, &BUG_10798, &BUG_17670],
     has_leader: true,
     leader_transfer: true,
+    params: params_info(),
+    reports_removed: false,
 }
 });
+
+/// Every `Params` key, declared (the model's tests check that none is missing).
+fn params_info() -> Vec<ParamInfo> {
+    let mut params = crate::raft::tuning_params();
+    params.extend([
+        ParamInfo::node(
+            "preferred_leader",
+            "this OM campaigns first (a shorter election timeout, like a Ratis priority); unset: none is preferred",
+        ),
+        ParamInfo::choice(
+            "exit_order",
+            &["flush_first", "exit_first"],
+            "flush_first",
+            "after a critical error: the woken flush completes before the exit (as observed upstream), or the process is gone first",
+        ),
+        ParamInfo::text(
+            "fault_key",
+            "narrow snapshot_table.read and key_table.read to reads of this table key; unset: every read",
+        ),
+        ParamInfo::duration_ms(
+            "leader_ready_bound_ms",
+            (1, WEEK_MS),
+            Some(LEADER_READY_BOUND_MS_DEFAULT),
+            "the bound of leader_ready_within_bound",
+        ),
+        ParamInfo::duration_ms(
+            "dds_interval_ms",
+            (1, WEEK_MS),
+            None,
+            "DirectoryDeletingService interval; unset: it runs only when a step triggers it",
+        ),
+        ParamInfo::duration_ms(
+            "kds_interval_ms",
+            (1, WEEK_MS),
+            None,
+            "KeyDeletingService interval; unset: it runs only when a step triggers it",
+        ),
+        ParamInfo::integer(
+            "dds_workers",
+            (1, 8),
+            Some(1),
+            "worker tasks per DirectoryDeletingService store task",
+        ),
+        ParamInfo::integer(
+            "dds_path_limit",
+            (1, 100_000),
+            Some(1000),
+            "paths one DirectoryDeletingService store task may process per run",
+        ),
+        ParamInfo::bool(
+            "dds_deep_clean",
+            true,
+            "snapshot deep cleaning by DirectoryDeletingService (on in Ozone)",
+        ),
+    ]);
+    params
+}
 
 fn op(name: &'static str, summary: &'static str, example: &'static str) -> OpInfo {
     OpInfo {
@@ -455,16 +514,13 @@ impl Model for OzoneOm {
 
     fn parse_params(&self, params: &serde_json::Value) -> Result<(), String> {
         let params: Params = parse_json(params)?;
-        if let (Some(min), Some(max)) = (
-            params.election_timeout_ms_min,
-            params.election_timeout_ms_max,
-        ) {
-            if min > max {
-                return Err(
-                    "election_timeout_ms_min is greater than election_timeout_ms_max".into(),
-                );
-            }
+        crate::raft::Tuning {
+            metadata_entries: params.metadata_entries,
+            heartbeat_ms: params.heartbeat_ms,
+            election_timeout_ms_min: params.election_timeout_ms_min,
+            election_timeout_ms_max: params.election_timeout_ms_max,
         }
+        .check()?;
         if params.leader_ready_bound_ms == Some(0) {
             return Err("leader_ready_bound_ms must be positive".into());
         }

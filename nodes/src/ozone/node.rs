@@ -891,6 +891,7 @@ pub(super) fn publish(node: &Shared) {
         state: state(&om),
         facts,
         pending: (om.buffer.len() + om.waiting.len()) as u64,
+        removed: Default::default(),
     };
     drop(om);
     node.ctx.publish(observation);

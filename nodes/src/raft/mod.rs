@@ -141,6 +141,64 @@ pub struct Tuning {
     pub election_timeout_ms_max: Option<u64>,
 }
 
+/// Bounds of the Raft timings a scenario may set. The core needs positive
+/// timings; elections need at least a few ticks, and a minute-long timeout
+/// already outlasts most runs. `Tuning::check` adds the rules between them.
+pub const HEARTBEAT_MS_BOUNDS: (u64, u64) = (1, 10_000);
+pub const ELECTION_TIMEOUT_MS_BOUNDS: (u64, u64) = (10, 60_000);
+
+/// The `params` every model on the log accepts for its Raft timings.
+pub fn tuning_params() -> Vec<crate::api::ParamInfo> {
+    use crate::api::ParamInfo;
+    let d = Config::default();
+    vec![
+        ParamInfo::bool(
+            "metadata_entries",
+            d.metadata_entries,
+            "Ratis-style metadata entries after every commit advance",
+        ),
+        ParamInfo::duration_ms(
+            "heartbeat_ms",
+            HEARTBEAT_MS_BOUNDS,
+            Some(d.heartbeat_ms),
+            "leader heartbeat interval; must be below election_timeout_ms_min",
+        ),
+        ParamInfo::duration_ms(
+            "election_timeout_ms_min",
+            ELECTION_TIMEOUT_MS_BOUNDS,
+            Some(d.election_timeout_ms_min),
+            "shortest randomized election timeout; at most election_timeout_ms_max",
+        ),
+        ParamInfo::duration_ms(
+            "election_timeout_ms_max",
+            ELECTION_TIMEOUT_MS_BOUNDS,
+            Some(d.election_timeout_ms_max),
+            "longest randomized election timeout (also the leader's check-quorum window)",
+        ),
+    ]
+}
+
+impl Tuning {
+    /// The tuning with defaults applied must be a Raft that can keep a leader:
+    /// min <= max, and heartbeats more often than the shortest election timeout.
+    pub fn check(&self) -> Result<(), String> {
+        let c = Config::tuned(*self);
+        if c.election_timeout_ms_min > c.election_timeout_ms_max {
+            return Err(format!(
+                "election_timeout_ms_min ({}) is greater than election_timeout_ms_max ({})",
+                c.election_timeout_ms_min, c.election_timeout_ms_max
+            ));
+        }
+        if c.heartbeat_ms >= c.election_timeout_ms_min {
+            return Err(format!(
+                "heartbeat_ms ({}) must be below election_timeout_ms_min ({}), or no leader lasts",
+                c.heartbeat_ms, c.election_timeout_ms_min
+            ));
+        }
+        Ok(())
+    }
+}
+
 impl Config {
     /// The defaults with a scenario's tuning laid over them.
     pub fn tuned(tuning: Tuning) -> Config {

@@ -26,7 +26,7 @@ pub mod zxid;
 
 use crate::api::{
     parse_json, BugInfo, Check, ClusterView, FailPoint, FailPointInfo, InvariantInfo,
-    InvariantKind, Model, ModelInfo, NodeCtx, OpInfo, ParsedOp, RoleInfo,
+    InvariantKind, Model, ModelInfo, NodeCtx, OpInfo, ParamInfo, ParsedOp, RoleInfo,
 };
 use serde::{Deserialize, Serialize};
 use std::future::Future;
@@ -293,8 +293,46 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
     bugs: vec![&BUG_4541],
     has_leader: true,
     leader_transfer: false,
+    params: params_info(),
+    reports_removed: false,
 }
 });
+
+/// Bounds the model accepts (`parse_params` checks the same ones).
+const TICK_MS_BOUNDS: (u64, u64) = (10, 10_000);
+const LIMIT_TICKS_BOUNDS: (i64, i64) = (1, 100);
+const SNAP_COUNT_BOUNDS: (i64, i64) = (2, 1_000_000_000);
+
+/// Every `Params` key, declared.
+fn params_info() -> Vec<ParamInfo> {
+    let d = Config::default();
+    vec![
+        ParamInfo::duration_ms(
+            "tick_ms",
+            TICK_MS_BOUNDS,
+            Some(d.tick_ms),
+            "ZooKeeper's tickTime (2000 ms in zoo.cfg samples; shorter here so runs are short)",
+        ),
+        ParamInfo::integer(
+            "init_limit",
+            LIMIT_TICKS_BOUNDS,
+            Some(d.init_limit as i64),
+            "initLimit: ticks a learner may take to connect and sync",
+        ),
+        ParamInfo::integer(
+            "sync_limit",
+            LIMIT_TICKS_BOUNDS,
+            Some(d.sync_limit as i64),
+            "syncLimit: ticks without a packet before a learner or the leader gives up",
+        ),
+        ParamInfo::integer(
+            "snap_count",
+            SNAP_COUNT_BOUNDS,
+            Some(d.snap_count as i64),
+            "snapCount: txns between the sync thread's snapshots (the default takes none in a scenario)",
+        ),
+    ]
+}
 
 impl Model for ZooKeeper {
     fn info(&self) -> &ModelInfo {
@@ -313,14 +351,20 @@ impl Model for ZooKeeper {
     fn parse_params(&self, params: &serde_json::Value) -> Result<(), String> {
         let params: Params = parse_json(params)?;
         let config = Config::from_params(&params);
-        if !(10..=10_000).contains(&config.tick_ms) {
-            return Err("tick_ms must be within 10..=10000".into());
+        let (lo, hi) = TICK_MS_BOUNDS;
+        if !(lo..=hi).contains(&config.tick_ms) {
+            return Err(format!("tick_ms must be within {lo}..={hi}"));
         }
-        if !(1..=100).contains(&config.init_limit) || !(1..=100).contains(&config.sync_limit) {
-            return Err("init_limit and sync_limit must be within 1..=100 ticks".into());
+        let (lo, hi) = LIMIT_TICKS_BOUNDS;
+        let ticks = lo as u64..=hi as u64;
+        if !ticks.contains(&config.init_limit) || !ticks.contains(&config.sync_limit) {
+            return Err(format!(
+                "init_limit and sync_limit must be within {lo}..={hi} ticks"
+            ));
         }
-        if config.snap_count < 2 {
-            return Err("snap_count must be at least 2".into());
+        let (lo, hi) = SNAP_COUNT_BOUNDS;
+        if !(lo as u64..=hi as u64).contains(&config.snap_count) {
+            return Err(format!("snap_count must be within {lo}..={hi}"));
         }
         Ok(())
     }

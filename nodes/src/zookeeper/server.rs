@@ -549,6 +549,7 @@ impl Server {
             state: db.tree.view(),
             facts,
             pending,
+            removed: Default::default(),
         });
     }
 }

@@ -1,0 +1,153 @@
+//! `client` steps: an op of the model, with the step's own options.
+
+use super::errors::{list, locate_field, map_filtered, serde_suggestion};
+use super::names::Reader;
+use super::templates::{expand_template, placeholders};
+use crate::scenario::raw;
+use crate::scenario::{ClientOp, ClientStep, OpExpect, StepKind, Target};
+use crate::yaml::{Node, Spanned, Value};
+use nodes::api::ParsedOp;
+
+impl Reader<'_, '_> {
+    pub(super) fn client(&mut self, body: &Node) -> Option<StepKind> {
+        let info = self.info;
+        let Value::Map(_) = &body.value else {
+            self.e.error_hint(
+                body.loc,
+                "`client` is a mapping",
+                "for example `- client: {on: leader, op: put, key: a, value: \"1\"}`",
+            );
+            return None;
+        };
+        let options = self.e.read::<raw::ClientOptions>(&map_filtered(body, |k| {
+            raw::CLIENT_OPTION_KEYS.contains(&k)
+        }))?;
+        let op_node = map_filtered(body, |k| !raw::CLIENT_OPTION_KEYS.contains(&k));
+        let Some(op_name_node) = op_node.get("op") else {
+            let ops: Vec<&str> = info.ops.iter().map(|o| o.name).collect();
+            self.e.error_hint(
+                body.loc,
+                "`client` needs `op`",
+                format!("ops of `{}`: {}", info.name, list(ops)),
+            );
+            return None;
+        };
+        let op_name = op_name_node.as_str().unwrap_or("");
+        if info.op(op_name).is_none() {
+            self.e.unknown_name(
+                op_name_node.loc,
+                "op",
+                op_name,
+                info.ops.iter().map(|o| o.name),
+            );
+            return None;
+        }
+        let op = self.client_op(&op_node, op_name, body)?;
+        let target = match &options.on {
+            Some(on) => self.target(on)?,
+            None if info.has_leader => Target::Leader,
+            None => {
+                self.e.error_hint(
+                    body.loc,
+                    format!("model `{}` has no leader: say which node", info.name),
+                    "add `on: NODE`",
+                );
+                return None;
+            }
+        };
+        let timeout = self
+            .e
+            .duration_or(&options.timeout, self.settings.op_timeout);
+        let expect = match &options.expect {
+            None => None,
+            Some(e) => Some(self.op_expect(e)?),
+        };
+        if let Some(e) = &options.expect {
+            if super::templates::placeholders(&Node {
+                loc: e.loc,
+                value: Value::Str(e.value.clone()),
+            })
+            .unwrap_or(true)
+            {
+                self.e.error_hint(
+                    e.loc,
+                    "placeholders are expanded in the op's arguments, not in `expect`",
+                    "write the error text literally (`{{` and `}}` are not needed here)",
+                );
+                return None;
+            }
+        }
+        Some(StepKind::Client(ClientStep {
+            target,
+            op,
+            wait: options.wait.unwrap_or(true),
+            timeout,
+            expect,
+        }))
+    }
+
+    /// The op as written: fixed, or a template whose placeholders expand when the
+    /// step runs, checked here with the smallest and the largest draws.
+    fn client_op(&mut self, op_node: &Node, op_name: &str, body: &Node) -> Option<ClientOp> {
+        let template = match placeholders(op_node) {
+            Ok(template) => template,
+            Err((loc, message)) => {
+                self.e.error(loc, message);
+                return None;
+            }
+        };
+        let json = op_node.to_json();
+        if !template {
+            return self
+                .parse_op(&json, op_node, op_name, body)
+                .map(ClientOp::Fixed);
+        }
+        for low in [true, false] {
+            let sample = expand_template(&json, &mut |lo, hi| if low { lo } else { hi }, 0)
+                .expect("placeholders checked");
+            self.parse_op(&sample, op_node, op_name, body)?;
+        }
+        Some(ClientOp::Template(json))
+    }
+
+    fn parse_op(
+        &mut self,
+        json: &serde_json::Value,
+        op_node: &Node,
+        op_name: &str,
+        body: &Node,
+    ) -> Option<ParsedOp> {
+        match self.model.parse_op(json) {
+            Ok(op) => Some(op),
+            Err(message) => {
+                let loc = locate_field(op_node, &message).unwrap_or(body.loc);
+                let example = self.info.op(op_name).map(|o| o.example).unwrap_or("");
+                let hint = match serde_suggestion(&message) {
+                    Some(best) => format!("did you mean `{best}`? for example {example}"),
+                    None => format!("for example {example}"),
+                };
+                self.e
+                    .error_hint(loc, format!("op `{op_name}`: {message}"), hint);
+                None
+            }
+        }
+    }
+
+    pub(super) fn op_expect(&mut self, text: &Spanned<String>) -> Option<OpExpect> {
+        let value = text.value.trim();
+        if value == "ok" {
+            return Some(OpExpect::Ok);
+        }
+        if value == "error" {
+            return Some(OpExpect::Error(None));
+        }
+        if let Some(rest) = value.strip_prefix("error:") {
+            return Some(OpExpect::Error(Some(rest.trim().to_string())));
+        }
+        self.e.error(
+            text.loc,
+            format!("op `expect` is `ok`, `error` or `error: TEXT`, found `{value}`"),
+        );
+        None
+    }
+}

@@ -1,0 +1,252 @@
+//! Expectations: outcomes, trail evidence (present, absent, in order), final
+//! observations.
+
+use super::names::Reader;
+use crate::outcome::Outcome;
+use crate::scenario::raw;
+use crate::scenario::{Expect, TrailMatch};
+use crate::trail::Kind;
+use crate::yaml::{from_node, Node, Spanned, Value};
+
+/// The words a node reference may be instead of a node name.
+pub(super) const TARGET_WORDS: &[&str] = &["leader", "follower", "any"];
+
+/// Where a trail match is written: what it may carry depends on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum MatchPlace {
+    /// `expect.trail`: `count`, `before`, `after`.
+    Trail,
+    /// `expect.absent`.
+    Absent,
+    /// An entry of `expect.sequence`.
+    Sequence,
+    /// The other side of a `before` or `after`.
+    Order,
+    /// `await: {event: ...}`.
+    Await,
+}
+
+impl MatchPlace {
+    fn name(self) -> &'static str {
+        match self {
+            MatchPlace::Trail => "in `trail`",
+            MatchPlace::Absent => "in `absent`",
+            MatchPlace::Sequence => "in a `sequence`",
+            MatchPlace::Order => "in a `before`/`after` match",
+            MatchPlace::Await => "in an event await",
+        }
+    }
+
+    fn allows_count(self) -> bool {
+        match self {
+            MatchPlace::Trail | MatchPlace::Absent => true,
+            MatchPlace::Sequence | MatchPlace::Order | MatchPlace::Await => false,
+        }
+    }
+}
+
+impl Reader<'_, '_> {
+    pub(super) fn expect(&mut self, node: &Node) -> Option<Expect> {
+        let mut expect = Expect::default();
+        match &node.value {
+            Value::Str(_) | Value::Seq(_) => expect.outcomes = self.outcomes(node)?,
+            Value::Map(_) => {
+                let full = match from_node::<raw::ExpectFull>(node) {
+                    Ok(full) => full,
+                    Err(e) => {
+                        self.e.yaml_error(e);
+                        return None;
+                    }
+                };
+                expect.outcomes = self.outcomes(node.get("outcome").expect("serde checked"))?;
+                expect.trail = self.trail_matches(&full.trail, MatchPlace::Trail);
+                expect.absent = self.trail_matches(&full.absent, MatchPlace::Absent);
+                expect.sequence = self.trail_matches(&full.sequence, MatchPlace::Sequence);
+                if full.sequence.len() == 1 {
+                    self.e.error_hint(
+                        full.sequence[0].loc,
+                        "a `sequence` of one match orders nothing",
+                        "put the match in `trail:`, or add the events it must come before or after",
+                    );
+                }
+                if let Some(observed) = node.get("observed") {
+                    expect.observed = self.observed_list(observed);
+                }
+            }
+            _ => {
+                self.e.error(node.loc, "`expect` is an outcome, a list of outcomes, or {outcome, trail, absent, sequence, observed}");
+                return None;
+            }
+        }
+        Some(expect)
+    }
+
+    fn trail_matches(
+        &mut self,
+        matches: &[Spanned<raw::TrailMatch>],
+        place: MatchPlace,
+    ) -> Vec<TrailMatch> {
+        matches
+            .iter()
+            .filter_map(|m| self.trail_match(m, place))
+            .collect()
+    }
+
+    pub(super) fn outcomes(&mut self, node: &Node) -> Option<Vec<Outcome>> {
+        let items: Vec<&Node> = match &node.value {
+            Value::Str(_) => vec![node],
+            Value::Seq(items) if !items.is_empty() => items.iter().collect(),
+            _ => {
+                self.e.error(node.loc, "an expected outcome is one of `converged`, `diverged`, `violated`, `stuck`, `crashed` (or a list of them)");
+                return None;
+            }
+        };
+        let mut outcomes = Vec::new();
+        for item in items {
+            let name = item.as_str().unwrap_or("");
+            match Outcome::parse(name) {
+                Some(o) => outcomes.push(o),
+                None => self.e.unknown_name(
+                    item.loc,
+                    "outcome",
+                    name,
+                    Outcome::ALL.iter().map(|o| o.name()),
+                ),
+            }
+        }
+        (!outcomes.is_empty()).then_some(outcomes)
+    }
+
+    /// One trail match, read for `place` (which decides what it may carry).
+    pub(super) fn trail_match(
+        &mut self,
+        m: &Spanned<raw::TrailMatch>,
+        place: MatchPlace,
+    ) -> Option<TrailMatch> {
+        let raw = &m.value;
+        let mut ok = true;
+        if let Some(node) = &raw.node {
+            if TARGET_WORDS.contains(&node.value.as_str()) {
+                self.e.error_hint(
+                    node.loc,
+                    format!(
+                        "a trail match names a node; `{}` is not one node over a whole run",
+                        node.value
+                    ),
+                    "name the node, or leave `node` out to match every node",
+                );
+                ok = false;
+            } else if self.node_ref(node).is_none() {
+                ok = false;
+            }
+        }
+        let kind = match &raw.kind {
+            None => None,
+            Some(kind) => {
+                match serde_json::from_value::<Kind>(serde_json::Value::String(kind.value.clone()))
+                {
+                    Ok(k) => Some(k),
+                    Err(_) => {
+                        let names: Vec<String> = all_kinds().iter().map(|k| k.name()).collect();
+                        self.e.unknown_name(
+                            kind.loc,
+                            "event kind",
+                            &kind.value,
+                            names.iter().map(String::as_str),
+                        );
+                        ok = false;
+                        None
+                    }
+                }
+            }
+        };
+        if raw.node.is_none() && raw.kind.is_none() && raw.contains.is_none() {
+            self.e.error(
+                m.loc,
+                "a trail match needs at least one of `node`, `kind`, `contains`",
+            );
+            return None;
+        }
+        if let Some(count) = &raw.count {
+            if !place.allows_count() {
+                self.e.error_hint(
+                    count.loc,
+                    format!("`count` has no meaning {}", place.name()),
+                    "write one match per expected event, or move the match to `trail:`",
+                );
+                ok = false;
+            }
+        }
+        let before = self.order(&raw.before, "before", place, &mut ok);
+        let after = self.order(&raw.after, "after", place, &mut ok);
+        ok.then(|| TrailMatch {
+            loc: m.loc,
+            node: raw.node.as_ref().map(|n| n.value.clone()),
+            kind,
+            contains: raw.contains.clone(),
+            count: raw.count.as_ref().map(|c| c.value),
+            before,
+            after,
+        })
+    }
+
+    /// The other side of a `before` or `after` relation.
+    fn order(
+        &mut self,
+        nested: &Option<Box<Spanned<raw::TrailMatch>>>,
+        word: &str,
+        place: MatchPlace,
+        ok: &mut bool,
+    ) -> Option<Box<TrailMatch>> {
+        let nested = nested.as_ref()?;
+        if place != MatchPlace::Trail {
+            self.e.error_hint(
+                nested.loc,
+                format!(
+                    "`{word}` is only for `trail:` matches, not {}",
+                    place.name()
+                ),
+                "`sequence:` orders its own matches; `before`/`after` go on a `trail:` match",
+            );
+            *ok = false;
+            return None;
+        }
+        let inner = self.trail_match(nested, MatchPlace::Order);
+        if inner.is_none() {
+            *ok = false;
+        }
+        inner.map(Box::new)
+    }
+}
+
+fn all_kinds() -> Vec<Kind> {
+    use Kind::*;
+    vec![
+        OpInvoke,
+        OpOk,
+        OpError,
+        OpTimeout,
+        Network,
+        Crash,
+        Restart,
+        Stop,
+        Start,
+        Transfer,
+        FailPointArm,
+        FailPointHit,
+        FailPointClear,
+        FailPointRelease,
+        Sleep,
+        Await,
+        Check,
+        Heal,
+        Limit,
+        Leader,
+        Apply,
+        Storage,
+        Service,
+        Submit,
+        Exit,
+        Note,
+    ]
+}

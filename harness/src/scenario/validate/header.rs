@@ -1,0 +1,527 @@
+//! Phase one: the header. The model, the nodes, the settings and the variants,
+//! which every step is read against. Nothing after this phase holds an `Option`
+//! of them: a file whose model cannot be resolved stops here.
+
+use super::errors::{list, serde_suggestion, Errors};
+use super::names::Reader;
+use super::{NODES_MAX, RESERVED_NODE_NAMES};
+use crate::scenario::raw;
+use crate::scenario::{Heal, Limits, NodeSpec, Settings, Variant};
+use crate::yaml::{from_node, Loc, Node, Spanned, Value};
+use nodes::api::{BugMode, BugSet, Model, ModelInfo};
+use std::time::Duration;
+
+/// What the header phase resolves.
+pub(super) struct Header {
+    pub model: &'static dyn Model,
+    pub nodes: Vec<NodeSpec>,
+    pub settings: Settings,
+    pub variants: Vec<Variant>,
+    /// The variant names as the file writes them, for steps that name variants.
+    pub variant_names: Vec<String>,
+}
+
+/// Read the header of `root`; `None` when the model (or the file's shape) is
+/// unusable, so that nothing else can be checked.
+pub(super) fn read(e: &mut Errors, root: &Node) -> Option<Header> {
+    let Value::Map(entries) = &root.value else {
+        e.error(
+            root.loc,
+            format!(
+                "a scenario is a mapping (model, nodes, steps, ...), found {}",
+                root.kind_name()
+            ),
+        );
+        return None;
+    };
+    for (key, _) in entries {
+        if let Some(k) = key.as_str() {
+            if !raw::TOP_LEVEL_KEYS.contains(&k) {
+                e.unknown_name(
+                    key.loc,
+                    "top-level key",
+                    k,
+                    raw::TOP_LEVEL_KEYS.iter().copied(),
+                );
+            }
+        }
+    }
+    let header_node = super::errors::map_filtered(root, |k| {
+        raw::TOP_LEVEL_KEYS.contains(&k) && k != "steps" && k != "variants"
+    });
+    let header: Option<raw::Header> = e.read(&header_node);
+    let model = e.model(root)?;
+    let nodes = e.nodes(model, root.get("nodes"), root.loc);
+    let defaults = header.and_then(|h| h.defaults).unwrap_or_default();
+    let settings = e.settings(&defaults, root.get("heal"));
+    let params = e.params(root.get("params"), model.info(), &nodes);
+    let variant_names = declared_variants(root);
+    let variants = Reader::new(e, model, &nodes, &settings, &variant_names).variants(root, &params);
+    Some(Header {
+        model,
+        nodes,
+        settings,
+        variants,
+        variant_names,
+    })
+}
+
+impl Errors<'_> {
+    fn model(&mut self, root: &Node) -> Option<&'static dyn Model> {
+        let Some(node) = root.get("model") else {
+            let names = nodes::registry::names();
+            self.error_hint(
+                root.loc,
+                "scenario has no `model`",
+                format!("add `model:` with one of {}", list(names)),
+            );
+            return None;
+        };
+        let Some(name) = node.as_str() else {
+            self.error(
+                node.loc,
+                format!("`model` is a name, found {}", node.kind_name()),
+            );
+            return None;
+        };
+        match nodes::registry::find(name) {
+            Some(model) => Some(model),
+            None => {
+                self.unknown_name(node.loc, "model", name, nodes::registry::names());
+                None
+            }
+        }
+    }
+
+    fn nodes(&mut self, model: &dyn Model, node: Option<&Node>, root_loc: Loc) -> Vec<NodeSpec> {
+        let info = model.info();
+        let mut nodes = Vec::new();
+        let Some(node) = node else {
+            self.error_hint(
+                root_loc,
+                "scenario has no `nodes`",
+                "add `nodes: [n1, n2, n3]`",
+            );
+            return nodes;
+        };
+        let Value::Seq(items) = &node.value else {
+            self.error(
+                node.loc,
+                format!("`nodes` is a list, found {}", node.kind_name()),
+            );
+            return nodes;
+        };
+        if items.is_empty() || items.len() > NODES_MAX {
+            self.error(
+                node.loc,
+                format!(
+                    "a scenario has 1..={NODES_MAX} nodes, found {}",
+                    items.len()
+                ),
+            );
+        }
+        let default_role = info.roles[0].name;
+        for item in items {
+            let (name, role) = match &item.value {
+                Value::Str(name) => (
+                    Spanned {
+                        loc: item.loc,
+                        value: name.clone(),
+                    },
+                    None,
+                ),
+                Value::Map(_) => match from_node::<raw::NodeFull>(item) {
+                    Ok(full) => (full.name, Some(full.role)),
+                    Err(e) => {
+                        self.yaml_error(e);
+                        continue;
+                    }
+                },
+                _ => {
+                    self.error(
+                        item.loc,
+                        format!(
+                            "a node is a name or {{name: NAME, role: ROLE}}, found {}",
+                            item.kind_name()
+                        ),
+                    );
+                    continue;
+                }
+            };
+            self.node_name_ok(&name, &nodes);
+            let role = match role {
+                None => default_role.to_string(),
+                Some(role) if info.role(&role.value).is_some() => role.value,
+                Some(role) => {
+                    self.unknown_name(
+                        role.loc,
+                        "role",
+                        &role.value,
+                        info.roles.iter().map(|r| r.name),
+                    );
+                    continue;
+                }
+            };
+            nodes.push(NodeSpec {
+                name: name.value,
+                role,
+            });
+        }
+        if let Err(message) = model.check_nodes(&nodes) {
+            if self.diags.is_empty() {
+                self.error(node.loc, message);
+            }
+        }
+        nodes
+    }
+
+    fn node_name_ok(&mut self, name: &Spanned<String>, nodes: &[NodeSpec]) {
+        let valid = !name.value.is_empty()
+            && name.value.len() <= 32
+            && name
+                .value
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        if !valid {
+            self.error(
+                name.loc,
+                format!(
+                    "node name `{}` must be 1-32 letters, digits, `-` or `_`",
+                    name.value
+                ),
+            );
+        } else if RESERVED_NODE_NAMES.contains(&name.value.as_str()) {
+            self.error(
+                name.loc,
+                format!("`{}` is reserved; name the node differently", name.value),
+            );
+        } else if nodes.iter().any(|n| n.name == name.value) {
+            self.error(name.loc, format!("node `{}` is listed twice", name.value));
+        }
+    }
+
+    /// `params` (top-level or a variant's), each key checked against the model's
+    /// declaration at its own location. Keys that fail are left out of the result,
+    /// so that the model's own check (cross-key rules) does not repeat them.
+    fn params(
+        &mut self,
+        node: Option<&Node>,
+        info: &ModelInfo,
+        nodes: &[NodeSpec],
+    ) -> Option<(Loc, serde_json::Value)> {
+        let node = node?;
+        let names: Vec<&str> = nodes.iter().map(|n| n.name.as_str()).collect();
+        match &node.value {
+            Value::Map(entries) => {
+                let mut checked = serde_json::Map::new();
+                for (key, value) in entries {
+                    let name = key.as_str().unwrap_or("");
+                    let Some(param) = info.param(name) else {
+                        if info.params.is_empty() {
+                            self.error(
+                                key.loc,
+                                format!("model `{}` takes no params; remove `{name}`", info.name),
+                            );
+                        } else {
+                            self.unknown_name(
+                                key.loc,
+                                "param",
+                                name,
+                                info.params.iter().map(|p| p.name),
+                            );
+                        }
+                        continue;
+                    };
+                    let json = value.to_json();
+                    match param.kind.check(&json, &names) {
+                        Ok(()) => {
+                            checked.insert(name.to_string(), json);
+                        }
+                        Err(message) => self.error_hint(
+                            value.loc,
+                            format!("param `{name}`: {message}"),
+                            format!("`{name}`: {}, {}", param.kind.describe(), param.summary),
+                        ),
+                    }
+                }
+                Some((node.loc, serde_json::Value::Object(checked)))
+            }
+            Value::Null => None,
+            _ => {
+                self.error(
+                    node.loc,
+                    format!("`params` is a mapping, found {}", node.kind_name()),
+                );
+                None
+            }
+        }
+    }
+
+    fn settings(&mut self, raw: &raw::Defaults, heal: Option<&Node>) -> Settings {
+        let mut s = default_settings();
+        if let Some(seed) = &raw.seed {
+            s.seed = seed.value;
+        }
+        if let Some(tick) = &raw.tick {
+            if let Some(d) = self.duration(tick) {
+                if d.as_millis() == 0 || d.as_micros() % 1000 != 0 || d > Duration::from_secs(1) {
+                    self.error(tick.loc, "`tick` is a whole number of milliseconds, 1ms..=1s (turmoil's timer resolution is 1 ms)");
+                } else {
+                    s.tick = d;
+                }
+            }
+        }
+        if let Some(latency) = &raw.latency {
+            s.latency_min = self.duration_or(&Some(latency.min.clone()), s.latency_min);
+            s.latency_max = self.duration_or(&Some(latency.max.clone()), s.latency_max);
+            if s.latency_min > s.latency_max {
+                self.error(latency.min.loc, "latency `min` is greater than `max`");
+            }
+        }
+        s.op_timeout = self.duration_or(&raw.op_timeout, s.op_timeout);
+        if let Some(limits) = &raw.limits {
+            self.limits(limits, &mut s.limits);
+        }
+        s.random_order = raw.random_order.unwrap_or(false);
+        s.heal = self.heal(heal, s.heal.clone());
+        s
+    }
+
+    fn limits(&mut self, raw: &raw::RawLimits, limits: &mut Limits) {
+        limits.duration = self.duration_or(&raw.duration, limits.duration);
+        let positive = |v: &mut Self, value: &Option<Spanned<u64>>, name: &str| -> Option<u64> {
+            let value = value.as_ref()?;
+            if value.value == 0 {
+                v.error(value.loc, format!("limit `{name}` must be at least 1"));
+                return None;
+            }
+            Some(value.value)
+        };
+        if let Some(steps) = positive(self, &raw.steps, "steps") {
+            limits.steps = steps;
+        }
+        if let Some(events) = positive(self, &raw.events, "events") {
+            limits.events = events as usize;
+        }
+        if let Some(messages) = positive(self, &raw.messages_in_flight, "messages_in_flight") {
+            limits.messages_in_flight = messages as usize;
+        }
+    }
+
+    fn heal(&mut self, node: Option<&Node>, default: Option<Heal>) -> Option<Heal> {
+        let Some(node) = node else { return default };
+        let mut heal = default.expect("heal is on by default");
+        match &node.value {
+            Value::Bool(false) => None,
+            Value::Bool(true) => Some(heal),
+            Value::Map(_) => match from_node::<raw::HealSpec>(node) {
+                Ok(spec) => {
+                    heal.within = self.duration_or(&spec.within, heal.within);
+                    heal.settle = self.duration_or(&spec.settle, heal.settle);
+                    Some(heal)
+                }
+                Err(e) => {
+                    self.yaml_error(e);
+                    Some(heal)
+                }
+            },
+            _ => {
+                self.error(
+                    node.loc,
+                    "`heal` is `false`, `true` or {within: 30s, settle: 1s}",
+                );
+                Some(heal)
+            }
+        }
+    }
+}
+
+impl Reader<'_, '_> {
+    pub(super) fn variants(
+        &mut self,
+        root: &Node,
+        params: &Option<(Loc, serde_json::Value)>,
+    ) -> Vec<Variant> {
+        let mut variants = Vec::new();
+        match (root.get("expect"), root.get("variants")) {
+            (Some(expect), Some(v)) => {
+                self.e.error_hint(
+                    expect.loc,
+                    "both `expect` and `variants` are given",
+                    "put `expect:` inside each variant",
+                );
+                let _ = v;
+            }
+            (Some(expect), None) => {
+                if let Some(expect) = self.expect(expect) {
+                    let bugs = BugSet::default();
+                    let merged = self.merge_params(params, &None, root.loc);
+                    variants.push(Variant {
+                        name: "default".into(),
+                        loc: root.loc,
+                        bugs,
+                        params: merged,
+                        expect,
+                    });
+                }
+            }
+            (None, Some(node)) => self.variant_map(node, params, &mut variants),
+            (None, None) => self.e.error_hint(
+                root.loc,
+                "scenario has no expectations",
+                "add `expect: converged` or `variants:` with an `expect:` for each",
+            ),
+        }
+        variants
+    }
+
+    fn variant_map(
+        &mut self,
+        node: &Node,
+        params: &Option<(Loc, serde_json::Value)>,
+        out: &mut Vec<Variant>,
+    ) {
+        let Value::Map(entries) = &node.value else {
+            self.e.error(
+                node.loc,
+                "`variants` is a mapping from variant name to {bugs, params, expect}",
+            );
+            return;
+        };
+        if entries.is_empty() {
+            self.e.error(node.loc, "`variants` is empty");
+        }
+        for (key, body) in entries {
+            let Some(name) = key.as_str() else {
+                self.e.error(key.loc, "a variant name is a string");
+                continue;
+            };
+            if out.iter().any(|v| v.name == name) {
+                self.e
+                    .error(key.loc, format!("variant `{name}` is given twice"));
+            }
+            if let Err(e) = from_node::<raw::Variant>(body) {
+                self.e.yaml_error(e);
+                continue;
+            }
+            let bugs = self.bugs(body.get("bugs"));
+            let own = self.e.params(body.get("params"), self.info, self.nodes);
+            let merged = self.merge_params(params, &own, key.loc);
+            let Some(expect) = body.get("expect").and_then(|e| self.expect(e)) else {
+                continue;
+            };
+            out.push(Variant {
+                name: name.to_string(),
+                loc: key.loc,
+                bugs,
+                params: merged,
+                expect,
+            });
+        }
+    }
+
+    fn bugs(&mut self, node: Option<&Node>) -> BugSet {
+        let info = self.info;
+        let mut set = BugSet::default();
+        let Some(node) = node else { return set };
+        let Value::Map(entries) = &node.value else {
+            self.e.error(
+                node.loc,
+                "`bugs` is a mapping from report key to `buggy` or `fixed`",
+            );
+            return set;
+        };
+        for (key, mode) in entries {
+            let Some(k) = key.as_str() else { continue };
+            if info.bug(k).is_none() {
+                let keys: Vec<&str> = info.bugs.iter().map(|b| b.key).collect();
+                if keys.is_empty() {
+                    self.e.error(
+                        key.loc,
+                        format!("model `{}` has no known bugs; remove `{k}`", info.name),
+                    );
+                } else {
+                    self.e.unknown_name(key.loc, "bug key", k, keys);
+                }
+                continue;
+            }
+            let mode = match mode.as_str() {
+                Some("buggy") => BugMode::Buggy,
+                Some("fixed") => BugMode::Fixed,
+                _ => {
+                    self.e
+                        .error(mode.loc, format!("bug `{k}` is `buggy` or `fixed`"));
+                    continue;
+                }
+            };
+            set.0.insert(k.to_string(), mode);
+        }
+        set
+    }
+
+    fn merge_params(
+        &mut self,
+        base: &Option<(Loc, serde_json::Value)>,
+        own: &Option<(Loc, serde_json::Value)>,
+        fallback: Loc,
+    ) -> serde_json::Value {
+        let mut merged = serde_json::Map::new();
+        for (_, value) in base.iter().chain(own.iter()) {
+            if let serde_json::Value::Object(map) = value {
+                for (k, v) in map {
+                    merged.insert(k.clone(), v.clone());
+                }
+            }
+        }
+        let merged = serde_json::Value::Object(merged);
+        if let Err(message) = self.model.parse_params(&merged) {
+            let loc = own
+                .as_ref()
+                .or(base.as_ref())
+                .map(|(loc, _)| *loc)
+                .unwrap_or(fallback);
+            match serde_suggestion(&message) {
+                Some(best) => self.e.error_hint(
+                    loc,
+                    format!("invalid params: {message}"),
+                    format!("did you mean `{best}`?"),
+                ),
+                None => self.e.error(loc, format!("invalid params: {message}")),
+            }
+        }
+        merged
+    }
+}
+
+/// The variant names as the file writes them (`default` for a top-level `expect`),
+/// whether or not each variant is itself valid, so a step naming one is not a second error.
+pub(super) fn declared_variants(root: &Node) -> Vec<String> {
+    match root.get("variants").map(|v| &v.value) {
+        Some(Value::Map(entries)) => entries
+            .iter()
+            .filter_map(|(k, _)| k.as_str().map(str::to_string))
+            .collect(),
+        _ => vec!["default".to_string()],
+    }
+}
+
+pub(super) fn default_settings() -> Settings {
+    Settings {
+        seed: 1,
+        tick: Duration::from_millis(1),
+        latency_min: Duration::from_millis(1),
+        latency_max: Duration::from_millis(5),
+        op_timeout: Duration::from_secs(10),
+        limits: Limits {
+            duration: Duration::from_secs(4 * 3600),
+            steps: 20_000_000,
+            events: 200_000,
+            messages_in_flight: 50_000,
+        },
+        heal: Some(Heal {
+            within: Duration::from_secs(30),
+            settle: Duration::from_secs(1),
+        }),
+        random_order: false,
+    }
+}

@@ -1,0 +1,176 @@
+//! From YAML text to a typed [`Scenario`], with every error located.
+//!
+//! Two phases. The header phase (`header`) resolves the model, the nodes, the
+//! settings and the variants; the step phase reads the steps and the chaos section
+//! with a [`Reader`](names::Reader) that holds those, resolved. In each part serde
+//! (with `deny_unknown_fields`) reads the structure, then names, durations and
+//! model-specific values are resolved. Each step and each variant is read on its
+//! own, so one bad step never hides the errors of the next.
+
+mod chaos;
+mod client;
+mod conditions;
+mod errors;
+mod expectations;
+mod header;
+mod matchers;
+mod names;
+mod steps;
+mod templates;
+
+pub use templates::expand_template;
+
+use super::Scenario;
+use crate::diag::{Diagnostic, Diagnostics};
+use crate::trail::hex;
+use crate::yaml::{self, Loc, Node};
+use errors::{file_stem, Errors};
+use names::Reader;
+use sha2::{Digest, Sha256};
+use std::path::Path;
+
+/// Bounds on what a scenario file may ask for. Documented in docs/scenario-format.md.
+pub const FILE_BYTES_MAX: usize = 1024 * 1024;
+pub const NODES_MAX: usize = 32;
+pub const STEPS_MAX: usize = 10_000;
+pub const REPEAT_COUNT_MAX: u32 = 100_000;
+/// Steps a scenario runs with every `repeat` expanded: nested repeats multiply.
+pub const EXPANDED_STEPS_MAX: u64 = 1_000_000;
+pub const FAULTS_MAX: usize = 2_000;
+pub const DURATION_MAX: std::time::Duration = std::time::Duration::from_secs(7 * 24 * 3600);
+
+const RESERVED_NODE_NAMES: &[&str] = &["leader", "follower", "any", "all", "none"];
+
+#[derive(Debug)]
+pub enum LoadError {
+    /// The file could not be read.
+    Io(String),
+    /// The file was read; these are its errors.
+    Invalid(Diagnostics),
+}
+
+impl std::fmt::Display for LoadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LoadError::Io(message) => writeln!(f, "{message}"),
+            LoadError::Invalid(diagnostics) => write!(f, "{diagnostics}"),
+        }
+    }
+}
+
+pub fn load(path: &Path) -> Result<Scenario, LoadError> {
+    let file = path.display().to_string();
+    let metadata =
+        std::fs::metadata(path).map_err(|e| LoadError::Io(format!("{file}: cannot read: {e}")))?;
+    if metadata.is_dir() {
+        return Err(LoadError::Io(format!(
+            "{file}: is a directory; give a scenario file"
+        )));
+    }
+    if metadata.len() as usize > FILE_BYTES_MAX {
+        let message = format!(
+            "file is {} bytes; the limit is {FILE_BYTES_MAX}",
+            metadata.len()
+        );
+        return Err(invalid(Diagnostic::new(
+            &file,
+            Loc { line: 1, col: 1 },
+            message,
+        )));
+    }
+    let bytes =
+        std::fs::read(path).map_err(|e| LoadError::Io(format!("{file}: cannot read: {e}")))?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        invalid(Diagnostic::new(
+            &file,
+            Loc { line: 1, col: 1 },
+            format!("file is not UTF-8 ({e})"),
+        ))
+    })?;
+    load_str(&file, &text)
+}
+
+fn invalid(diagnostic: Diagnostic) -> LoadError {
+    LoadError::Invalid(Diagnostics(vec![diagnostic]))
+}
+
+pub fn load_str(file: &str, text: &str) -> Result<Scenario, LoadError> {
+    let limits = yaml::Limits {
+        bytes_max: FILE_BYTES_MAX,
+        ..yaml::Limits::default()
+    };
+    let root =
+        yaml::parse(text, &limits).map_err(|e| invalid(Diagnostic::new(file, e.loc, e.message)))?;
+    let sha256 = hex(&Sha256::digest(text.as_bytes()));
+    let mut e = Errors::new(file);
+    let scenario = read(&mut e, &root, sha256);
+    match scenario {
+        Some(s) if e.is_empty() => Ok(s),
+        _ => {
+            if e.is_empty() {
+                e.error(root.loc, "invalid scenario");
+            }
+            Err(LoadError::Invalid(e.diags.sorted()))
+        }
+    }
+}
+
+/// Both phases: the header, then the steps and chaos read against it.
+fn read(e: &mut Errors, root: &Node, sha256: String) -> Option<Scenario> {
+    let header = header::read(e, root)?;
+    let mut reader = Reader::new(
+        e,
+        header.model,
+        &header.nodes,
+        &header.settings,
+        &header.variant_names,
+    );
+    let chaos = root.get("chaos").and_then(|node| reader.chaos(node));
+    let steps = match root.get("steps") {
+        None => {
+            reader.e.error_hint(
+                root.loc,
+                "scenario has no `steps`",
+                "add `steps:` with at least one step",
+            );
+            Vec::new()
+        }
+        Some(node) => {
+            let steps = reader.steps(node);
+            let expanded = steps::expanded_steps(&steps);
+            if expanded > EXPANDED_STEPS_MAX {
+                reader.e.error_hint(
+                    node.loc,
+                    format!("the steps run {expanded} steps with every `repeat` expanded; the limit is {EXPANDED_STEPS_MAX}"),
+                    "lower the `repeat` counts",
+                );
+            }
+            steps
+        }
+    };
+    let name = root
+        .get("name")
+        .and_then(Node::as_str)
+        .map(str::to_string)
+        .unwrap_or_else(|| file_stem(e.file));
+    let description = root
+        .get("description")
+        .and_then(Node::as_str)
+        .unwrap_or("")
+        .to_string();
+    Some(Scenario {
+        file: e.file.to_string(),
+        name,
+        description,
+        sha256,
+        model: header.model,
+        nodes: header.nodes,
+        settings: header.settings,
+        variants: header.variants,
+        steps,
+        chaos,
+    })
+}
+
+#[cfg(test)]
+mod tests;
