@@ -332,12 +332,12 @@ fn find_reports(dir: &Path, out: &mut Vec<PathBuf>) {
 fn json_lines_results_files_and_reports_match_their_published_schemas() {
     let dir = temp_dir("schema");
     std::fs::write(dir.join("fail.yaml"), FAIL).unwrap();
-    // `run --json`: a passing bug reproduction (diverged, expected) and an unmet
-    // expectation, with their reports.
+    // `run --json`: every bundled scenario (bug reproductions, chaos, every model's
+    // observations) and an unmet expectation, with their reports.
     let reports = dir.join("reports");
     let out = faultline(&[
         "run",
-        "scenarios/raftkv/canary-quorum.yaml",
+        "scenarios/",
         dir.join("fail.yaml").to_str().unwrap(),
         "--json",
         "--report-dir",
@@ -350,7 +350,11 @@ fn json_lines_results_files_and_reports_match_their_published_schemas() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(lines.len(), 3);
+    let bundled = common::bundled()
+        .iter()
+        .map(|s| s.variants.len())
+        .sum::<usize>();
+    assert_eq!(lines.len(), bundled + 1);
     assert!(lines
         .iter()
         .all(|l| l["schema_version"] == RECORD_SCHEMA_VERSION));
@@ -375,12 +379,16 @@ fn json_lines_results_files_and_reports_match_their_published_schemas() {
     let results = sweep.join("results.jsonl");
     let (ok, log) = validate("record.schema.json", &[&lines_path, &results]);
     assert!(ok, "{log}");
-    assert!(log.contains("checked 5"), "{log}");
+    assert!(log.contains(&format!("checked {}", bundled + 3)), "{log}");
 
     let mut report_files = Vec::new();
     find_reports(&reports, &mut report_files);
     find_reports(&sweep, &mut report_files);
-    assert_eq!(report_files.len(), 5, "3 from run, 2 failing sweep runs");
+    assert_eq!(
+        report_files.len(),
+        bundled + 3,
+        "every run of `run`, the 2 failing sweep runs"
+    );
     let files: Vec<&Path> = report_files.iter().map(PathBuf::as_path).collect();
     let (ok, log) = validate("report.schema.json", &files);
     assert!(ok, "{log}");
