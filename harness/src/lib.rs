@@ -15,6 +15,7 @@ pub mod fsio;
 pub mod import;
 pub mod outcome;
 pub mod panic;
+pub mod progress;
 pub mod report;
 pub mod runner;
 pub mod scenario;

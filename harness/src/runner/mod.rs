@@ -13,7 +13,7 @@ pub mod net;
 mod pick;
 mod result;
 
-pub use result::{FinalNode, MessageCount, RunResult};
+pub use result::{FinalNode, MessageCount, RunResult, REPORT_SCHEMA_VERSION};
 
 use crate::check::{self, divergence, expect, history, invariants, Finding};
 use crate::faults::FaultTable;
