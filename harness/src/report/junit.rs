@@ -24,7 +24,18 @@ use std::time::Duration;
 /// The name of the report and of its `<testsuites>` element.
 pub const REPORT_NAME: &str = "faultline";
 
+/// The suite that reports lost coverage (see [`junit_xml_with`]).
+pub const COVERAGE_SUITE: &str = "(faultline) sweep coverage";
+
 pub fn junit_xml(records: &[RunRecord]) -> String {
+    junit_xml_with(records, None)
+}
+
+/// `junit_xml`, with the note of a sweep or merge that did not record every
+/// planned run (`ran X of Y (why)`) as one more test case, an `<error>` of type
+/// `incomplete` in a suite of its own: a CI check that reads only `junit.xml`
+/// must not show green for a sweep that did not run every seed.
+pub fn junit_xml_with(records: &[RunRecord], incomplete: Option<&str>) -> String {
     let mut suites: BTreeMap<&str, Vec<&RunRecord>> = BTreeMap::new();
     for r in records {
         suites.entry(r.scenario.as_str()).or_default().push(r);
@@ -42,6 +53,21 @@ pub fn junit_xml(records: &[RunRecord]) -> String {
             }
         }
         suite.add_test_cases(runs.iter().map(|r| test_case(r)));
+        report.add_test_suite(suite);
+    }
+    if let Some(note) = incomplete {
+        let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
+        status
+            .set_type("incomplete")
+            .set_message(xml_text(&format!("incomplete: {note}")))
+            .set_description(xml_text(&format!(
+                "The sweep did not record every planned run: {note}. Coverage was lost: \
+                 this is not a green run (sweep.json says what was planned).\n"
+            )));
+        let mut case = TestCase::new("every planned run was recorded", status);
+        case.set_classname(COVERAGE_SUITE);
+        let mut suite = TestSuite::new(COVERAGE_SUITE);
+        suite.add_test_case(case);
         report.add_test_suite(suite);
     }
     report.set_time(total);
@@ -237,6 +263,26 @@ mod tests {
         assert!(
             xml.contains(r#"timestamp="2023-11-14T22:13:20.000+00:00""#),
             "{xml}"
+        );
+    }
+
+    #[test]
+    fn lost_coverage_is_an_error_of_its_own() {
+        let runs = [record("a", Outcome::Converged, true)];
+        let whole = junit_xml_with(&runs, None);
+        assert_eq!(whole, junit_xml(&runs));
+        assert!(whole.contains(r#"tests="1" skipped="0" failures="0" errors="0""#));
+        assert!(!whole.contains(COVERAGE_SUITE));
+        let cut = junit_xml_with(&runs, Some("ran 1 of 4 planned run(s): <budget>"));
+        assert!(
+            cut.contains(r#"tests="2" skipped="0" failures="0" errors="1""#),
+            "{cut}"
+        );
+        assert!(
+            cut.contains(
+                r#"<error message="incomplete: ran 1 of 4 planned run(s): &lt;budget&gt;" type="incomplete">"#
+            ),
+            "{cut}"
         );
     }
 }

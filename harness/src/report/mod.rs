@@ -12,7 +12,7 @@ mod terminal;
 
 pub use dashboard::{dashboard_html, write_dashboard, write_dashboard_with};
 pub use html::run_html;
-pub use junit::{junit_xml, xml_text};
+pub use junit::{junit_xml, junit_xml_with, xml_text};
 pub use summary::summary_md;
 pub use terminal::{run_lines, terminal_summary, Detail};
 
@@ -95,13 +95,17 @@ pub fn write_summaries(root: &Path, records: &[RunRecord]) -> Result<(), crate::
 }
 
 /// `write_summaries`, with a note on coverage that was lost (an incomplete sweep
-/// or merge) at the top of `summary.md`.
+/// or merge) at the top of `summary.md` and as an error test case in `junit.xml`.
 pub fn write_summaries_with(
     root: &Path,
     records: &[RunRecord],
     incomplete: Option<&str>,
 ) -> Result<(), crate::fsio::Error> {
-    crate::fsio::tree_write(root, Path::new("junit.xml"), junit_xml(records).as_bytes())?;
+    crate::fsio::tree_write(
+        root,
+        Path::new("junit.xml"),
+        junit_xml_with(records, incomplete).as_bytes(),
+    )?;
     let mut md = summary_md(records);
     if let Some(note) = incomplete {
         let at = md.find("\n\n").map_or(md.len(), |i| i + 2);
