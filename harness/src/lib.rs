@@ -5,13 +5,16 @@
 //! (`check`) into an outcome (`outcome`), and reported (`report`). `import` turns a
 //! model checker's counterexample into a scenario.
 
+pub mod action;
 pub mod bench;
 pub mod check;
 pub mod cli;
+pub mod consistency;
 pub mod diag;
 pub mod duration;
 pub mod faults;
 pub mod fsio;
+pub mod history;
 pub mod import;
 pub mod outcome;
 pub mod panic;

@@ -420,6 +420,18 @@ fn json_lines_results_files_sweep_metadata_and_reports_match_their_published_sch
     let files: Vec<&Path> = report_files.iter().map(PathBuf::as_path).collect();
     let (ok, log) = validate("report.schema.json", &files);
     assert!(ok, "{log}");
+    // The trail's typed payloads are checked too: an unknown one is rejected.
+    let mut report: Value =
+        serde_json::from_str(&std::fs::read_to_string(&report_files[0]).unwrap()).unwrap();
+    report["trail"]["events"][0]["data"] = serde_json::json!({"surprise": {}});
+    let bad_report = dir.join("bad-report.json");
+    std::fs::write(&bad_report, report.to_string()).unwrap();
+    let (ok, log) = validate("report.schema.json", &[&bad_report]);
+    assert!(!ok, "the schema accepted an unknown trail payload: {log}");
+    assert!(
+        log.contains("bad-report.json[0] at $.trail.events[0].data"),
+        "{log}"
+    );
 
     // The check can fail: a record without its version, or with an unknown
     // outcome, or with a field the schema does not know, is rejected.

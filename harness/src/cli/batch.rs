@@ -181,6 +181,24 @@ pub fn import(trace: &Path, mapping: &Path, out: Option<&Path>) -> u8 {
     }
 }
 
+/// `faultline bench --histories`: the consistency checker's table.
+pub fn bench_histories(out: Option<&std::path::Path>) -> u8 {
+    match crate::consistency::bench::bench(out) {
+        Ok(section) => {
+            print!("{section}");
+            exit::OK
+        }
+        Err(e @ crate::consistency::bench::Error::NotPassed(_)) => {
+            term::error(e);
+            exit::FAILED
+        }
+        Err(e) => {
+            term::error(e);
+            exit::BAD_INPUT
+        }
+    }
+}
+
 pub fn bench(options: crate::bench::BenchOptions) -> u8 {
     match crate::bench::bench(&options) {
         Ok(summary) => {

@@ -180,6 +180,10 @@ pub enum Command {
         /// Also write the tables here (e.g. docs/performance.md).
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Benchmark the consistency checker on generated histories instead
+        /// (its own section of --out; the run tables are left as they are).
+        #[arg(long)]
+        histories: bool,
     },
     /// Print a completion script: `faultline completions bash > /etc/bash_completion.d/faultline`.
     Completions {
@@ -273,11 +277,17 @@ pub fn main_with(cli: Cli) -> ExitCode {
         } => batch::import(&trace, &mapping, out.as_deref()),
         Command::Merge { dirs, out, shards } => batch::merge(dirs, out, shards, verbosity),
         Command::Bench {
+            out,
+            histories: true,
+            ..
+        } => batch::bench_histories(out.as_deref()),
+        Command::Bench {
             paths,
             repeat,
             sweep,
             sweep_seeds,
             out,
+            histories: false,
         } => batch::bench(crate::bench::BenchOptions {
             paths,
             repeat: repeat as usize,

@@ -20,7 +20,8 @@ use crate::faults::FaultTable;
 use crate::outcome::Outcome;
 use crate::panic;
 use crate::scenario::{Condition, Heal, Scenario, Since, Variant};
-use crate::trail::{Kind, Trail};
+use crate::trail::{Data, GiveUp, HealStep, Trail};
+use crate::yaml::Loc;
 use env::{NodeState, RunEnv, RunState};
 use net::NetState;
 use nodes::api::{ClusterView, NodeCtx, NodeStart, NodeView};
@@ -98,6 +99,8 @@ pub(crate) struct Driver<'s> {
     script_steps: u64,
     /// What the run is doing, for a limit's message ("waiting for a leader").
     activity: String,
+    /// Where in the scenario the current step (or the chaos window) is.
+    at: Loc,
     /// `follower`/`any` picks of actions, from their own stream of the seed.
     picks: ChaCha8Rng,
     /// `{A..B}` draws of scripted client ops, from their own stream.
@@ -117,18 +120,7 @@ impl<'s> Driver<'s> {
         let names: Vec<String> = scenario.nodes.iter().map(|n| n.name.clone()).collect();
         let state = Rc::new(RefCell::new(RunState {
             trail: Trail::default(),
-            nodes: names
-                .iter()
-                .map(|name| NodeState {
-                    name: name.clone(),
-                    up: true,
-                    incarnation: 0,
-                    observation: Default::default(),
-                    inbox: None,
-                    stopped: false,
-                    published: false,
-                })
-                .collect(),
+            nodes: names.iter().map(|name| NodeState::new(name)).collect(),
             ops: BTreeMap::new(),
             open: Default::default(),
             exits: Vec::new(),
@@ -158,6 +150,7 @@ impl<'s> Driver<'s> {
             sim_steps: 0,
             script_steps: 0,
             activity: "starting".into(),
+            at: Loc::default(),
             picks: crate::streams::rng(seed, crate::streams::PICKS),
             placeholders: crate::streams::rng(seed, crate::streams::PLACEHOLDERS),
             seq: 0,
@@ -231,7 +224,10 @@ impl<'s> Driver<'s> {
 
     fn limit(&mut self, message: String) -> Halt {
         let message = format!("{message} while {}", self.activity);
-        self.event(None, Kind::Limit, message.clone());
+        let limit = Data::Limit {
+            message: message.clone(),
+        };
+        self.event(None, limit);
         Halt::Limit(message)
     }
 
@@ -251,7 +247,7 @@ impl<'s> Driver<'s> {
         for (node, reason) in exits {
             if self.state.borrow().nodes[node].up {
                 self.kill(node);
-                self.event(Some(node), Kind::Crash, format!("process exited: {reason}"));
+                self.event(Some(node), Data::Exited { reason });
             }
         }
     }
@@ -390,14 +386,16 @@ impl<'s> Driver<'s> {
 
     /// Up nodes agree on their applied index, none has pending work, and no op is in flight.
     /// For models with leaders, also: every up node names the same leader. A
-    /// cluster still electing has not settled, even with nothing pending.
+    /// cluster still electing has not settled, even with nothing pending. And no
+    /// node has a request it submitted itself (a service's, on the trail as a
+    /// typed submit with its index) still unapplied, whatever it last published.
     fn quiescent(&self) -> bool {
         let state = self.state.borrow();
         let with_leader = self.scenario.model.info().has_leader;
         let mut applied = None;
         let mut leader: Option<&str> = None;
         for node in state.nodes.iter().filter(|n| n.up) {
-            if node.observation.pending > 0 || !node.published {
+            if node.observation.pending > 0 || !node.published || node.submit_in_flight() {
                 return false;
             }
             if let Some(a) = node.observation.applied {
@@ -437,11 +435,9 @@ impl<'s> Driver<'s> {
 
     // ---- acting on nodes ----
 
-    pub(crate) fn event(&mut self, node: Option<usize>, kind: Kind, detail: impl Into<String>) {
+    pub(crate) fn event(&mut self, node: Option<usize>, data: Data) {
         let name = node.map(|n| self.names[n].clone());
-        self.state
-            .borrow_mut()
-            .harness_event(name.as_deref(), kind, detail);
+        self.state.borrow_mut().harness_event(name.as_deref(), data);
     }
 
     /// Stop a node's host (losing its unsynced writes) and fail its ops in flight.
@@ -460,7 +456,7 @@ impl<'s> Driver<'s> {
             .filter(|id| state.ops[id].node == *name)
             .collect();
         for id in lost {
-            state.give_up(id, "no answer: the node went down");
+            state.give_up(id, GiveUp::NodeDown);
         }
     }
 
@@ -477,7 +473,7 @@ impl<'s> Driver<'s> {
             .filter(|id| state.ops[id].invoked_ms + timeout_ms <= now_ms)
             .collect();
         for id in expired {
-            state.give_up(id, "no answer within the op timeout");
+            state.give_up(id, GiveUp::OpTimeout);
         }
     }
 
@@ -490,6 +486,7 @@ impl<'s> Driver<'s> {
         // still claim to lead); the new incarnation publishes its own.
         state.nodes[node].observation = Default::default();
         state.nodes[node].published = false;
+        state.nodes[node].submitted.clear();
     }
 
     pub(crate) fn finding(&mut self, finding: Finding) {
@@ -513,28 +510,20 @@ impl<'s> Driver<'s> {
         );
         let cleared = self.state.borrow_mut().faults.clear_all();
         let down: Vec<usize> = (0..names.len()).filter(|&n| !self.up(n)).collect();
-        let cleared_names: Vec<String> = cleared.iter().map(|(n, p)| format!("{n}/{p}")).collect();
-        let down_names: Vec<&str> = down.iter().map(|&n| names[n].as_str()).collect();
-        self.event(
-            None,
-            Kind::Heal,
-            format!(
-                "heal: repaired {cuts} cut(s), released {holds} hold(s), reset latency on {latencies} link(s), cleared fail points [{}], starting [{}]",
-                cleared_names.join(", "),
-                down_names.join(", ")
-            ),
-        );
+        let began = HealStep::Began {
+            cuts,
+            holds,
+            latencies,
+            cleared: cleared.iter().map(|(n, p)| format!("{n}/{p}")).collect(),
+            starting: down.iter().map(|&n| names[n].clone()).collect(),
+        };
+        self.event(None, Data::Heal(began));
         for node in down {
             self.boot(node);
-            self.event(Some(node), Kind::Start, "heal: start from durable state");
+            self.event(Some(node), Data::Heal(HealStep::Start));
         }
         let settled = self.run_until_stable(&Condition::Quiescent, heal.within, heal.settle)?;
-        let detail = if settled {
-            "heal: replicas settled"
-        } else {
-            "heal: replicas did not settle within the heal window"
-        };
-        self.event(None, Kind::Heal, detail);
+        self.event(None, Data::Heal(HealStep::Ended { settled }));
         Ok(())
     }
 
@@ -542,7 +531,7 @@ impl<'s> Driver<'s> {
         let model = self.scenario.model;
         let mut findings = std::mem::take(&mut self.findings);
         findings.extend(check::guarded(divergence::CHECKER, || {
-            divergence::check(view)
+            divergence::check(view, model.info().index_format)
         }));
         findings.extend(invariants::check_all(model, view));
         if model.info().has_leader {

@@ -19,6 +19,10 @@ use crate::yaml::Loc;
 use nodes::api::{BugSet, FailPointInfo, Model, NodeSpec, ParsedOp};
 use std::time::Duration;
 
+/// What a fail point does when it fires; an action's own type, named here too
+/// because steps carry it.
+pub use crate::action::FaultAction;
+
 pub type NodeId = usize;
 
 pub struct Scenario {
@@ -361,6 +365,27 @@ pub struct Cut {
     pub oneway: bool,
 }
 
+impl Cut {
+    /// Every link between two different groups, cut both ways.
+    pub fn between_groups(groups: &[Vec<NodeId>]) -> Vec<Cut> {
+        let mut cuts = Vec::new();
+        for (i, a) in groups.iter().enumerate() {
+            for b in &groups[i + 1..] {
+                for &x in a {
+                    for &y in b.iter().filter(|&&y| y != x) {
+                        cuts.push(Cut {
+                            from: x,
+                            to: y,
+                            oneway: false,
+                        });
+                    }
+                }
+            }
+        }
+        cuts
+    }
+}
+
 pub struct ClientStep {
     pub target: Target,
     pub op: ClientOp,
@@ -403,14 +428,6 @@ pub struct ArmStep {
     pub probability: Option<f64>,
     /// Not an error when it never fires.
     pub optional: bool,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub enum FaultAction {
-    Error(String),
-    Panic,
-    Stall(Duration),
-    StallUntilRelease,
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -15,7 +15,7 @@ use super::report::{
 };
 use super::BUG_STALE_PUT_BACK_ICR;
 use super::{fmt_ms, Config, FcrTrigger, HddsOp, HddsPoint, CONTAINERS_MAX, PORT};
-use crate::api::{Command, EventKind, Fault, Net, NodeCtx, NodeEvent, Observation, OpResult};
+use crate::api::{ApplyResult, Command, Fault, Net, NodeCtx, NodeEvent, Observation, OpResult};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
@@ -282,8 +282,14 @@ impl Datanode {
             show(new)
         );
         let key = replica_key(self.ctx.name(), container);
-        self.ctx
-            .record_event(NodeEvent::new(EventKind::Apply, detail).with_keys([key]));
+        self.ctx.record(NodeEvent::Apply {
+            term: None,
+            index: None,
+            what: format!("{verb} C{container}"),
+            result: ApplyResult::Ok,
+            keys: vec![key],
+            text: detail,
+        });
         self.publish();
         OpResult::ok()
     }
@@ -298,13 +304,10 @@ impl Datanode {
             // The real command queue is bounded too and drops what does not fit;
             // SCM sends the transactions again after its command timeout.
             drop(state);
-            self.ctx.record(
-                EventKind::Note,
-                format!(
-                    "deleteBlocks cmd{} from {from} dropped: the report queue is full",
-                    command.id
-                ),
-            );
+            self.ctx.note(format!(
+                "deleteBlocks cmd{} from {from} dropped: the report queue is full",
+                command.id
+            ));
             return;
         }
         let retried: Vec<u64> = command
@@ -334,15 +337,19 @@ impl Datanode {
         } else {
             format!(" ({} executed before: retried)", show_txs(&retried))
         };
-        self.ctx.record(
-            EventKind::Apply,
-            format!(
+        self.ctx.record(NodeEvent::Apply {
+            term: None,
+            index: None,
+            what: format!("deleteBlocks cmd{}", command.id),
+            result: ApplyResult::Ok,
+            keys: Vec::new(),
+            text: format!(
                 "executed deleteBlocks cmd{} {} from {from}{retried}; CSR cmd{} queued for [{endpoints}]",
                 command.id,
                 show_txs(&command.txs),
                 command.id
             ),
-        );
+        });
     }
 
     // ---- full container reports ----
@@ -390,26 +397,26 @@ impl Datanode {
             .join(", ");
         let endpoints = names(&dropped.keys().copied().collect::<Vec<_>>());
         if let Some(kind) = failure {
-            self.ctx.record(
-                EventKind::Service,
+            self.ctx.record(NodeEvent::service(
+                "FCR",
                 format!(
                     "FCR#{} build ({}) failed ({kind}) after dropping the queued ICRs ({dropped_text}); no FCR is published",
                     fcr.id,
                     trigger.name()
                 ),
-            );
+            ));
             self.publish();
             return OpResult::error(format!("container report failed: {kind}"));
         }
-        self.ctx.record(
-            EventKind::Service,
+        self.ctx.record(NodeEvent::service(
+            "FCR",
             format!(
                 "{} built ({}): dropped queued ICRs ({dropped_text}); endpoints [{endpoints}] marked covered by FCR#{}",
                 show_fcr(&fcr),
                 trigger.name(),
                 fcr.id
             ),
-        );
+        ));
         self.publish();
         // `refreshFullReport` runs outside the queue lock: a stall here holds the
         // build with the ICRs dropped and the FCR not yet ready for any endpoint.
@@ -468,10 +475,10 @@ impl Datanode {
                     e.registered = true;
                     e.synced_events = Some(events);
                 });
-                self.ctx.record(
-                    EventKind::Service,
+                self.ctx.record(NodeEvent::service(
+                    "heartbeat",
                     format!("registered with {ep} ({to}); register report {shown}"),
-                );
+                ));
                 self.publish();
                 true
             }
@@ -498,13 +505,16 @@ impl Datanode {
             )
         };
         if !reports.is_empty() {
-            self.ctx.record(
-                EventKind::Submit,
-                format!(
+            self.ctx.record(NodeEvent::Submit {
+                by: "heartbeat".into(),
+                what: format!("heartbeat #{number} to {ep}"),
+                term: None,
+                index: None,
+                text: format!(
                     "heartbeat #{number} to {ep} takes {}; RPC in flight",
                     show_reports(&reports)
                 ),
-            );
+            });
         }
         self.publish();
         // The RPC is in flight from here: a stall holds only this endpoint's task.
@@ -551,19 +561,19 @@ impl Datanode {
             e.synced_events = Some(events);
         });
         if !reports.is_empty() {
-            self.ctx.record(
-                EventKind::Service,
+            self.ctx.record(NodeEvent::service(
+                "heartbeat",
                 format!(
                     "heartbeat #{number} to {ep} delivered {}",
                     show_reports(reports)
                 ),
-            );
+            ));
         }
         if reregister {
-            self.ctx.record(
-                EventKind::Service,
+            self.ctx.record(NodeEvent::service(
+                "heartbeat",
                 format!("{ep} answered heartbeat #{number} with a re-register command"),
-            );
+            ));
         }
     }
 
@@ -605,7 +615,7 @@ impl Datanode {
         if let Some(fcr) = &reports.fcr {
             detail.push_str(&format!("; FCR#{} is not put back", fcr.id));
         }
-        self.ctx.record(EventKind::Note, detail);
+        self.ctx.note(detail);
     }
 
     /// One request/response over UDP with the RPC timeout. `loss` is the fail

@@ -371,6 +371,8 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
         },
     ],
     bugs: vec![&BUG_STALE_PUT_BACK_ICR],
+    probes: vec![],
+    index_format: crate::api::IndexFormat::Decimal,
     has_leader: false,
     leader_transfer: false,
     params: params_info(),

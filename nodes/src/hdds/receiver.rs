@@ -13,7 +13,7 @@ use super::report::{
     DeleteBlocksCommand, Endpoint, Message,
 };
 use super::{fmt_ms, Config, HddsOp, PORT};
-use crate::api::{Command, EventKind, Net, NodeCtx, NodeEvent, Observation, OpResult};
+use crate::api::{ApplyResult, Command, Net, NodeCtx, NodeEvent, Observation, OpResult};
 use std::collections::{BTreeMap, BTreeSet};
 use tokio::time::sleep;
 
@@ -164,10 +164,14 @@ impl Receiver {
         };
         self.persist_deletion();
         let logged = self.logged_txs();
-        self.ctx.record(
-            EventKind::Apply,
-            format!("deleted-block transaction tx{tx} logged; log {logged}"),
-        );
+        self.ctx.record(NodeEvent::Apply {
+            term: None,
+            index: None,
+            what: format!("deleted-block transaction tx{tx}"),
+            result: ApplyResult::Ok,
+            keys: Vec::new(),
+            text: format!("deleted-block transaction tx{tx} logged; log {logged}"),
+        });
         self.publish();
         OpResult::value(format!("tx{tx}"))
     }
@@ -185,7 +189,7 @@ impl Receiver {
                     show_containers(&fcr.containers),
                     show_changes(&changes)
                 );
-                self.record(from, detail, &changes);
+                self.record(from, format!("register of {from}"), detail, &changes);
                 self.leave_safe_mode(from, now);
                 self.net
                     .send(from, "register-ack", &Message::RegisterAck { call });
@@ -227,7 +231,12 @@ impl Receiver {
                         detail
                             .push_str(&format!("; asks {from} to re-register ({})", describe(why)));
                     }
-                    self.record(from, detail, &result.changes);
+                    self.record(
+                        from,
+                        format!("heartbeat from {from}"),
+                        detail,
+                        &result.changes,
+                    );
                 }
                 let ack = Message::HeartbeatAck {
                     call,
@@ -256,13 +265,13 @@ impl Receiver {
         }
         deletion.safe_mode_exit_ms = Some(now_ms);
         let from_ms = deletion.runs_from_ms().expect("just set");
-        self.ctx.record(
-            EventKind::Service,
+        self.ctx.record(NodeEvent::service(
+            "SCMBlockDeletingService",
             format!(
                 "left safe mode ({from} registered); block deletion runs from t={}",
                 fmt_ms(from_ms)
             ),
-        );
+        ));
     }
 
     /// One run of `SCMBlockDeletingService`.
@@ -287,13 +296,13 @@ impl Receiver {
             self.record_timed_out(gone);
         }
         for (dn, command) in &scan.queued {
-            self.ctx.record(
-                EventKind::Service,
+            self.ctx.record(NodeEvent::service(
+                "SCMBlockDeletingService",
                 format!(
                     "block deleting service: deleteBlocks {} queued for {dn}",
                     show_command(command)
                 ),
-            );
+            ));
         }
         if !scan.queued.is_empty() || !scan.timed_out.is_empty() {
             self.publish();
@@ -333,8 +342,7 @@ impl Receiver {
     fn record_timed_out(&self, gone: &TimedOut) {
         let txs: Vec<u64> = gone.txs.iter().copied().collect();
         let timeout = self.deletion.as_ref().map_or(0, |d| d.command_timeout_ms);
-        self.ctx.record(
-            EventKind::Note,
+        self.ctx.note(
             format!(
                 "deleteBlocks cmd{} to {} has had no status for over {}: record dropped; {} may be sent again",
                 gone.command,
@@ -365,10 +373,20 @@ impl Receiver {
 
     // ---- trail and observation ----
 
-    fn record(&self, datanode: &str, detail: String, changes: &[Change]) {
-        let keys = changes.iter().map(|c| replica_key(datanode, c.container));
-        self.ctx
-            .record_event(NodeEvent::new(EventKind::Apply, detail).with_keys(keys));
+    /// A report the receiver processed: the replicas it changed are its keys.
+    fn record(&self, datanode: &str, what: String, text: String, changes: &[Change]) {
+        let keys = changes
+            .iter()
+            .map(|c| replica_key(datanode, c.container))
+            .collect();
+        self.ctx.record(NodeEvent::Apply {
+            term: None,
+            index: None,
+            what,
+            result: ApplyResult::Ok,
+            keys,
+            text,
+        });
     }
 
     fn publish(&self) {

@@ -426,6 +426,8 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
         },
     ],
     bugs: vec![&BUG_17603, &BUG_10798, &BUG_17670],
+    probes: vec![],
+    index_format: crate::api::IndexFormat::Decimal,
     has_leader: true,
     leader_transfer: true,
     params: params_info(),

@@ -20,7 +20,7 @@ use super::types::{
     delete_key, fso_key, snap_key, DeletedRow, DirRow, FileRow, SnapshotRow, Table,
 };
 use super::OmPoint;
-use crate::api::{EventKind, OpResult};
+use crate::api::{NodeEvent, OpResult};
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::rc::Rc;
@@ -134,7 +134,7 @@ async fn dds_run(node: &Shared, by_step: bool) -> String {
     let term = (!node.bug_17670).then_some(start_term);
     let label = format!("DDS run {number} on {me} (started in term {start_term})");
     if let Err(why) = check_leader(node) {
-        return skipped(node, &label, &why, by_step);
+        return skipped(node, "DDS", &label, &why, by_step);
     }
     let tasks = store_tasks(node);
     let stores: Vec<&str> = tasks.iter().map(|t| t.store.as_str()).collect();
@@ -142,13 +142,13 @@ async fn dds_run(node: &Shared, by_step: bool) -> String {
         Some(t) => format!(", run term {t} recorded for the workers"),
         None => String::new(),
     };
-    node.ctx.record(
-        EventKind::Service,
+    node.ctx.record(NodeEvent::service(
+        "DDS",
         format!(
             "{label}: shouldRun (leader ready) checked once{recorded}; tasks: {}",
             stores.join(", ")
         ),
-    );
+    ));
     let run = Rc::new(Run { label, term });
     let handles: Vec<_> = tasks
         .into_iter()
@@ -159,17 +159,19 @@ async fn dds_run(node: &Shared, by_step: bool) -> String {
         results.push(handle.await.unwrap_or_else(|e| format!("task failed: {e}")));
     }
     let summary = results.join("; ");
-    node.ctx
-        .record(EventKind::Service, format!("{} ends: {summary}", run.label));
+    node.ctx.record(NodeEvent::service(
+        "DDS",
+        format!("{} ends: {summary}", run.label),
+    ));
     summary
 }
 
 /// `shouldRun` was false: on the trail when a step asked for the run.
-fn skipped(node: &Shared, label: &str, why: &str, by_step: bool) -> String {
+fn skipped(node: &Shared, service: &str, label: &str, why: &str, by_step: bool) -> String {
     let summary = format!("skipped: shouldRun is false ({why})");
     if by_step {
         node.ctx
-            .record(EventKind::Service, format!("{label}: {summary}"));
+            .record(NodeEvent::service(service, format!("{label}: {summary}")));
     } else {
         node.om.borrow_mut().services.quiet_skips += 1;
     }
@@ -319,7 +321,7 @@ async fn worker(
             let text = format!("worker {n} failed ({why}); will retry at next run");
             let who = format!("{} ({})", run.label, task.store);
             node.ctx
-                .record(EventKind::Service, format!("{who}: {text}"));
+                .record(NodeEvent::service("DDS", format!("{who}: {text}")));
             return (false, text);
         }
         paths.extend(prepare(&node, &row, key, &mut remain, &mut sub_dirs));
@@ -494,7 +496,8 @@ async fn submit(
     }
     if let Some(why) = stale_run(run.term, node.raft.term()) {
         let why = format!("{why}: {} not submitted", request.cmd().name());
-        node.ctx.record(EventKind::Service, format!("{who}: {why}"));
+        node.ctx
+            .record(NodeEvent::service("DDS", format!("{who}: {why}")));
         return Err(why);
     }
     if from_worker {
@@ -503,8 +506,10 @@ async fn submit(
         }
     }
     submit_internal(node, request, who).await.map_err(|why| {
-        node.ctx
-            .record(EventKind::Service, format!("{who}: submit failed: {why}"));
+        node.ctx.record(NodeEvent::service(
+            "DDS",
+            format!("{who}: submit failed: {why}"),
+        ));
         why
     })
 }
@@ -553,14 +558,14 @@ async fn kds_run(node: &Shared, by_step: bool) -> String {
         node.raft.term()
     );
     if let Err(why) = check_leader(node) {
-        return skipped(node, &label, &why, by_step);
+        return skipped(node, "KDS", &label, &why, by_step);
     }
     // isPreviousPurgeTransactionFlushed (HDDS-13760), as for DDS: the deleted
     // table is read from the DB, which must hold the last purge applied here.
     if let Some(skip) = aos_purge_unflushed(node) {
         let summary = format!("skipped ({skip})");
         node.ctx
-            .record(EventKind::Service, format!("{label}: {summary}"));
+            .record(NodeEvent::service("KDS", format!("{label}: {summary}")));
         return summary;
     }
     let (keys, expected_prev) = {
@@ -580,7 +585,7 @@ async fn kds_run(node: &Shared, by_step: bool) -> String {
         if let Err(why) = previous_snapshots_flushed(node, &row.bucket, None, 2) {
             let summary = format!("failed ({why}); will retry at next run");
             node.ctx
-                .record(EventKind::Service, format!("{label}: {summary}"));
+                .record(NodeEvent::service("KDS", format!("{label}: {summary}")));
             return summary;
         }
     }
@@ -596,8 +601,10 @@ async fn kds_run(node: &Shared, by_step: bool) -> String {
             Err(why) => format!("submit failed: {why}"),
         }
     };
-    node.ctx
-        .record(EventKind::Service, format!("{label} ends: {summary}"));
+    node.ctx.record(NodeEvent::service(
+        "KDS",
+        format!("{label} ends: {summary}"),
+    ));
     summary
 }
 

@@ -1,9 +1,11 @@
 //! The model's invariant over the cluster view (pure; read from published facts).
 //!
 //! `committed_txns_durable`: every committed txn a server has applied is in its
-//! durable txn log or covered by its snapshot. Two ways to see it broken:
-//! - a server reports `lost_zxids`: txns it applied that a dead sync thread held
-//!   and never logged (it can see that itself until it restarts);
+//! durable txn log or covered by its snapshot. Only zxids above the server's last
+//! snapshot are judged: a snapshot that holds a txn's effect makes a missing log
+//! record harmless. Two ways to see it broken:
+//! - a server reports `lost_zxids` above its snapshot: txns it applied that a dead
+//!   sync thread held and never logged (it can see that itself until it restarts);
 //! - at quiescence (servers synced, nothing pending), a zxid that some server has
 //!   in its durable log above its own snapshot is missing from the durable log of
 //!   another server that applied it (<= its `applied`, newer than its snapshot).
@@ -44,9 +46,32 @@ fn settled(node: &NodeView) -> bool {
         )
 }
 
+/// The zxids a server reports lost that its snapshot does not cover.
+fn lost_above_snapshot(node: &NodeView) -> Option<String> {
+    let obs = &node.observation;
+    let lost = parse_ranges(obs.fact("lost_zxids")?)?;
+    let snapshot = obs
+        .fact("snapshot_zxid")
+        .and_then(parse_hex)
+        .unwrap_or(Zxid::ZERO);
+    let above: Vec<String> = lost
+        .into_iter()
+        .map(|(lo, hi)| (lo.max(Zxid(snapshot.0 + 1)), hi))
+        .filter(|(lo, hi)| lo <= hi)
+        .map(|(lo, hi)| {
+            if lo == hi {
+                lo.to_string()
+            } else {
+                format!("{lo}-{hi}")
+            }
+        })
+        .collect();
+    (!above.is_empty()).then(|| above.join(" "))
+}
+
 pub fn committed_txns_durable(cluster: &ClusterView) -> Check {
     for node in cluster.nodes.iter().filter(|n| n.up) {
-        if let Some(lost) = node.observation.fact("lost_zxids") {
+        if let Some(lost) = lost_above_snapshot(node) {
             return Check::Fail(format!(
                 "{} applied {lost} but its sync thread died before logging it",
                 node.name
@@ -219,6 +244,40 @@ mod tests {
             panic!("expected a failure");
         };
         assert!(message.contains("zk1 applied 0x100000003"), "{message}");
+    }
+
+    #[test]
+    fn lost_txns_a_later_snapshot_covers_are_harmless() {
+        // The dead sync thread never logged 0x100000003, but the server has since
+        // snapshotted its tree at 0x200000001, which holds that txn's effect.
+        let mut zk1 = node(
+            "zk1",
+            "follower",
+            W,
+            "0x100000001-0x100000002 0x200000001",
+            "0x200000001",
+        );
+        zk1.observation
+            .facts
+            .insert("lost_zxids".into(), "0x100000003".into());
+        let cluster = ClusterView {
+            now_ms: 0,
+            nodes: vec![zk1.clone()],
+        };
+        assert_eq!(committed_txns_durable(&cluster), Check::Pass);
+        // Only what lies above the snapshot is judged.
+        zk1.observation
+            .facts
+            .insert("lost_zxids".into(), "0x100000003 0x200000002".into());
+        zk1.observation.applied = Some(0x2_0000_0002);
+        let cluster = ClusterView {
+            now_ms: 0,
+            nodes: vec![zk1],
+        };
+        let Check::Fail(message) = committed_txns_durable(&cluster) else {
+            panic!("expected a failure");
+        };
+        assert!(message.contains("zk1 applied 0x200000002 but"), "{message}");
     }
 
     #[test]

@@ -291,6 +291,8 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
         summary: "every committed txn a server has applied is in its durable txn log or covered by its snapshot (no applied txn lost by a dead sync thread; at quiescence no hole against the leader's log)",
     }],
     bugs: vec![&BUG_4541],
+    probes: vec![],
+    index_format: crate::api::IndexFormat::Hex,
     has_leader: true,
     leader_transfer: false,
     params: params_info(),

@@ -11,7 +11,9 @@ use super::tree::{DataTree, Txn, ZkError};
 use super::wire::ELECTION_PORT;
 use super::zxid::{self, Zxid};
 use super::{Config, Params, ZkOp, ZkPoint, BUG_4541};
-use crate::api::{parse_json, Command, EventKind, Net, NodeCtx, NodeEvent, Observation, OpResult};
+use crate::api::{
+    parse_json, ApplyResult, Command, Net, NodeCtx, NodeEvent, Observation, OpResult, Role,
+};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use std::cell::{Cell, RefCell};
@@ -154,8 +156,22 @@ impl Server {
         self.ctx.now_ms()
     }
 
-    pub fn record(&self, kind: EventKind, detail: impl Into<String>) {
-        self.ctx.record(kind, detail);
+    pub fn record(&self, event: NodeEvent) {
+        self.ctx.record(event);
+    }
+
+    pub fn note(&self, text: impl Into<String>) {
+        self.ctx.note(text);
+    }
+
+    /// A role change: `term` is the Zab epoch.
+    pub fn role_changed(&self, role: Role, epoch: u32, leader: Option<&str>, text: String) {
+        self.record(NodeEvent::Leader {
+            role,
+            term: u64::from(epoch),
+            leader: leader.map(str::to_string),
+            text,
+        });
     }
 
     pub fn current_epoch(&self) -> u32 {
@@ -193,18 +209,16 @@ impl Server {
             }
             db.initialized = true;
         }
-        self.record(
-            EventKind::Storage,
+        self.record(durable(
+            "snapshot and txn log loaded",
+            &[last],
             format!(
                 "loaded snapshot {} + txn log {replayed}: last processed {last}",
                 loaded.snapshot_zxid
             ),
-        );
+        ));
         for (zxid, error) in loaded.failed {
-            self.record(
-                EventKind::Note,
-                format!("replay of {zxid} failed on the tree: {error}"),
-            );
+            self.note(format!("replay of {zxid} failed on the tree: {error}"));
         }
         Ok(())
     }
@@ -234,17 +248,24 @@ impl Server {
             }
             result
         };
-        let (outcome, keys) = match &result {
-            Ok(keys) => ("ok".to_string(), keys.clone()),
-            Err(error) => (format!("{error} (this tree disagrees)"), Vec::new()),
+        let (outcome, keys, applied) = match &result {
+            Ok(keys) => ("ok".to_string(), keys.clone(), ApplyResult::Ok),
+            Err(error) => (
+                format!("{error} (this tree disagrees)"),
+                Vec::new(),
+                ApplyResult::Failed {
+                    error: error.to_string(),
+                },
+            ),
         };
-        self.ctx.record_event(
-            NodeEvent::new(
-                EventKind::Apply,
-                format!("apply {zxid} {}: {outcome}", txn.summary()),
-            )
-            .with_keys(keys),
-        );
+        self.record(NodeEvent::Apply {
+            term: Some(u64::from(zxid.epoch())),
+            index: Some(zxid.0),
+            what: txn.summary(),
+            result: applied,
+            keys,
+            text: format!("apply {zxid} {}: {outcome}", txn.summary()),
+        });
         result.map(|_| ())
     }
 
@@ -262,27 +283,26 @@ impl Server {
         for (zxid, txn) in &records {
             let _ = self.apply_committed(*zxid, txn);
         }
-        self.record(
-            EventKind::Note,
-            format!("fast-forward from the txn log: applied {zxids}"),
-        );
+        self.note(format!("fast-forward from the txn log: applied {zxids}"));
     }
 
     /// `takeSnapshot`: the whole in-memory tree. A failed snapshot is fatal.
     pub async fn take_snapshot(&self, why: &str) {
         if let Err(kind) = self.ctx.faults().hit(ZkPoint::SnapshotTake).await {
             let reason = format!("Severe unrecoverable error, exiting: snapshot failed ({kind})");
-            let _ = self.ctx.exit(&reason).await;
+            self.exit(&reason).await;
         }
         let tree = self.db.borrow().tree.clone();
         self.storage
             .save_snapshot(&tree)
             .expect("simulated disk write");
         self.txns_since_snapshot.set(0);
-        self.record(
-            EventKind::Storage,
-            format!("snapshot at {} ({why})", tree.last_processed()),
-        );
+        let at = tree.last_processed();
+        self.record(durable(
+            "snapshot",
+            &[at],
+            format!("snapshot at {at} ({why})"),
+        ));
     }
 
     /// SyncRequestProcessor.shouldSnapshot after an append: snapCount/2 plus a
@@ -357,7 +377,7 @@ impl Server {
             self.leader_sid.set(None);
             self.publish();
         }
-        self.record(EventKind::Note, "QuorumPeer shut down cleanly");
+        self.note("QuorumPeer shut down cleanly");
         self.publish();
         self.ctx.stopped();
         std::future::pending::<()>().await;
@@ -380,16 +400,14 @@ impl Server {
             election.start(self.now_ms(), init);
             election.drain()
         };
-        self.record(
-            EventKind::Leader,
-            format!(
-                "looking: vote epoch {} zxid {} sid {} (round {})",
-                init.peer_epoch,
-                init.zxid,
-                init.leader,
-                self.election.borrow().logical_clock()
-            ),
+        let text = format!(
+            "looking: vote epoch {} zxid {} sid {} (round {})",
+            init.peer_epoch,
+            init.zxid,
+            init.leader,
+            self.election.borrow().logical_clock()
         );
+        self.role_changed(Role::Candidate, init.peer_epoch, None, text);
         self.publish();
         let mut stop = self.stop.subscribe();
         let mut decided = self.send_notifications(outputs);
@@ -400,13 +418,10 @@ impl Server {
                     ServerState::Leading => "elected leader".to_string(),
                     _ => format!("elected {leader}"),
                 };
-                self.record(
-                    EventKind::Note,
-                    format!(
-                        "{what} in round {round} with vote epoch {} zxid {} sid {}",
-                        vote.peer_epoch, vote.zxid, vote.leader
-                    ),
-                );
+                self.note(format!(
+                    "{what} in round {round} with vote epoch {} zxid {} sid {}",
+                    vote.peer_epoch, vote.zxid, vote.leader
+                ));
                 return Some((state, vote));
             }
             let now = self.now_ms();
@@ -462,6 +477,13 @@ impl Server {
     }
 
     // ---- observations ----
+
+    /// The process terminates (ZooKeeper's `ServiceUtils.requestSystemExit`). It
+    /// publishes first: a node that dies still reports what it had applied.
+    pub async fn exit(&self, reason: &str) {
+        self.publish();
+        let _ = self.ctx.exit(reason).await;
+    }
 
     pub fn publish(&self) {
         let db = self.db.borrow();
@@ -593,12 +615,21 @@ async fn command_loop(
                 OpResult::error("the zookeeper model does not transfer leadership"),
             ),
             Command::Stop => {
-                server.record(
-                    EventKind::Note,
-                    "QuorumPeer.shutdown: clean shutdown requested",
-                );
+                server.note("QuorumPeer.shutdown: clean shutdown requested");
                 server.stop.send_replace(true);
             }
         }
+    }
+}
+
+/// A storage event over zxids: durable through the highest, covering each.
+pub(crate) fn durable(what: &str, zxids: &[Zxid], text: String) -> NodeEvent {
+    let last = zxids.iter().copied().max();
+    NodeEvent::Storage {
+        what: what.to_string(),
+        term: last.map(|z| u64::from(z.epoch())),
+        index: last.map(|z| z.0),
+        entries: zxids.iter().map(|z| z.0).collect(),
+        text,
     }
 }

@@ -31,6 +31,7 @@ use crate::trail::{Event, Kind};
 use askama::Template;
 use derive::BandKind;
 use escape::clip;
+use nodes::api::IndexFormat;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Trail rows in the table; beyond it the table keeps the head, the tail and every
@@ -71,6 +72,14 @@ pub fn fmt_dur(ms: u64) -> String {
     } else {
         format!("{} h {} min", ms / 3_600_000, ms / 60_000 % 60)
     }
+}
+
+/// How the run's model writes a log position (decimal when the model is unknown,
+/// e.g. a report of a model this build no longer has).
+fn index_format(r: &RunResult) -> IndexFormat {
+    nodes::registry::find(&r.model)
+        .map(|m| m.info().index_format)
+        .unwrap_or_default()
 }
 
 fn expected_words(r: &RunResult) -> String {
@@ -131,7 +140,7 @@ impl<'a> Divergence<'a> {
         for (i, e) in r.trail.events.iter().enumerate() {
             if d.keys
                 .iter()
-                .any(|k| e.keys.contains(k) || mentions(&e.detail, k))
+                .any(|k| e.keys().contains(k) || mentions(&e.detail, k))
             {
                 d.touched.insert(i);
             }
@@ -166,7 +175,11 @@ pub fn run_html(r: &RunResult) -> String {
         findings: r.findings.iter().map(FindingView::of).collect(),
         divergence: div.applies(r).then(|| DivergenceView::of(r, &div)),
         diagram: DiagramView::of(r, &derived, &div, rendered),
-        nodes: r.nodes.iter().map(|n| NodeCard::of(n, &div)).collect(),
+        nodes: r
+            .nodes
+            .iter()
+            .map(|n| NodeCard::of(n, &div, index_format(r)))
+            .collect(),
         trail: TrailView::of(r, &div),
     }
     .render()
@@ -255,7 +268,8 @@ struct DivergenceView<'a> {
 
 struct FirstDifference<'a> {
     key: String,
-    applied: Option<u64>,
+    /// The applied index, as the model writes log positions.
+    applied: Option<String>,
     differing: u64,
     /// Replicas side by side, in the run's node order.
     replicas: Vec<ReplicaCell<'a>>,
@@ -345,7 +359,11 @@ impl<'a> FirstDifference<'a> {
             .collect();
         FirstDifference {
             key: d.keys.first().cloned().unwrap_or_default(),
-            applied: first.detail.get("applied").and_then(|a| a.as_u64()),
+            applied: first
+                .detail
+                .get("applied")
+                .and_then(|a| a.as_u64())
+                .map(|a| index_format(r).show(a)),
             differing: first
                 .detail
                 .get("differing_keys")
@@ -539,7 +557,11 @@ struct StateRow<'a> {
 }
 
 impl<'a> NodeCard<'a> {
-    fn of(n: &'a crate::runner::FinalNode, div: &Divergence) -> NodeCard<'a> {
+    fn of(
+        n: &'a crate::runner::FinalNode,
+        div: &Divergence,
+        index_format: IndexFormat,
+    ) -> NodeCard<'a> {
         let o = &n.observation;
         let mut facts: Vec<(&str, String)> = Vec::new();
         if let Some(role) = &o.role {
@@ -552,7 +574,7 @@ impl<'a> NodeCard<'a> {
             facts.push(("believes leader", leader.clone()));
         }
         if let Some(applied) = o.applied {
-            facts.push(("applied index", applied.to_string()));
+            facts.push(("applied index", index_format.show(applied)));
         }
         facts.push(("pending work", o.pending.to_string()));
         NodeCard {
@@ -706,7 +728,7 @@ impl<'a> TrailView<'a> {
                         kind: e.kind.name(),
                         class: class.join(" "),
                         detail: &e.detail,
-                        keys: &e.keys,
+                        keys: e.keys(),
                         line: e.line,
                     }
                 })
