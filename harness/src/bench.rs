@@ -328,7 +328,8 @@ fn sweep_rate(path: &std::path::Path, seeds: u64, jobs: usize) -> Result<f64, Er
     Ok(seeds as f64 / (ms / 1000.0))
 }
 
-fn machine() -> String {
+/// The machine a benchmark ran on, for the documents it writes.
+pub fn machine() -> String {
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
         .and_then(|c| {

@@ -15,6 +15,7 @@ pub mod duration;
 pub mod faults;
 pub mod fsio;
 pub mod history;
+pub mod hunt;
 pub mod import;
 pub mod outcome;
 pub mod panic;

@@ -12,6 +12,7 @@ use crate::duration::format as fmt_duration;
 use nodes::api::{NodeEvent, OpResult};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::time::Duration;
 
@@ -479,7 +480,67 @@ pub enum ChaosMark {
         faults: Vec<String>,
         swarm: bool,
     },
+    /// What this seed drew for the window (swarm testing, drawn params).
+    Drew(SwarmDraw),
     Ended,
+}
+
+/// What one seed drew, for the trail and the report.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SwarmDraw {
+    /// Whether the section asked for swarm testing (else only params were drawn).
+    pub swarm: bool,
+    /// Fault kinds on, with their weights.
+    pub faults: Vec<(String, u32)>,
+    /// Fail points the `failpoint` kind may arm (`point: action`).
+    pub points: Vec<String>,
+    /// Workload ops on (index in the section's list, op name, weight).
+    pub ops: Vec<(usize, String, u32)>,
+    pub spacing_ms: (u64, u64),
+    pub duration_ms: (u64, u64),
+    pub concurrent_max: usize,
+    /// Params drawn from `chaos.params`.
+    pub params: BTreeMap<String, serde_json::Value>,
+}
+
+impl SwarmDraw {
+    /// One line for the trail.
+    pub fn describe(&self) -> String {
+        let faults: Vec<String> = self
+            .faults
+            .iter()
+            .map(|(k, w)| format!("{k}:{w}"))
+            .collect();
+        let ops: Vec<String> = self
+            .ops
+            .iter()
+            .map(|(_, op, w)| format!("{op}:{w}"))
+            .collect();
+        let params: Vec<String> = self
+            .params
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        let mut text = if self.swarm {
+            format!(
+                "swarm: faults [{}], points [{}], ops [{}], spacing {}..{} ms, duration {}..{} ms, concurrent {}",
+                faults.join(", "),
+                self.points.join(", "),
+                ops.join(", "),
+                self.spacing_ms.0,
+                self.spacing_ms.1,
+                self.duration_ms.0,
+                self.duration_ms.1,
+                self.concurrent_max
+            )
+        } else {
+            "chaos draw".to_string()
+        };
+        if !params.is_empty() {
+            text.push_str(&format!(", params {{{}}}", params.join(", ")));
+        }
+        text
+    }
 }
 
 impl fmt::Display for ChaosMark {
@@ -496,6 +557,7 @@ impl fmt::Display for ChaosMark {
                 faults.join(", "),
                 if *swarm { " (swarm)" } else { "" }
             ),
+            ChaosMark::Drew(draw) => f.write_str(&draw.describe()),
             ChaosMark::Ended => write!(f, "chaos: window over, every fault undone"),
         }
     }

@@ -55,6 +55,11 @@ const FAILING_RUNS: &[(&str, &str, &[&str])] = &[
         &["divergence", "invariant:receiver_matches_datanode"],
     ),
     (
+        "hdds-17062-phantom-unhealthy",
+        "buggy",
+        &["invariant:receiver_never_regresses"],
+    ),
+    (
         "hdds-17603-purge-read-error",
         "buggy",
         &[

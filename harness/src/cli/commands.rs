@@ -17,6 +17,8 @@ pub struct RunArgs {
     pub json: bool,
     pub fail_fast: bool,
     pub verbosity: Verbosity,
+    /// `--bug KEY=MODE` overrides for every variant run.
+    pub bugs: Vec<String>,
 }
 
 fn load(paths: &[PathBuf]) -> Option<Vec<Scenario>> {
@@ -43,9 +45,13 @@ fn no_such_variant(scenarios: &[Scenario], variant: Option<&str>) -> bool {
 }
 
 pub fn run(args: &RunArgs) -> u8 {
-    let Some(scenarios) = load(&args.paths) else {
+    let Some(mut scenarios) = load(&args.paths) else {
         return exit::BAD_INPUT;
     };
+    if let Err(message) = override_bugs(&mut scenarios, &args.bugs) {
+        eprintln!("error: {}", crate::text::printable(&message));
+        return exit::BAD_INPUT;
+    }
     if no_such_variant(&scenarios, args.variant.as_deref()) {
         return exit::BAD_INPUT;
     }
@@ -324,4 +330,45 @@ pub fn render_report(path: &Path, output: Option<&Path>) -> u8 {
     }
     println!("wrote {}", printable(&out.display().to_string()));
     exit::OK
+}
+
+/// Apply `--bug KEY=MODE` to every variant of every scenario; each key must be
+/// a bug of every scenario's model.
+pub(super) fn override_bugs(scenarios: &mut [Scenario], bugs: &[String]) -> Result<(), String> {
+    for text in bugs {
+        let Some((key, mode)) = text.split_once('=') else {
+            return Err(format!(
+                "cannot read `--bug {text}`; write KEY=buggy or KEY=fixed"
+            ));
+        };
+        let mode = match mode {
+            "buggy" => nodes::api::BugMode::Buggy,
+            "fixed" => nodes::api::BugMode::Fixed,
+            other => {
+                return Err(format!(
+                    "`--bug {text}`: unknown mode `{other}`; write buggy or fixed"
+                ))
+            }
+        };
+        for scenario in scenarios.iter_mut() {
+            let info = scenario.model.info();
+            if info.bug(key).is_none() {
+                let known: Vec<&str> = info.bugs.iter().map(|b| b.key).collect();
+                return Err(format!(
+                    "`--bug {text}`: model `{}` of {} declares no bug `{key}` (known: {})",
+                    info.name,
+                    scenario.file,
+                    if known.is_empty() {
+                        "none".to_string()
+                    } else {
+                        known.join(", ")
+                    }
+                ));
+            }
+            for variant in &mut scenario.variants {
+                variant.bugs.0.insert(key.to_string(), mode);
+            }
+        }
+    }
+    Ok(())
 }

@@ -39,13 +39,16 @@ impl Driver<'_> {
             self.scenario.file, chaos.loc.line
         );
         let mut rng = crate::streams::rng(self.seed, crate::streams::CHAOS);
-        let kinds = enabled(&mut rng, chaos);
+        let kinds: Vec<&ChaosFault> = chaos.faults.iter().collect();
         let began = ChaosMark::Began {
             window_ms: chaos.window.as_millis() as u64,
             faults: kinds.iter().map(|k| k.kind.name().to_string()).collect(),
             swarm: chaos.swarm,
         };
         self.event(None, Data::Chaos(began));
+        if let Some(draw) = &self.swarm {
+            self.event(None, Data::Chaos(ChaosMark::Drew(draw.clone())));
+        }
         let end = self.sim.elapsed() + chaos.window;
         let mut next_fault = self.sim.elapsed() + between(&mut rng, chaos.spacing);
         let mut next_op = self.sim.elapsed();
@@ -100,7 +103,7 @@ impl Driver<'_> {
             },
             None => None,
         };
-        let chosen = &workload.ops[rng.random_range(0..workload.ops.len())];
+        let chosen = weighted(rng, &workload.ops, |op| op.weight);
         let node = match chosen.target {
             Some(target) => match self.resolve_now(target)? {
                 Some(node) => node,
@@ -231,7 +234,7 @@ impl Driver<'_> {
             }
             ChaosKind::FailPoint(points) if points.is_empty() => None,
             ChaosKind::FailPoint(points) => {
-                let chosen = &points[rng.random_range(0..points.len())];
+                let chosen = weighted(rng, points, |p| p.weight);
                 let mut candidates: Vec<usize> = if chosen.nodes.is_empty() {
                     (0..n).collect()
                 } else {
@@ -287,24 +290,6 @@ fn sorted(nodes: &[usize]) -> Vec<usize> {
     v
 }
 
-/// The fault kinds this run uses: all of them, or (swarm) a random non-empty subset.
-fn enabled<'c>(rng: &mut ChaCha8Rng, chaos: &'c Chaos) -> Vec<&'c ChaosFault> {
-    let all: Vec<&ChaosFault> = chaos.faults.iter().collect();
-    if !chaos.swarm || all.is_empty() {
-        return all;
-    }
-    loop {
-        let subset: Vec<&ChaosFault> = all
-            .iter()
-            .copied()
-            .filter(|_| rng.random_bool(0.5))
-            .collect();
-        if !subset.is_empty() {
-            return subset;
-        }
-    }
-}
-
 fn pick<'c>(rng: &mut ChaCha8Rng, kinds: &[&'c ChaosFault]) -> &'c ChaosKind {
     let total: u32 = kinds.iter().map(|k| k.weight).sum();
     let mut draw = rng.random_range(0..total);
@@ -313,6 +298,21 @@ fn pick<'c>(rng: &mut ChaCha8Rng, kinds: &[&'c ChaosFault]) -> &'c ChaosKind {
             return &kind.kind;
         }
         draw -= kind.weight;
+    }
+    unreachable!("the draw is below the total weight")
+}
+
+/// One of `items` by weight. With every weight 1 this is the same draw as a
+/// uniform index (so unweighted scenarios keep their trails).
+fn weighted<'t, T>(rng: &mut ChaCha8Rng, items: &'t [T], weight: impl Fn(&T) -> u32) -> &'t T {
+    let total: u32 = items.iter().map(&weight).sum();
+    let mut draw = rng.random_range(0..total);
+    for item in items {
+        let w = weight(item);
+        if draw < w {
+            return item;
+        }
+        draw -= w;
     }
     unreachable!("the draw is below the total weight")
 }

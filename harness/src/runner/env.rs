@@ -109,6 +109,8 @@ pub struct RunState {
     pub line: Option<u32>,
     pub events_max: usize,
     pub events_over: bool,
+    /// A node published since the `always` invariants were last evaluated.
+    pub published_since_check: bool,
 }
 
 impl RunState {
@@ -221,6 +223,7 @@ impl Env for RunEnv {
             }
             node.observation = observation;
             node.published = true;
+            state.published_since_check = true;
         }
     }
 

@@ -12,8 +12,9 @@ mod interpret;
 pub mod net;
 mod pick;
 mod result;
+pub mod swarm;
 
-pub use result::{FinalNode, MessageCount, RunResult, REPORT_SCHEMA_VERSION};
+pub use result::{replay_command, FinalNode, MessageCount, RunResult, REPORT_SCHEMA_VERSION};
 
 use crate::check::{self, divergence, expect, history, invariants, Finding};
 use crate::faults::FaultTable;
@@ -71,7 +72,8 @@ pub fn run(scenario: &Scenario, variant: &Variant, seed: u64) -> RunResult {
     SIM_NOW.with(|t| t.set(Some(Duration::ZERO)));
     panic::reset();
     tracing::info!("start");
-    let mut driver = Driver::new(scenario, variant, seed);
+    let plan = swarm::plan(scenario, variant, seed);
+    let mut driver = Driver::new(scenario, variant, seed, &plan);
     let halt = driver.script();
     let halt = match halt {
         Ok(()) | Err(Halt::Await(_)) => match &scenario.settings.heal {
@@ -99,6 +101,12 @@ pub(crate) struct Driver<'s> {
     script_steps: u64,
     /// What the run is doing, for a limit's message ("waiting for a leader").
     activity: String,
+    /// The chaos section as this seed configured it (swarm), if there is one.
+    chaos: Option<crate::scenario::Chaos>,
+    /// What the seed drew for it.
+    pub(crate) swarm: Option<swarm::SwarmDraw>,
+    /// `always` invariants that already failed during the run.
+    always_failed: std::collections::BTreeSet<&'static str>,
     /// Where in the scenario the current step (or the chaos window) is.
     at: Loc,
     /// `follower`/`any` picks of actions, from their own stream of the seed.
@@ -110,7 +118,7 @@ pub(crate) struct Driver<'s> {
 }
 
 impl<'s> Driver<'s> {
-    fn new(scenario: &'s Scenario, variant: &'s Variant, seed: u64) -> Self {
+    fn new(scenario: &'s Scenario, variant: &'s Variant, seed: u64, plan: &swarm::Plan) -> Self {
         let run_id = format!(
             "{}-{}-{seed}-{}",
             scenario.name,
@@ -131,12 +139,13 @@ impl<'s> Driver<'s> {
             line: None,
             events_max: scenario.settings.limits.events,
             events_over: false,
+            published_since_check: false,
         }));
         let env = Rc::new(RunEnv {
             run_id,
             state: state.clone(),
         });
-        let sim = build_sim(scenario, variant, seed, &state, env);
+        let sim = build_sim(scenario, variant, &plan.params, seed, &state, env);
         Driver {
             sim,
             scenario,
@@ -150,6 +159,9 @@ impl<'s> Driver<'s> {
             sim_steps: 0,
             script_steps: 0,
             activity: "starting".into(),
+            chaos: plan.chaos.clone(),
+            swarm: plan.draw.clone(),
+            always_failed: Default::default(),
             at: Loc::default(),
             picks: crate::streams::rng(seed, crate::streams::PICKS),
             placeholders: crate::streams::rng(seed, crate::streams::PLACEHOLDERS),
@@ -162,8 +174,8 @@ impl<'s> Driver<'s> {
         for step in &self.scenario.steps {
             self.exec(step)?;
         }
-        if let Some(chaos) = &self.scenario.chaos {
-            self.chaos(chaos)?;
+        if let Some(chaos) = self.chaos.take() {
+            self.chaos(&chaos)?;
         }
         Ok(())
     }
@@ -206,6 +218,7 @@ impl<'s> Driver<'s> {
         self.state.borrow_mut().now = self.sim.elapsed();
         SIM_NOW.with(|t| t.set(Some(self.sim.elapsed())));
         self.reap_exits();
+        self.check_always();
         if self.state.borrow().events_over {
             return Err(self.limit(format!("trail limit of {} events reached", limits.events)));
         }
@@ -220,6 +233,43 @@ impl<'s> Driver<'s> {
             }
         }
         Ok(())
+    }
+
+    /// Evaluate the model's `always` invariants when a node published something
+    /// new; each one that fails is reported once, with the time it first failed.
+    fn check_always(&mut self) {
+        if !std::mem::take(&mut self.state.borrow_mut().published_since_check) {
+            return;
+        }
+        let info = self.scenario.model.info();
+        let pending: Vec<&'static str> = info
+            .invariants
+            .iter()
+            .filter(|i| i.kind == nodes::api::InvariantKind::Always)
+            .map(|i| i.name)
+            .filter(|name| !self.always_failed.contains(name))
+            .collect();
+        if pending.is_empty() {
+            return;
+        }
+        let view = self.view();
+        for name in pending {
+            let found = invariants::check_one(self.scenario.model, name, &view);
+            if found.is_empty() {
+                continue;
+            }
+            self.always_failed.insert(name);
+            let t_ms = view.now_ms;
+            for mut finding in found {
+                finding.message = format!("at {t_ms} ms: {}", finding.message);
+                let checked = crate::trail::Checked {
+                    what: format!("always invariant {name}"),
+                    failed: Some(finding.message.clone()),
+                };
+                self.event(None, Data::Check(checked));
+                self.findings.push(finding);
+            }
+        }
     }
 
     fn limit(&mut self, message: String) -> Halt {
@@ -533,7 +583,13 @@ impl<'s> Driver<'s> {
         findings.extend(check::guarded(divergence::CHECKER, || {
             divergence::check(view, model.info().index_format)
         }));
-        findings.extend(invariants::check_all(model, view));
+        // An `always` invariant that failed during the run is reported once.
+        findings.extend(invariants::check_all(model, view).into_iter().filter(|f| {
+            !self
+                .always_failed
+                .iter()
+                .any(|name| f.checker == format!("invariant:{name}"))
+        }));
         if model.info().has_leader {
             findings.extend(check::guarded(history::ELECTION_SAFETY, || {
                 history::election_safety(trail)
@@ -624,6 +680,7 @@ pub(crate) fn sim_builder(settings: &crate::scenario::Settings, seed: u64) -> tu
 fn build_sim(
     scenario: &Scenario,
     variant: &Variant,
+    params: &serde_json::Value,
     seed: u64,
     state: &Rc<RefCell<RunState>>,
     env: Rc<RunEnv>,
@@ -637,7 +694,7 @@ fn build_sim(
         let model = scenario.model;
         let nodes = scenario.nodes.clone();
         let bugs = variant.bugs.clone();
-        let params = variant.params.clone();
+        let params = params.clone();
         sim.host(spec.name.as_str(), move || {
             let (inbox, receiver) = unbounded_channel();
             let incarnation = {

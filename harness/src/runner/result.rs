@@ -62,6 +62,9 @@ pub struct RunResult {
     pub ops: Vec<OpRecord>,
     pub messages_total: u64,
     pub messages: Vec<MessageCount>,
+    /// What the seed drew for the chaos section (swarm testing, drawn params).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swarm: Option<super::swarm::SwarmDraw>,
     pub trail: Trail,
 }
 
@@ -125,6 +128,7 @@ impl RunResult {
             ops: state.ops.values().cloned().collect(),
             messages_total: state.messages_total,
             messages,
+            swarm: driver.swarm.clone(),
             trail,
         }
     }

@@ -478,7 +478,8 @@ pub enum CheckStep {
 pub struct Chaos {
     pub loc: Loc,
     pub window: Duration,
-    /// Each seed also picks which fault kinds are enabled at all.
+    /// Swarm testing: each seed also picks which fault kinds, fail points and
+    /// workload ops are on, their weights, and sub-ranges of spacing and duration.
     pub swarm: bool,
     pub concurrent_max: usize,
     /// Time between the starts of two faults.
@@ -487,6 +488,24 @@ pub struct Chaos {
     pub duration: (Duration, Duration),
     pub faults: Vec<ChaosFault>,
     pub workload: Option<Workload>,
+    /// Model params drawn per seed (with or without swarm), laid over the variant's.
+    pub params: Vec<ChaosParam>,
+}
+
+/// One model param a chaos section draws per seed.
+#[derive(Clone, Debug)]
+pub struct ChaosParam {
+    pub name: String,
+    pub loc: Loc,
+    pub draw: ParamDraw,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ParamDraw {
+    /// An integer in `min..=max`.
+    Range { min: i64, max: i64 },
+    /// One of these values.
+    Choices(Vec<serde_json::Value>),
 }
 
 #[derive(Clone, Debug)]
@@ -533,8 +552,11 @@ impl ChaosKind {
 pub struct ChaosPoint {
     pub point: &'static FailPointInfo,
     pub action: FaultAction,
-    /// Nodes it may be armed on (all when empty), resolved when it is armed.
+    /// Nodes it may be armed on (all when empty), resolved when it is armed
+    /// (`leader`: whichever node leads then; none: nothing is armed).
     pub nodes: Vec<Target>,
+    /// Relative frequency among the kind's points (default 1).
+    pub weight: u32,
 }
 
 #[derive(Clone, Debug)]
@@ -551,7 +573,11 @@ pub struct WorkloadOp {
     /// The op's own `on`, when it goes elsewhere than the workload's target (e.g.
     /// container events to a datanode, block deletions to its manager).
     pub target: Option<Target>,
-    /// The op template without `on`: string values may hold `{A..B}` (a number
-    /// drawn in A..=B) and `{seq}` (the op's sequence number).
+    /// The op template without `on` and `weight`: string values may hold `{A..B}`
+    /// (a number drawn in A..=B) and `{seq}` (the op's sequence number).
     pub template: serde_json::Value,
+    /// Relative frequency among the workload's ops (default 1).
+    pub weight: u32,
+    /// Position in the section's `ops` list (a swarm draw names ops by it).
+    pub index: usize,
 }

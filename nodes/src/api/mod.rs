@@ -24,5 +24,5 @@ pub use model::{
 };
 pub use net::Net;
 pub use observe::Observation;
-pub use params::{ParamInfo, ParamKind, ParamValue, WEEK_MS};
+pub use params::{ParamInfo, ParamKind, ParamValue, PerNode, WEEK_MS};
 pub use probe::ProbeInfo;

@@ -46,8 +46,11 @@ impl BugSet {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum InvariantKind {
-    /// Must hold in every observed state ("always").
+    /// Must hold in the final state, judged after the heal phase.
     Safety,
+    /// Must hold in every observed state ("always"): checked whenever a node
+    /// publishes, so a violation is seen even if a later event would repair it.
+    Always,
     /// Must come true within a bound; failing it makes the run `stuck`.
     Liveness,
 }

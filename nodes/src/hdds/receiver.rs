@@ -151,6 +151,8 @@ impl Receiver {
                 | HddsOp::MarkUnhealthy { .. }
                 | HddsOp::Delete { .. }
                 | HddsOp::Import { .. }
+                | HddsOp::CommandStatus { .. }
+                | HddsOp::FailVolume { .. }
                 | HddsOp::BuildFcr { .. },
                 _,
             ) => Err(format!(
@@ -428,6 +430,10 @@ impl Receiver {
                 if let Some(t) = stats.last_fcr_ms {
                     facts.insert(format!("last_full_report_ms.{dn}"), t.to_string());
                 }
+                facts.insert(format!("regressions.{dn}"), stats.regressions.to_string());
+                if let Some(r) = &stats.first_regression {
+                    facts.insert(format!("first_regression.{dn}"), describe_regression(r));
+                }
             }
             if let Some(acked) = self.table.acked(dn) {
                 let ids: Vec<String> = acked.iter().map(u64::to_string).collect();
@@ -460,6 +466,22 @@ impl Receiver {
             removed: Default::default(),
         });
     }
+}
+
+/// The first regression, as the `receiver_never_regresses` finding shows it.
+fn describe_regression(r: &super::replicas::Regression) -> String {
+    let full = r
+        .fcr_state
+        .map_or("no replica".to_string(), |s| s.to_string());
+    format!(
+        "at t={}: C{} set to {} by an ICR the datanode made (report #{} of its incarnation {}) before the full report it had already sent (report #{}, which says {full})",
+        fmt_ms(r.at_ms),
+        r.container,
+        r.icr_state,
+        r.icr_generation.count,
+        r.icr_generation.incarnation,
+        r.fcr_generation.count,
+    )
 }
 
 /// `cmd2 [tx1, tx3]`

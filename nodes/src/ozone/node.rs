@@ -486,7 +486,7 @@ fn run_request(node: &Shared, index: u64, request: &OmRequest) -> Response {
         chain: &mut om.chain,
         index,
         ctx: &node.ctx,
-        fault_key: node.params.fault_key.as_deref(),
+        fault_key: node.params.fault_key_of(node.ctx.name()),
     };
     request::apply(&mut store, index, request)
 }
@@ -518,7 +518,7 @@ fn record_apply(node: &Shared, ti: TermIndex, summary: &str, origin: &str, respo
 /// still reports what it has applied: it publishes before it waits.
 async fn terminate(node: &Shared, reason: String) -> Infallible {
     publish(node);
-    match node.params.exit_order {
+    match node.params.exit_order_of(node.ctx.name()) {
         ExitOrder::FlushFirst => {
             let target = node.om.borrow().buffer.last_added().map(|t| t.index);
             if let Some(target) = target {

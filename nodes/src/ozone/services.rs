@@ -133,15 +133,22 @@ async fn dds_run(node: &Shared, by_step: bool) -> String {
     let start_term = node.raft.term();
     let term = (!node.bug_17670).then_some(start_term);
     let label = format!("DDS run {number} on {me} (started in term {start_term})");
+    // Between the term read and the leader check: a leader change inside a
+    // stall here must fail the fix's comparison, not become the run's term.
+    if let Err(kind) = node
+        .ctx
+        .faults()
+        .hit(OmPoint::DirDeletingPostTermRead)
+        .await
+    {
+        panic!("dir_deleting.post_term_read declares no errors, got {kind}");
+    }
     if let Err(why) = check_leader(node) {
         return skipped(node, "DDS", &label, &why, by_step);
     }
     let tasks = store_tasks(node);
     let stores: Vec<&str> = tasks.iter().map(|t| t.store.as_str()).collect();
-    let recorded = match term {
-        Some(t) => format!(", run term {t} recorded for the workers"),
-        None => String::new(),
-    };
+    let recorded = run_term_note(term, node.raft.term());
     node.ctx.record(NodeEvent::service(
         "DDS",
         format!(
@@ -514,6 +521,18 @@ async fn submit(
     })
 }
 
+/// How the trail names the run's recorded term; when the term moved between the
+/// read and the leader check, it says so (the fix read it first on purpose).
+fn run_term_note(run_term: Option<u64>, at_check: u64) -> String {
+    match run_term {
+        Some(t) if t == at_check => format!(", run term {t} recorded for the workers"),
+        Some(t) => format!(
+            ", run term {t} recorded for the workers (read before the leader check, which ran in term {at_check})"
+        ),
+        None => String::new(),
+    }
+}
+
 /// The HDDS-17670 fix's check before each submit of a run: `Some(reason)` when
 /// the run's recorded term is not the current one. Without the fix (no recorded
 /// term) every submit goes ahead.
@@ -610,7 +629,7 @@ async fn kds_run(node: &Shared, by_step: bool) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{stale_run, unflushed_previous};
+    use super::{run_term_note, stale_run, unflushed_previous};
     use crate::ozone::chain::SnapshotChain;
     use crate::ozone::types::{SnapshotRow, SnapshotStatus};
     use std::collections::BTreeMap;
@@ -672,5 +691,26 @@ mod tests {
             Some("term is 3, not the run's term 1")
         );
         assert_eq!(stale_run(None, 3), None, "buggy: no term was recorded");
+    }
+
+    /// The fix's ordering: the term is read before the leader check. A leader
+    /// change between the two (om1 leads in term 1, loses and regains leadership,
+    /// the check passes in term 3) leaves the run with term 1, and every submit
+    /// is refused. A term read after the check would be 3 and pass.
+    #[test]
+    fn a_term_read_before_the_leader_check_catches_a_change_between_them() {
+        let (read_first, at_check) = (1, 3);
+        assert_eq!(
+            run_term_note(Some(read_first), at_check),
+            ", run term 1 recorded for the workers (read before the leader check, which ran in term 3)"
+        );
+        assert!(stale_run(Some(read_first), at_check).is_some());
+        let read_after_check = at_check;
+        assert_eq!(stale_run(Some(read_after_check), at_check), None);
+        assert_eq!(
+            run_term_note(Some(3), 3),
+            ", run term 3 recorded for the workers"
+        );
+        assert_eq!(run_term_note(None, 3), "", "buggy: no term");
     }
 }

@@ -12,6 +12,12 @@
 //!   This is how the hole shows after the restart that made it permanent. Entries
 //!   at or below a server's own snapshot are not evidence: a learner that got a SNAP
 //!   keeps proposals in its log that never committed, superseded by the snapshot.
+//!   The server's log here includes its appended-but-unsynced tail (a sync thread
+//!   that died on a failed fsync leaves one, and nothing syncs it until the next
+//!   write): an fsync makes the whole tail durable before anything after it, and a
+//!   crash loses only the tail, which the restarted server gets back by DIFF from
+//!   its last durable zxid. So a tail cannot become a hole; a txn never appended
+//!   (ZOOKEEPER-4541) can.
 
 use super::zxid::{first_uncovered, parse_hex, parse_ranges, Zxid};
 use crate::api::{Check, ClusterView, NodeView};
@@ -20,6 +26,8 @@ struct Durable<'a> {
     name: &'a str,
     log_text: &'a str,
     log: Vec<(Zxid, Zxid)>,
+    /// The durable log plus the appended-but-unsynced tail.
+    logged: Vec<(Zxid, Zxid)>,
     snapshot: Zxid,
     applied: Zxid,
 }
@@ -27,10 +35,13 @@ struct Durable<'a> {
 fn durable(node: &NodeView) -> Option<Durable<'_>> {
     let obs = &node.observation;
     let log_text = obs.fact("log_zxids")?;
+    let log = parse_ranges(log_text)?;
+    let tail = parse_ranges(obs.fact("log_unsynced_zxids").unwrap_or("none"))?;
     Some(Durable {
         name: &node.name,
         log_text,
-        log: parse_ranges(log_text)?,
+        logged: log.iter().chain(&tail).copied().collect(),
+        log,
         snapshot: parse_hex(obs.fact("snapshot_zxid")?)?,
         applied: Zxid(obs.applied?),
     })
@@ -92,7 +103,7 @@ pub fn committed_txns_durable(cluster: &ClusterView) -> Check {
                 if lo > hi {
                     continue;
                 }
-                if let Some(missing) = first_uncovered((lo, hi), &server.log) {
+                if let Some(missing) = first_uncovered((lo, hi), &server.logged) {
                     return Check::Fail(format!(
                         "{} applied up to {} but its txn log lacks committed {missing} (in {}'s log; {}'s log: {}, snapshot {})",
                         server.name,
@@ -278,6 +289,44 @@ mod tests {
             panic!("expected a failure");
         };
         assert!(message.contains("zk1 applied 0x200000002 but"), "{message}");
+    }
+
+    #[test]
+    fn an_unsynced_tail_is_not_a_hole_but_a_never_appended_txn_is() {
+        // zk2's sync thread died on a failed fsync: 0x600000006 is appended, not
+        // durable; the leader has it durable. Not a hole: the tail syncs or goes.
+        let leader = node(
+            "zk3",
+            "leader",
+            0x6_0000_0006,
+            "0x600000001-0x600000006",
+            "0x0",
+        );
+        let mut zk2 = node(
+            "zk2",
+            "follower",
+            0x6_0000_0006,
+            "0x600000001-0x600000005",
+            "0x0",
+        );
+        zk2.observation
+            .facts
+            .insert("log_unsynced_zxids".into(), "0x600000006".into());
+        let cluster = ClusterView {
+            now_ms: 0,
+            nodes: vec![leader.clone(), zk2.clone()],
+        };
+        assert_eq!(committed_txns_durable(&cluster), Check::Pass);
+        // Without the tail (never appended), the same zxid is a hole.
+        zk2.observation.facts.remove("log_unsynced_zxids");
+        let cluster = ClusterView {
+            now_ms: 0,
+            nodes: vec![leader, zk2],
+        };
+        let Check::Fail(message) = committed_txns_durable(&cluster) else {
+            panic!("expected a failure");
+        };
+        assert!(message.contains("lacks committed 0x600000006"), "{message}");
     }
 
     #[test]

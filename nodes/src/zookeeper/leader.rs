@@ -582,7 +582,7 @@ async fn handle(
         } => (sid, accepted_epoch),
         other => return Err(format!("expected FOLLOWERINFO, got {}", other.kind())),
     };
-    if sid == server.sid || sid == 0 || sid > server.names.len() as u64 {
+    if sid == server.sid || !server.ids.contains_key(&sid) {
         return Err(format!("FOLLOWERINFO from unknown server id {sid}"));
     }
     *sid_out = Some(sid);

@@ -10,7 +10,7 @@ use super::sync_thread::SyncThread;
 use super::tree::{DataTree, Txn, ZkError};
 use super::wire::ELECTION_PORT;
 use super::zxid::{self, Zxid};
-use super::{Config, Params, ZkOp, ZkPoint, BUG_4541};
+use super::{server_ids, Config, Params, ZkOp, ZkPoint, BUG_4541};
 use crate::api::{
     parse_json, ApplyResult, Command, Net, NodeCtx, NodeEvent, Observation, OpResult, Role,
 };
@@ -45,8 +45,8 @@ pub(crate) enum Active {
 pub(crate) struct Server {
     pub ctx: NodeCtx,
     pub sid: u64,
-    /// Server names by id - 1.
-    pub names: Vec<String>,
+    /// Server names by server id (position in `nodes`, or the `sid` param).
+    pub ids: BTreeMap<u64, String>,
     pub cfg: Config,
     pub buggy: bool,
     pub storage: Storage,
@@ -90,8 +90,11 @@ impl Server {
         let params: Params = parse_json(ctx.params()).unwrap_or_default();
         let cfg = Config::from_params(&params);
         let names: Vec<String> = ctx.nodes().iter().map(|n| n.name.clone()).collect();
-        let sid = ctx.index() as u64 + 1;
-        let voters: Vec<u64> = (1..=names.len() as u64).collect();
+        let sids =
+            server_ids(&names, params.sid.as_ref()).expect("validated by the sid param's check");
+        let sid = sids[ctx.index()];
+        let voters = sids.clone();
+        let ids: BTreeMap<u64, String> = sids.into_iter().zip(names).collect();
         let storage = Storage::open(ctx.disk());
         let current_epoch = storage.epoch(EpochFile::Current)?;
         let accepted_epoch = storage.epoch(EpochFile::Accepted)?;
@@ -102,7 +105,7 @@ impl Server {
         let (stop, _) = watch::channel(false);
         let server = Rc::new(Server {
             sid,
-            names,
+            ids,
             cfg,
             buggy,
             storage,
@@ -137,19 +140,24 @@ impl Server {
         self.ctx.name()
     }
 
+    /// The name of a voter (every sid the server uses is one of `ids`: a
+    /// FOLLOWERINFO or notification from an unknown id is refused first).
     pub fn name_of(&self, sid: u64) -> &str {
-        &self.names[(sid - 1) as usize]
+        self.ids
+            .get(&sid)
+            .map(String::as_str)
+            .expect("a known server id")
     }
 
     pub fn sid_of(&self, name: &str) -> Option<u64> {
-        self.names
+        self.ids
             .iter()
-            .position(|n| n == name)
-            .map(|i| i as u64 + 1)
+            .find(|(_, n)| *n == name)
+            .map(|(sid, _)| *sid)
     }
 
     pub fn quorum(&self) -> usize {
-        self.names.len() / 2 + 1
+        self.ids.len() / 2 + 1
     }
 
     pub fn now_ms(&self) -> u64 {
@@ -292,17 +300,34 @@ impl Server {
             let reason = format!("Severe unrecoverable error, exiting: snapshot failed ({kind})");
             self.exit(&reason).await;
         }
+        self.write_snapshot(why);
+        self.txns_since_snapshot.set(0);
+    }
+
+    /// The snapshot admin command (`takeSnapshot(false, false)`): an IOException
+    /// is the command's error, not a reason to exit. Answers the snapshot's zxid.
+    async fn take_snapshot_now(&self) -> OpResult {
+        if let Err(kind) = self.ctx.faults().hit(ZkPoint::SnapshotTake).await {
+            let why = format!("snapshot failed: IOException ({kind})");
+            self.note(format!("snapshot admin command: {why}"));
+            return OpResult::error(why);
+        }
+        OpResult::value(self.write_snapshot("snapshot admin command").to_string())
+    }
+
+    /// Save the live data tree as the latest snapshot (FileTxnSnapLog.save).
+    fn write_snapshot(&self, why: &str) -> Zxid {
         let tree = self.db.borrow().tree.clone();
         self.storage
             .save_snapshot(&tree)
             .expect("simulated disk write");
-        self.txns_since_snapshot.set(0);
         let at = tree.last_processed();
         self.record(durable(
             "snapshot",
             &[at],
             format!("snapshot at {at} ({why})"),
         ));
+        at
     }
 
     /// SyncRequestProcessor.shouldSnapshot after an append: snapCount/2 plus a
@@ -444,17 +469,24 @@ impl Server {
 
     // ---- client operations ----
 
-    fn on_op(&self, id: u64, op: serde_json::Value) {
+    fn on_op(self: &Rc<Self>, id: u64, op: serde_json::Value) {
         let op: ZkOp = serde_json::from_value(op).expect("validated by parse_op");
         let Some(txn) = op.txn() else {
-            let ZkOp::Get { path } = &op else {
-                unreachable!("every op but get is a write")
-            };
-            let answer = match self.db.borrow().tree.get(path) {
-                Some(node) => OpResult::value(node.data.clone()),
-                None => OpResult::error(ZkError::NoNode.to_string()),
-            };
-            self.ctx.complete(id, answer);
+            match &op {
+                ZkOp::Get { path } => {
+                    let answer = match self.db.borrow().tree.get(path) {
+                        Some(node) => OpResult::value(node.data.clone()),
+                        None => OpResult::error(ZkError::NoNode.to_string()),
+                    };
+                    self.ctx.complete(id, answer);
+                }
+                ZkOp::Snapshot {} => self.snapshot_command(id),
+                ZkOp::Create { .. }
+                | ZkOp::Delete { .. }
+                | ZkOp::SetData { .. }
+                | ZkOp::OpenSession { .. }
+                | ZkOp::CloseSession { .. } => unreachable!("writes become txns"),
+            }
             return;
         };
         let leader = match &*self.active.borrow() {
@@ -474,6 +506,23 @@ impl Server {
                     .complete(id, OpResult::error(format!("not leader (leader: {hint})")));
             }
         }
+    }
+
+    /// The admin server's `snapshot` command: it needs a running ZooKeeperServer
+    /// (a synced follower or an established leader), then snapshots the live tree
+    /// on a task of its own (a stalled snapshot holds only the command).
+    fn snapshot_command(self: &Rc<Self>, id: u64) {
+        if !self.established.get() {
+            let refused = "This ZooKeeper instance is not currently serving requests";
+            self.ctx.complete(id, OpResult::error(refused));
+            return;
+        }
+        let server = self.clone();
+        tokio::task::spawn_local(async move {
+            let result = server.take_snapshot_now().await;
+            server.ctx.complete(id, result);
+            server.publish();
+        });
     }
 
     // ---- observations ----
@@ -503,6 +552,10 @@ impl Server {
         fact("accepted_epoch", self.accepted_epoch().to_string());
         fact("log_zxids", zxid::ranges(self.storage.durable()));
         fact("log_unsynced", self.storage.unsynced().to_string());
+        fact(
+            "log_unsynced_zxids",
+            zxid::ranges(self.storage.unsynced_zxids()),
+        );
         fact("snapshot_zxid", self.storage.snapshot_zxid().to_string());
         let vote = self.election.borrow().proposal();
         fact(

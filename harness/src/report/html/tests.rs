@@ -54,6 +54,7 @@ pub(crate) fn result(nodes: Vec<FinalNode>, events: Vec<Event>) -> RunResult {
         ops: vec![],
         messages_total: 0,
         messages: vec![],
+        swarm: None,
         trail: Trail { events },
     }
 }

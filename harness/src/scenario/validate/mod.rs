@@ -95,7 +95,9 @@ fn read(e: &mut Errors, root: &Node, sha256: String) -> Option<Scenario> {
         &header.settings,
         &header.variant_names,
     );
-    let chaos = root.get("chaos").and_then(|node| reader.chaos(node));
+    let chaos = root
+        .get("chaos")
+        .and_then(|node| reader.chaos(node, header.params.as_ref()));
     let steps = match root.get("steps") {
         None => {
             reader.e.error_hint(
