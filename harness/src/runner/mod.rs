@@ -14,7 +14,7 @@ mod pick;
 mod result;
 pub mod swarm;
 
-pub use result::{replay_command, FinalNode, MessageCount, RunResult};
+pub use result::{replay_command, FinalNode, MessageCount, RunResult, REPORT_SCHEMA_VERSION};
 
 use crate::check::{self, divergence, expect, history, invariants, Finding};
 use crate::faults::FaultTable;
