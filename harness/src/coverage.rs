@@ -3,8 +3,8 @@
 //! ledger (`sweep::ledger`) adds these up over runs; they travel in each run's
 //! record, so `merge` can add up shards too.
 
-use crate::runner::RunResult;
-use crate::trail::Data;
+use crate::faults::ArmSummary;
+use crate::trail::{Data, Trail};
 use nodes::api::NodeEvent;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -44,13 +44,13 @@ pub struct FaultUse {
 }
 
 impl Coverage {
-    pub fn of(result: &RunResult, chaos: bool) -> Coverage {
+    pub fn of(model: &str, chaos: bool, trail: &Trail, fail_points: &[ArmSummary]) -> Coverage {
         let mut coverage = Coverage {
-            model: result.model.clone(),
+            model: model.to_string(),
             chaos,
             ..Coverage::default()
         };
-        for event in result.trail.iter() {
+        for event in trail.iter() {
             if let Data::Node(NodeEvent::Probe { probe, .. }) = &event.data {
                 coverage.probes.push(probe.clone());
             }
@@ -65,7 +65,7 @@ impl Coverage {
         }
         coverage.probes.sort();
         coverage.probes.dedup();
-        for arm in &result.fail_points {
+        for arm in fail_points {
             let point = coverage.points.entry(arm.point.clone()).or_default();
             point.armed += 1;
             point.reached += u64::from(arm.hits);

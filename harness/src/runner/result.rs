@@ -69,6 +69,9 @@ pub struct RunResult {
     pub ops: Vec<OpRecord>,
     pub messages_total: u64,
     pub messages: Vec<MessageCount>,
+    /// What the run exercised: probes, fail points, faults (the ledger's input).
+    #[serde(default)]
+    pub coverage: crate::coverage::Coverage,
     /// What the seed drew for the chaos section (swarm testing, drawn params).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub swarm: Option<super::swarm::SwarmDraw>,
@@ -112,6 +115,13 @@ impl RunResult {
                 count: *count,
             })
             .collect();
+        let fail_points = state.faults.summaries();
+        let coverage = crate::coverage::Coverage::of(
+            scenario.model.info().name,
+            scenario.chaos.is_some(),
+            &trail,
+            &fail_points,
+        );
         RunResult {
             schema_version: REPORT_SCHEMA_VERSION,
             harness_version: HARNESS_VERSION.to_string(),
@@ -131,12 +141,13 @@ impl RunResult {
             sim_steps: driver.sim_steps,
             wall_ms: wall.as_millis() as u64,
             findings,
-            fail_points: state.faults.summaries(),
+            fail_points,
             replay: replay_command(&scenario.file, &variant.name, driver.seed),
             nodes,
             ops: state.ops.values().cloned().collect(),
             messages_total: state.messages_total,
             messages,
+            coverage,
             swarm: driver.swarm.clone(),
             trail,
         }

@@ -11,6 +11,7 @@
 //! about: a thousand seeds of one schedule test that schedule once.
 
 use crate::coverage::{Coverage, FaultUse, PointUse};
+use crate::report::RunRecord;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -63,7 +64,50 @@ pub struct Unreached {
     pub summary: String,
 }
 
+/// A model's declared probes as (name, rare, summary), from the registry; a
+/// model this binary does not know has none.
+pub fn declared(model: &str) -> Vec<(String, bool, String)> {
+    nodes::registry::find(model)
+        .map(|m| {
+            m.info()
+                .probes
+                .iter()
+                .map(|p| (p.name.to_string(), p.rare, p.summary.to_string()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// What a sweep or merge concluded from its ledger.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Verdict {
+    /// Probes no run reached (each fails the sweep).
+    pub unreached: Vec<Unreached>,
+    /// Variants with few distinct trails: (variant, runs, distinct) (a warning).
+    pub few_trails: Vec<(String, u64, u64)>,
+}
+
 impl Ledger {
+    /// The ledger of these records (those without coverage, from an older
+    /// faultline, count as runs that reached nothing).
+    pub fn of(records: &[RunRecord]) -> Ledger {
+        let mut ledger = Ledger::default();
+        let empty = Coverage::default();
+        for r in records {
+            let coverage = r.coverage.as_ref().unwrap_or(&empty);
+            ledger.add(&r.scenario, &r.variant, r.seed, &r.trail_digest, coverage);
+        }
+        ledger
+    }
+
+    /// The judgments, with the registry's probe declarations.
+    pub fn verdict(&self) -> Verdict {
+        Verdict {
+            unreached: self.unreached(declared),
+            few_trails: self.few_trails(),
+        }
+    }
+
     /// Count one run.
     pub fn add(&mut self, scenario: &str, variant: &str, seed: u64, digest: &str, c: &Coverage) {
         let model = self.models.entry(c.model.clone()).or_default();
@@ -137,6 +181,22 @@ impl Ledger {
     /// The ledger as a Markdown section (summary.md).
     pub fn markdown(&self, declared: impl Fn(&str) -> Vec<(String, bool, String)>) -> String {
         let mut md = String::from("## Coverage\n\n");
+        let unreached = self.unreached(&declared);
+        if !unreached.is_empty() {
+            md.push_str(&format!(
+                "**{} probe(s) never reached: this sweep did not test those paths.**\n\n",
+                unreached.len()
+            ));
+            for u in &unreached {
+                md.push_str(&format!("- `{}` `{}`: {}\n", u.model, u.probe, u.summary));
+            }
+            md.push('\n');
+        }
+        for (variant, runs, distinct) in self.few_trails() {
+            md.push_str(&format!(
+                "**Warning:** {variant}: {runs} run(s) gave only {distinct} distinct trail(s); its seeds change little.\n\n"
+            ));
+        }
         for (name, model) in &self.models {
             md.push_str(&format!(
                 "### Model `{name}`: {} run(s), {} with chaos\n\n",

@@ -56,6 +56,7 @@ pub(crate) fn result(nodes: Vec<FinalNode>, events: Vec<Event>) -> RunResult {
         ops: vec![],
         messages_total: 0,
         messages: vec![],
+        coverage: Default::default(),
         swarm: None,
         trail: Trail { events },
     }
