@@ -103,12 +103,15 @@ fn not_run(
 ) -> RunResult {
     let trail = Trail::default();
     RunResult {
+        schema_version: super::result::REPORT_SCHEMA_VERSION,
         harness_version: super::result::HARNESS_VERSION.to_string(),
         scenario: scenario.name.clone(),
         file: scenario.file.clone(),
         scenario_sha256: scenario.sha256.clone(),
         model: scenario.model.info().name.to_string(),
         variant: variant.name.clone(),
+        bugs: variant.bugs.clone(),
+        params: variant.params.clone(),
         seed,
         outcome: Outcome::Unknown,
         expected: variant.expect.outcomes.clone(),
@@ -124,7 +127,13 @@ fn not_run(
         ops: Vec::new(),
         messages_total: 0,
         messages: Vec::new(),
-        trail,
+        // Nothing ran, so nothing was covered.
+        coverage: crate::coverage::Coverage {
+            model: scenario.model.info().name.to_string(),
+            chaos: scenario.chaos.is_some(),
+            ..Default::default()
+        },
         swarm: None,
+        trail,
     }
 }
