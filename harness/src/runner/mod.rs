@@ -27,7 +27,7 @@ pub mod swarm;
 mod wait;
 
 pub use halt::Halt;
-pub use result::{replay_command, FinalNode, MessageCount, RunResult};
+pub use result::{replay_command, FinalNode, MessageCount, RunResult, REPORT_SCHEMA_VERSION};
 
 pub(crate) use cluster::{add_hosts, sim_builder};
 
