@@ -68,7 +68,10 @@ fn set_sim_now(now: Option<Duration>) {
 
 /// Run one variant of a scenario with one seed.
 pub fn run(scenario: &Scenario, variant: &Variant, seed: u64) -> RunResult {
-    #[allow(clippy::disallowed_methods, reason = "reported, never in the trail")]
+    #[allow(
+        clippy::disallowed_methods,
+        reason = "wall-clock ok: the run's wall time, reported, never in the trail"
+    )]
     let wall = std::time::Instant::now();
     let span = tracing::info_span!("run", scenario = %scenario.name, variant = %variant.name, seed);
     let _entered = span.enter();
