@@ -69,7 +69,9 @@ impl Driver<'_> {
                 let what = crate::check::observed::seen(&state.nodes[n].observation, &m.key);
                 match m.node {
                     Target::Node(_) => format!("it is {what}"),
-                    _ => format!("{} {what}", self.cluster.name(n)),
+                    Target::Leader | Target::Follower | Target::Any => {
+                        format!("{} {what}", self.cluster.name(n))
+                    }
                 }
             })
             .collect();

@@ -140,7 +140,16 @@ impl Driver<'_> {
             Condition::Event {
                 since: Since::Step, ..
             } => self.cluster.state().trail.len(),
-            _ => 0,
+            Condition::Event {
+                since: Since::Run, ..
+            }
+            | Condition::Leader(_)
+            | Condition::Applied { .. }
+            | Condition::Up(_)
+            | Condition::Down(_)
+            | Condition::OpsDone
+            | Condition::Quiescent
+            | Condition::Observed(_) => 0,
         };
         loop {
             let holds = match condition {
@@ -150,7 +159,13 @@ impl Driver<'_> {
                     next_event = state.trail.len();
                     events.iter().any(|e| expect::matches(event, e))
                 }
-                _ => self.holds(condition),
+                Condition::Leader(_)
+                | Condition::Applied { .. }
+                | Condition::Up(_)
+                | Condition::Down(_)
+                | Condition::OpsDone
+                | Condition::Quiescent
+                | Condition::Observed(_) => self.holds(condition),
             };
             if holds {
                 return Ok(true);

@@ -441,7 +441,7 @@ impl Server {
                 let leader = self.name_of(vote.leader).to_string();
                 let what = match state {
                     ServerState::Leading => "elected leader".to_string(),
-                    _ => format!("elected {leader}"),
+                    ServerState::Following | ServerState::Looking => format!("elected {leader}"),
                 };
                 self.note(format!(
                     "{what} in round {round} with vote epoch {} zxid {} sid {}",
