@@ -47,7 +47,11 @@ pub(crate) fn placement(scenario: &Scenario, variant: &Variant) -> Result<Option
 
 /// Run a variant in `binary` and take its result.
 pub(crate) fn run(binary: &Path, scenario: &Scenario, variant: &Variant, seed: u64) -> RunResult {
-    let wall = std::time::Instant::now(); // wall-clock ok: reported, never in the trail
+    #[allow(
+        clippy::disallowed_methods,
+        reason = "wall-clock ok: the child's wall time, reported, never in the trail"
+    )]
+    let wall = std::time::Instant::now();
     let args = [
         "__child".to_string(),
         "run".into(),
@@ -90,7 +94,12 @@ pub(crate) fn not_placed(
     seed: u64,
     message: String,
 ) -> RunResult {
-    not_run(scenario, variant, seed, std::time::Instant::now(), message)
+    #[allow(
+        clippy::disallowed_methods,
+        reason = "wall-clock ok: reported, never in the trail"
+    )]
+    let now = std::time::Instant::now();
+    not_run(scenario, variant, seed, now, message)
 }
 
 /// The result of a run that never happened: `unknown`, never a pass.
