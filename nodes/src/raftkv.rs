@@ -5,9 +5,9 @@
 //! re-applying the committed log (the state machine persists nothing of its own).
 
 use crate::api::{
-    parse_json, BugInfo, Check, ClusterView, Command, FailPoint, FailPointInfo, Fault,
-    InvariantInfo, InvariantKind, Model, ModelInfo, NodeCtx, Observation, OpInfo, OpResult,
-    ParsedOp, RoleInfo,
+    parse_json, Answers, BugInfo, Check, ClusterView, Command, Consistency, FailPoint,
+    FailPointInfo, Fault, HistoryModel, InvariantInfo, InvariantKind, Model, ModelInfo, NodeCtx,
+    Observation, OpInfo, OpResult, ParsedOp, RoleInfo,
 };
 use crate::raft::{
     role_name, Config, Entry, EntryBody, ProposeError, Raft, RaftEvent, Role, Tuning,
@@ -27,6 +27,31 @@ pub static BUG_COMMIT_WITHOUT_QUORUM: BugInfo = BugInfo {
     buggy: "a leader cut off in a minority applies writes the majority never sees",
     fixed: "an entry commits only once a majority holds it (Raft)",
 };
+
+/// A canary only the history checker catches: stale reads from a deposed leader.
+pub static BUG_STALE_READ: BugInfo = BugInfo {
+    key: "CANARY-STALE-READ",
+    summary: "canary: a leader answers `get` from its own state machine without confirming it still leads",
+    buggy: "a deposed leader cut off in a minority still believes it leads and answers reads with values the majority has overwritten; the replicas still converge",
+    fixed: "a read goes through the log like a write, so only a leader a majority still follows can answer it (Raft's linearizable reads)",
+};
+
+/// A canary only the history checker catches: writes acknowledged before a quorum has them.
+pub static BUG_LOST_ACK: BugInfo = BugInfo {
+    key: "CANARY-LOST-ACK",
+    summary: "canary: the leader acknowledges a write once it is appended locally and durable, before a quorum has it",
+    buggy: "a leader cut off in a minority acknowledges puts and appends the majority never sees; a new leader overwrites them, so an acknowledged write is lost, and the replicas still converge",
+    fixed: "a write is acknowledged once it is committed (a majority holds it) and applied",
+};
+
+/// Refusals of raftkv: nothing was appended to the log.
+const REFUSED: &[&str] = &[
+    "not leader",
+    "leadership transfer in progress",
+    "write refused",
+];
+/// Every op but `put` can find the key absent.
+const NOT_FOUND: &[&str] = &["not found"];
 
 /// The fail points of raftkv: its one registry of names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -137,21 +162,41 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| ModelInfo {
             name: "put",
             summary: "set a key",
             example: "{op: put, key: a, value: \"1\"}",
+            consistency: Consistency::Linearizable,
+            answers: Answers {
+                definite: &[],
+                refused: REFUSED,
+            },
         },
         OpInfo {
             name: "append",
             summary: "append to a key's value",
             example: "{op: append, key: a, value: x}",
+            consistency: Consistency::Linearizable,
+            answers: Answers {
+                definite: &[],
+                refused: REFUSED,
+            },
         },
         OpInfo {
             name: "delete",
             summary: "remove a key",
             example: "{op: delete, key: a}",
+            consistency: Consistency::Linearizable,
+            answers: Answers {
+                definite: NOT_FOUND,
+                refused: REFUSED,
+            },
         },
         OpInfo {
             name: "get",
             summary: "read a key through the log",
             example: "{op: get, key: a}",
+            consistency: Consistency::Linearizable,
+            answers: Answers {
+                definite: NOT_FOUND,
+                refused: REFUSED,
+            },
         },
     ],
     fail_points: vec![&PROPOSE, &APPLY],
@@ -160,11 +205,12 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| ModelInfo {
         kind: InvariantKind::Safety,
         summary: "no node's log loses or replaces an entry its state machine already applied",
     }],
-    bugs: vec![&BUG_COMMIT_WITHOUT_QUORUM],
+    bugs: vec![&BUG_COMMIT_WITHOUT_QUORUM, &BUG_STALE_READ, &BUG_LOST_ACK],
     has_leader: true,
     leader_transfer: true,
     params: crate::raft::tuning_params(),
     reports_removed: true,
+    history: HistoryModel::Register,
 });
 
 impl Model for RaftKv {
@@ -364,8 +410,27 @@ fn on_command(ctx: &NodeCtx, raft: &Raft, kv: &mut Kv, command: Command) {
         Command::Op { id, op } => {
             let op: KvOp = serde_json::from_value(op).expect("validated by parse_op");
             let _ = op.key();
+            if let KvOp::Get { key } = &op {
+                if raft.is_leader() && ctx.bugs().buggy(&BUG_STALE_READ) {
+                    // The canary: the local state machine, with no check that a
+                    // majority still follows this leader.
+                    let answer = match kv.map.get(key) {
+                        Some(value) => OpResult::value(value.clone()),
+                        None => OpResult::error("not found"),
+                    };
+                    ctx.complete(id, answer);
+                    return;
+                }
+            }
+            // Blind writes: their answer does not depend on the state, so the
+            // canary can give it before applying.
+            let write = matches!(op, KvOp::Put { .. } | KvOp::Append { .. });
             let text = serde_json::to_string(&LogCommand { op }).expect("serializes");
             match raft.propose(text) {
+                Ok(_) if write && ctx.bugs().buggy(&BUG_LOST_ACK) => {
+                    // The canary: appended and durable here, not yet on a quorum.
+                    ctx.complete(id, OpResult::ok());
+                }
                 Ok(index) => {
                     kv.waiting.insert(index, (id, raft.term()));
                 }

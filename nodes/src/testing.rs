@@ -3,8 +3,8 @@
 //! with the `test-models` feature; the harness's tests enable it.
 
 use crate::api::{
-    parse_json, Check, ClusterView, Command, EventKind, Model, ModelInfo, NodeCtx, Observation,
-    OpInfo, OpResult, ParsedOp, RoleInfo,
+    parse_json, Answers, Check, ClusterView, Command, Consistency, EventKind, HistoryModel, Model,
+    ModelInfo, NodeCtx, Observation, OpInfo, OpResult, ParsedOp, RoleInfo,
 };
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -41,21 +41,29 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| ModelInfo {
             name: "set",
             summary: "store a value",
             example: "{on: a, op: set, key: k, value: v}",
+            consistency: Consistency::Unjudged,
+            answers: Answers::NONE,
         },
         OpInfo {
             name: "panic",
             summary: "panic in node code",
             example: "{on: a, op: panic, message: boom}",
+            consistency: Consistency::Unjudged,
+            answers: Answers::NONE,
         },
         OpInfo {
             name: "hang",
             summary: "never answer",
             example: "{on: a, op: hang}",
+            consistency: Consistency::Unjudged,
+            answers: Answers::NONE,
         },
         OpInfo {
             name: "flood",
             summary: "append N trail events",
             example: "{on: a, op: flood, events: 1000}",
+            consistency: Consistency::Unjudged,
+            answers: Answers::NONE,
         },
     ],
     fail_points: vec![],
@@ -65,6 +73,7 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| ModelInfo {
     leader_transfer: false,
     params: Vec::new(),
     reports_removed: false,
+    history: HistoryModel::None,
 });
 
 impl Model for Faulty {

@@ -11,6 +11,7 @@ mod model;
 mod net;
 mod observe;
 mod params;
+mod promise;
 
 pub use ctx::{Command, Env, EventKind, NodeCtx, NodeEvent, NodeSpec, NodeStart, OpResult};
 pub use disk::{Disk, RecordLog};
@@ -22,3 +23,4 @@ pub use model::{
 pub use net::Net;
 pub use observe::Observation;
 pub use params::{ParamInfo, ParamKind, ParamValue, WEEK_MS};
+pub use promise::{AnswerKind, Answers, Consistency, HistoryModel, Sequential};

@@ -713,7 +713,10 @@ impl Datanode {
 }
 
 /// The state a container event leads to (`None`: deleted), or why it is refused.
-fn transition(op: &HddsOp, old: Option<ContainerState>) -> Result<Option<ContainerState>, String> {
+pub(super) fn transition(
+    op: &HddsOp,
+    old: Option<ContainerState>,
+) -> Result<Option<ContainerState>, String> {
     use ContainerState::{Closed, Open, Unhealthy};
     match (op, old) {
         (HddsOp::Create { .. }, None) => Ok(Some(Open)),
