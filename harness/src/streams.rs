@@ -8,7 +8,7 @@
 //! their values (every recorded trail depends on them) and would meet node 0's
 //! stream only at its 64,023rd and 3,298,840,576th start.
 
-/// The chaos nemesis and its workload's draws.
+/// The chaos nemesis's draws.
 pub const CHAOS: u64 = 0xc4a0_5000;
 /// Fail-point probabilities.
 pub const FAULTS: u64 = 0xfa17;
@@ -17,7 +17,12 @@ pub const PICKS: u64 = 0x7069_636b_0000_0000;
 /// `{A..B}` draws of scripted client ops.
 pub const PLACEHOLDERS: u64 = 0x706c_6163_0000_0000;
 
-pub const ALL: [u64; 4] = [CHAOS, FAULTS, PICKS, PLACEHOLDERS];
+/// The scenario's `workload:` draws (op picks, placeholders).
+pub const WORKLOAD: u64 = 0x776f_726b_0000_0000;
+/// The chaos section's workload draws.
+pub const CHAOS_WORKLOAD: u64 = 0x776f_726b_0000_0001;
+
+pub const ALL: [u64; 6] = [CHAOS, FAULTS, PICKS, PLACEHOLDERS, WORKLOAD, CHAOS_WORKLOAD];
 
 /// A generator for one purpose of the run seeded `seed`.
 pub fn rng(seed: u64, stream: u64) -> rand_chacha::ChaCha8Rng {
@@ -34,7 +39,7 @@ mod tests {
     #[test]
     fn streams_are_disjoint_from_each_other_and_from_every_node_stream() {
         let node_streams_end = (crate::scenario::NODES_MAX as u64) << 32;
-        for new in [PICKS, PLACEHOLDERS] {
+        for new in [PICKS, PLACEHOLDERS, WORKLOAD, CHAOS_WORKLOAD] {
             assert!(new >= node_streams_end, "{new:#x} could be a node's stream");
         }
         for (i, a) in ALL.iter().enumerate() {

@@ -144,6 +144,10 @@ pub struct Params {
     pub election_timeout_ms_min: Option<u64>,
     #[serde(default)]
     pub election_timeout_ms_max: Option<u64>,
+    /// A leader that has not heard from a majority within the longest election
+    /// timeout steps down (default on, as etcd's CheckQuorum).
+    #[serde(default)]
+    pub check_quorum: Option<bool>,
 }
 
 pub struct RaftKv;
@@ -208,7 +212,15 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| ModelInfo {
     bugs: vec![&BUG_COMMIT_WITHOUT_QUORUM, &BUG_STALE_READ, &BUG_LOST_ACK],
     has_leader: true,
     leader_transfer: true,
-    params: crate::raft::tuning_params(),
+    params: {
+        let mut params = crate::raft::tuning_params();
+        params.push(crate::api::ParamInfo::bool(
+            "check_quorum",
+            true,
+            "a leader that hears from no majority within election_timeout_ms_max steps down; off, a leader cut off in a minority believes it leads until it hears of a newer term",
+        ));
+        params
+    },
     reports_removed: true,
     history: HistoryModel::Register,
 });
@@ -265,6 +277,7 @@ impl Params {
 pub fn raft_config(ctx: &NodeCtx) -> Config {
     let params: Params = parse_json(ctx.params()).unwrap_or_default();
     let mut config = Config::tuned(params.tuning());
+    config.check_quorum = params.check_quorum.unwrap_or(config.check_quorum);
     config.bug_commit_without_quorum = ctx.bugs().buggy(&BUG_COMMIT_WITHOUT_QUORUM);
     config
 }

@@ -325,3 +325,38 @@ pub fn render_report(path: &Path, output: Option<&Path>) -> u8 {
     println!("wrote {}", printable(&out.display().to_string()));
     exit::OK
 }
+
+/// `faultline history`: a saved run's client history, as JSON lines or EDN.
+pub fn export_history(
+    path: &Path,
+    shape: Option<&crate::history::EdnShape>,
+    out: Option<&Path>,
+) -> u8 {
+    let saved = match report::read_run(path) {
+        Ok(r) => r,
+        Err(message) => {
+            term::error(message);
+            return exit::BAD_INPUT;
+        }
+    };
+    let history = &saved.clients.history.history;
+    let text = match shape {
+        Some(shape) => crate::history::to_edn(history, shape),
+        None => crate::history::to_jsonl(history),
+    };
+    match out {
+        Some(out) => {
+            if let Err(e) = report::atomic_write(out, text.as_bytes()) {
+                term::error(e);
+                return exit::BAD_INPUT;
+            }
+            println!(
+                "wrote {} ({} op(s))",
+                printable(&out.display().to_string()),
+                history.len()
+            );
+        }
+        None => print!("{text}"),
+    }
+    exit::OK
+}

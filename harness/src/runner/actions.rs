@@ -4,6 +4,7 @@
 //! shrunk as a scenario.
 
 use super::interpret::Partitioned;
+use super::recorder::SCRIPT;
 use super::{Driver, Halt};
 use crate::duration::format as fmt_duration;
 use crate::faults::describe;
@@ -13,6 +14,17 @@ use crate::yaml::Loc;
 use nodes::api::{Command, FailPointInfo, OpResult, ParsedOp};
 use serde_json::{json, Value};
 use std::time::Duration;
+
+/// What became of a client op.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Sent {
+    /// It was never sent (its node was down): it did not take effect.
+    Refused(OpResult),
+    /// Sent without waiting: op `id` is in flight.
+    Pending(u64),
+    /// Sent and waited for: the answer, or a timeout.
+    Answered(OpResult),
+}
 
 /// How long a clean `stop` may take before the node is killed.
 const STOP_TIMEOUT: Duration = Duration::from_secs(10);
@@ -66,6 +78,21 @@ impl Driver<'_> {
         op: &ParsedOp,
         wait: Option<Duration>,
     ) -> Result<Option<OpResult>, Halt> {
+        Ok(match self.act_client_as(SCRIPT, node, op, wait)? {
+            Sent::Refused(result) | Sent::Answered(result) => Some(result),
+            Sent::Pending(_) => None,
+        })
+    }
+
+    /// [`Driver::act_client`] for one client of the run (the script, a workload's
+    /// client): the op goes on that client's lane of the history.
+    pub(crate) fn act_client_as(
+        &mut self,
+        client: &str,
+        node: usize,
+        op: &ParsedOp,
+        wait: Option<Duration>,
+    ) -> Result<Sent, Halt> {
         let summary = op.summary.clone();
         let mut step = op.op.clone();
         if let Value::Object(map) = &mut step {
@@ -73,6 +100,7 @@ impl Driver<'_> {
             map.insert("wait".into(), json!(false));
         }
         let step = json!({ "client": step });
+        let now = self.sim.elapsed();
         if !self.up(node) {
             self.action(
                 Some(node),
@@ -80,7 +108,12 @@ impl Driver<'_> {
                 format!("{summary} -> error node down"),
                 step,
             );
-            return Ok(Some(OpResult::error("node down")));
+            let name = self.names[node].clone();
+            self.state
+                .borrow_mut()
+                .history
+                .refused(client, Some(&name), op, "node down", now);
+            return Ok(Sent::Refused(OpResult::error("node down")));
         }
         self.action(Some(node), Kind::OpInvoke, summary.clone(), step);
         let payload = op.op.clone();
@@ -93,15 +126,31 @@ impl Driver<'_> {
                 Kind::OpError,
                 format!("{summary} -> error node not accepting commands"),
             );
-            return Ok(Some(OpResult::error("node not accepting commands")));
+            let name = self.names[node].clone();
+            let why = "node not accepting commands";
+            self.state
+                .borrow_mut()
+                .history
+                .refused(client, Some(&name), op, why, now);
+            return Ok(Sent::Refused(OpResult::error(why)));
         };
-        let Some(timeout) = wait else { return Ok(None) };
+        {
+            let mut state = self.state.borrow_mut();
+            let incarnation = state.nodes[node].incarnation;
+            let name = self.names[node].clone();
+            state
+                .history
+                .invoke(client, id, &name, incarnation, op, now);
+        }
+        let Some(timeout) = wait else {
+            return Ok(Sent::Pending(id));
+        };
         let deadline = self.sim.elapsed() + timeout;
         while self.state.borrow().ops[&id].result.is_none() && self.sim.elapsed() < deadline {
             self.advance()?;
         }
         let result = self.state.borrow().ops[&id].result.clone();
-        Ok(Some(match result {
+        Ok(Sent::Answered(match result {
             Some(result) => result,
             None => {
                 let why = format!("no answer within {}", fmt_duration(timeout));

@@ -1,4 +1,5 @@
-//! The chaos nemesis: random faults over a window, and a workload at a rate.
+//! The chaos nemesis: random faults over a window, with a workload at a rate
+//! (`workload.rs`) running through it.
 //!
 //! Every draw comes from a generator seeded by the run's seed (its own stream), so a
 //! chaos run replays exactly. Faults act through the same actions as scripted steps
@@ -7,10 +8,9 @@
 //! the heal phase and the checkers follow as for any run.
 
 use super::interpret::Partitioned;
-use super::pick::Want;
 use super::{Driver, Halt};
 use crate::duration::format as fmt_duration;
-use crate::scenario::{expand_template, ArmStep, Chaos, ChaosFault, ChaosKind, Target, Workload};
+use crate::scenario::{ArmStep, Chaos, ChaosFault, ChaosKind};
 use crate::trail::Kind;
 use nodes::api::FailPointInfo;
 use rand::seq::SliceRandom;
@@ -59,8 +59,11 @@ impl Driver<'_> {
         self.event(None, Kind::Note, detail);
         let end = self.sim.elapsed() + chaos.window;
         let mut next_fault = self.sim.elapsed() + between(&mut rng, chaos.spacing);
-        let mut next_op = self.sim.elapsed();
         let mut active: Vec<Lasting> = Vec::new();
+        if let Some(workload) = &chaos.workload {
+            let stream = crate::streams::CHAOS_WORKLOAD;
+            self.start_workload(super::workload::Source::Chaos, workload, stream);
+        }
         while self.sim.elapsed() < end {
             let now = self.sim.elapsed();
             let (over, still): (Vec<Lasting>, Vec<Lasting>) =
@@ -68,15 +71,6 @@ impl Driver<'_> {
             active = still;
             for lasting in over {
                 self.undo(lasting.undo)?;
-            }
-            if let Some(workload) = &chaos.workload {
-                while next_op <= now {
-                    // One `{seq}` per workload tick (taken even when the tick
-                    // sends nothing), shared with scripted op templates.
-                    let seq = self.next_seq();
-                    self.workload_op(workload, &mut rng, seq)?;
-                    next_op += workload.every;
-                }
             }
             if now >= next_fault {
                 if active.len() < chaos.concurrent_max && !kinds.is_empty() {
@@ -92,54 +86,11 @@ impl Driver<'_> {
         for lasting in active {
             self.undo(lasting.undo)?;
         }
+        if chaos.workload.is_some() {
+            self.stop_workload(super::workload::Source::Chaos);
+        }
         self.event(None, Kind::Note, "chaos: window over, every fault undone");
         Ok(())
-    }
-
-    fn workload_op(
-        &mut self,
-        workload: &Workload,
-        rng: &mut ChaCha8Rng,
-        seq: u64,
-    ) -> Result<(), Halt> {
-        // Without a leader the workload's client has nobody to talk to; it tries
-        // later (and draws nothing now).
-        let default = match workload.target {
-            Some(target) => match self.resolve_now(target)? {
-                Some(node) => Some(node),
-                None => return Ok(()),
-            },
-            None => None,
-        };
-        let chosen = &workload.ops[rng.random_range(0..workload.ops.len())];
-        let node = match chosen.target {
-            Some(target) => match self.resolve_now(target)? {
-                Some(node) => node,
-                None => return Ok(()),
-            },
-            None => default.expect("validated: an op without `on` goes to the workload's"),
-        };
-        let template = &chosen.template;
-        let op = match expand_template(template, &mut |lo, hi| rng.random_range(lo..=hi), seq)
-            .and_then(|json| self.scenario.model.parse_op(&json))
-        {
-            Ok(op) => op,
-            Err(message) => {
-                // Checked at load with the extreme draws; a model may still refuse
-                // a value between them.
-                let detail = format!("workload op template expanded to an invalid op: {message}");
-                self.event(None, Kind::OpError, detail);
-                return Ok(());
-            }
-        };
-        self.act_client(node, &op, None)?;
-        Ok(())
-    }
-
-    /// The up node a target names now, without waiting; `None` for the leader
-    /// when there is none. `follower` and `any` pick from the picks stream.
-    fn resolve_now(&mut self, target: Target) -> Result<Option<usize>, Halt> {
-        self.pick(target, Want::Up, &[], Duration::ZERO)
     }
 
     /// Inject one fault of `kind`; `None` when it is instant or could not apply now.

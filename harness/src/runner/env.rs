@@ -62,6 +62,8 @@ pub struct RunState {
     pub line: Option<u32>,
     pub events_max: usize,
     pub events_over: bool,
+    /// What clients saw: every client op as an invoke and a completion.
+    pub history: super::recorder::Recorder,
 }
 
 impl RunState {
@@ -76,6 +78,8 @@ impl RunState {
         op.timed_out = true;
         let (node, detail) = (op.node.clone(), format!("{} -> {why}", op.summary));
         self.harness_event(Some(&node), Kind::OpTimeout, detail);
+        let now = self.now;
+        self.history.give_up(id, why, now);
     }
 
     pub fn node_index(&self, name: &str) -> Option<usize> {
@@ -193,7 +197,8 @@ impl Env for RunEnv {
     }
 
     fn complete(&self, node: &str, id: u64, result: OpResult) {
-        let t_ms = self.now_ms();
+        let now = self.now();
+        let t_ms = now.as_millis() as u64;
         let mut state = self.state.borrow_mut();
         state.open.remove(&id);
         let Some(op) = state.ops.get_mut(&id) else {
@@ -209,6 +214,13 @@ impl Env for RunEnv {
             ""
         };
         let detail = format!("{} -> {result}{late}", op.summary);
+        let admin = op.admin;
+        if !admin {
+            state.history.answer(id, &result, now);
+        }
+        let Some(op) = state.ops.get_mut(&id) else {
+            return;
+        };
         op.result = Some(result);
         op.completed_ms = Some(t_ms);
         let kind = if op.admin { Kind::Transfer } else { kind };

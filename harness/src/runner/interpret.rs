@@ -8,7 +8,7 @@ use crate::duration::format as fmt_duration;
 use crate::outcome::Outcome;
 use crate::scenario::{
     expand_template, CheckStep, ClientOp, ClientStep, Condition, Cut, OpExpect, Partition,
-    ProcessStep, Since, Step, StepKind, Target,
+    ProcessStep, Since, Step, StepKind, Target, WorkloadStep,
 };
 use crate::trail::Kind;
 use nodes::api::OpResult;
@@ -142,6 +142,20 @@ impl Driver<'_> {
                 self.await_condition(condition, *within, step)
             }
             StepKind::Check(check) => self.check_step(check, step),
+            StepKind::Workload(WorkloadStep::Start) => {
+                let workload = self
+                    .scenario
+                    .workload
+                    .as_ref()
+                    .expect("validated: a workload step has a section");
+                let stream = crate::streams::WORKLOAD;
+                self.start_workload(super::workload::Source::Scenario, workload, stream);
+                Ok(())
+            }
+            StepKind::Workload(WorkloadStep::Stop) => {
+                self.stop_workload(super::workload::Source::Scenario);
+                Ok(())
+            }
             StepKind::Repeat { count, steps } => {
                 for _ in 0..*count {
                     for inner in steps {
@@ -397,6 +411,11 @@ impl Driver<'_> {
             let why = self.no_node(client.target, Want::Up, client.timeout);
             let detail = format!("{} -> error {why}", op.summary);
             self.event(None, Kind::OpError, detail);
+            let now = self.sim.elapsed();
+            self.state
+                .borrow_mut()
+                .history
+                .refused(super::recorder::SCRIPT, None, &op, &why, now);
             self.check_op(client, &op.summary, step, &OpResult::error(why));
             return Ok(());
         };

@@ -11,7 +11,9 @@ pub mod env;
 mod interpret;
 pub mod net;
 mod pick;
+pub mod recorder;
 mod result;
+mod workload;
 
 pub use result::{FinalNode, MessageCount, RunResult};
 
@@ -104,6 +106,8 @@ pub(crate) struct Driver<'s> {
     placeholders: ChaCha8Rng,
     /// `{seq}`: op templates expanded so far in this run (scripted and workload).
     seq: u64,
+    /// Workloads sending ops, or waiting for their last ops' answers.
+    workloads: Vec<workload::Running>,
 }
 
 impl<'s> Driver<'s> {
@@ -139,6 +143,7 @@ impl<'s> Driver<'s> {
             line: None,
             events_max: scenario.settings.limits.events,
             events_over: false,
+            history: recorder::Recorder::new(scenario.model.info()),
         }));
         let env = Rc::new(RunEnv {
             run_id,
@@ -161,10 +166,12 @@ impl<'s> Driver<'s> {
             picks: crate::streams::rng(seed, crate::streams::PICKS),
             placeholders: crate::streams::rng(seed, crate::streams::PLACEHOLDERS),
             seq: 0,
+            workloads: Vec::new(),
         }
     }
 
-    /// The scripted steps, in order, then the chaos window if there is one.
+    /// The scripted steps, in order, then the chaos window if there is one. A
+    /// workload still running when they end stops there.
     fn script(&mut self) -> Result<(), Halt> {
         for step in &self.scenario.steps {
             self.exec(step)?;
@@ -172,6 +179,7 @@ impl<'s> Driver<'s> {
         if let Some(chaos) = &self.scenario.chaos {
             self.chaos(chaos)?;
         }
+        self.stop_workloads();
         Ok(())
     }
 
@@ -202,6 +210,7 @@ impl<'s> Driver<'s> {
     /// One simulation step, with every limit checked.
     pub(crate) fn advance(&mut self) -> Result<(), Halt> {
         self.check_limits()?;
+        self.tick_workloads()?;
         let limits = &self.scenario.settings.limits;
         let sim = &mut self.sim;
         match panic::catch(|| sim.step()) {
@@ -561,6 +570,21 @@ impl<'s> Driver<'s> {
         findings
     }
 
+    /// What clients saw, judged by the consistency checker (docs/history.md).
+    fn judge_history(&self, history: &recorder::ClientHistory) -> check::clients::Judged {
+        let settings = &self.scenario.settings.history;
+        let workload = history.lanes.iter().any(|l| l.client != recorder::SCRIPT);
+        let mut judged = check::clients::Judged::default();
+        let findings = check::guarded(crate::consistency::CHECKER, || {
+            let params = &self.variant.params;
+            judged =
+                check::clients::judge(self.scenario.model, history, params, settings, workload);
+            std::mem::take(&mut judged.findings)
+        });
+        judged.findings = findings;
+        judged
+    }
+
     /// A fail point armed but never fired tested nothing: the run fails, saying so.
     fn ineffective_fail_points(&self) -> Vec<Finding> {
         let state = self.state.borrow();
@@ -601,9 +625,23 @@ impl<'s> Driver<'s> {
         let view = self.view();
         let mut trail = std::mem::take(&mut self.state.borrow_mut().trail);
         trail.finish();
-        let findings = self.judge(&view, &trail);
+        let mut findings = self.judge(&view, &trail);
+        let history = {
+            let fresh = recorder::Recorder::new(self.scenario.model.info());
+            std::mem::replace(&mut self.state.borrow_mut().history, fresh).finish()
+        };
+        let judged = self.judge_history(&history);
+        findings.extend(judged.findings);
+        let file = &self.scenario.file;
+        let checker = self.variant.expect.checker.as_ref();
+        let decided = expect::decided_by(file, checker, &findings);
+        findings.extend(decided);
+        let clients = result::Clients {
+            history,
+            consistency: judged.report,
+        };
         let crashed = matches!(halt, Some(Halt::Crashed(_)));
-        let result = RunResult::build(&self, view, trail, findings, wall);
+        let result = RunResult::build(&self, view, trail, findings, clients, wall);
         // The fail registry is process-global: disarm this run's points now.
         self.state.borrow_mut().faults.clear_all();
         if crashed {

@@ -1,6 +1,7 @@
 //! Everything a run produced: the verdict, the trail, the final observations.
 
 use super::env::OpRecord;
+use super::recorder::ClientHistory;
 use super::Driver;
 use crate::check::{outcome_of, Finding};
 use crate::faults::ArmSummary;
@@ -31,6 +32,16 @@ pub struct MessageCount {
     pub count: u32,
 }
 
+/// What clients saw, and what the consistency checker made of it.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Clients {
+    #[serde(flatten)]
+    pub history: ClientHistory,
+    /// The checker's report; `None` when nothing was judged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consistency: Option<crate::consistency::Report>,
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RunResult {
     pub harness_version: String,
@@ -53,6 +64,9 @@ pub struct RunResult {
     pub replay: String,
     pub nodes: Vec<FinalNode>,
     pub ops: Vec<OpRecord>,
+    /// The client history (docs/history.md) and its judgment.
+    #[serde(default)]
+    pub clients: Clients,
     pub messages_total: u64,
     pub messages: Vec<MessageCount>,
     pub trail: Trail,
@@ -64,6 +78,7 @@ impl RunResult {
         view: ClusterView,
         trail: Trail,
         findings: Vec<Finding>,
+        clients: Clients,
         wall: Duration,
     ) -> RunResult {
         let scenario = driver.scenario;
@@ -115,6 +130,7 @@ impl RunResult {
             replay: replay_command(&scenario.file, &variant.name, driver.seed),
             nodes,
             ops: state.ops.values().cloned().collect(),
+            clients,
             messages_total: state.messages_total,
             messages,
             trail,

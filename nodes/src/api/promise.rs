@@ -108,7 +108,14 @@ pub trait Sequential {
     /// object is checked on its own.
     fn object(&self, op: &Value, node: &str) -> String;
 
-    /// Run `op` in `state` (`Value::Null` before the object's first op). With an
+    /// The state of `object` before its first op, in a run with these (the
+    /// variant's, validated) `params`: what the model starts with.
+    fn initial(&self, object: &str, params: &Value) -> Value {
+        let _ = (object, params);
+        Value::Null
+    }
+
+    /// Run `op` in `state` (at first, [`Sequential::initial`]). With an
     /// `answer`, the state after it if `op` could have answered exactly that
     /// here, else `None`; without (the answer is unknown), the state after it.
     /// Must be a pure function of its arguments.

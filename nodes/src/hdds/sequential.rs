@@ -7,7 +7,7 @@
 
 use super::datanode::transition;
 use super::report::ContainerState;
-use super::HddsOp;
+use super::{Config, HddsOp, Params};
 use crate::api::{OpResult, Sequential};
 use serde_json::Value;
 
@@ -32,6 +32,22 @@ impl Sequential for Containers {
         match container {
             Some(c) => format!("{node}/C{c}"),
             None => format!("{node}/-"),
+        }
+    }
+
+    /// Every datanode holds the `containers` param's containers CLOSED on its
+    /// first start.
+    fn initial(&self, object: &str, params: &Value) -> Value {
+        let params: Params = serde_json::from_value(params.clone()).unwrap_or_default();
+        let held = Config::from_params(&params).containers;
+        let container = object
+            .rsplit_once("/C")
+            .and_then(|(_, c)| c.parse::<u64>().ok());
+        match container {
+            Some(c) if held.contains(&c) => {
+                serde_json::to_value(ContainerState::Closed).expect("states serialize")
+            }
+            _ => Value::Null,
         }
     }
 
@@ -91,5 +107,11 @@ mod tests {
             "an absent container cannot be closed"
         );
         assert_eq!(spec.step(&open, &close, None), Some(json!("CLOSED")));
+        assert_eq!(spec.initial("dn1/C1", &json!({})), json!("CLOSED"));
+        assert_eq!(spec.initial("dn1/C2", &json!({})), Value::Null);
+        assert_eq!(
+            spec.initial("dn1/C2", &json!({"containers": [2]})),
+            json!("CLOSED")
+        );
     }
 }

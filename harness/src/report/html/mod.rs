@@ -13,6 +13,7 @@
 //! replays of one seed give identical pages. Wall time is left out for that reason.
 
 pub(crate) mod assets;
+pub mod clients;
 pub mod derive;
 pub mod diagram;
 pub mod escape;
@@ -174,7 +175,11 @@ pub fn run_html(r: &RunResult) -> String {
     if div.applies(r) {
         page.push_str(r##"<a href="#divergence">Divergence</a>"##);
     }
-    page.push_str(r##"<a href="#diagram">Diagram</a><a href="#nodes">Nodes</a>"##);
+    page.push_str(r##"<a href="#diagram">Diagram</a>"##);
+    if !r.clients.history.history.is_empty() {
+        page.push_str(r##"<a href="#clients">Clients</a>"##);
+    }
+    page.push_str(r##"<a href="#nodes">Nodes</a>"##);
     if !r.fail_points.is_empty() {
         page.push_str(r##"<a href="#failpoints">Fail points</a>"##);
     }
@@ -185,6 +190,7 @@ pub fn run_html(r: &RunResult) -> String {
         divergence(&mut page, r, &div);
     }
     diagram_section(&mut page, r, &derived, &div, &diagram);
+    clients::section(&mut page, r);
     nodes_section(&mut page, r, &div);
     fail_points(&mut page, r);
     trail_section(&mut page, r, &div);
