@@ -11,9 +11,9 @@
 //! times is the harness's overhead. Wall time is what this module measures; none
 //! of it reaches a trail.
 
+use crate::action::Action;
 use crate::runner::{self, sim_builder, RunResult};
 use crate::scenario::Scenario;
-use crate::shrink::{actions, Action};
 use crate::sweep::{self, SweepOptions};
 use nodes::api::{Command, Env, Fault, NodeCtx, NodeEvent, NodeStart, Observation, OpResult};
 use std::cell::RefCell;
@@ -100,7 +100,7 @@ pub fn bare_run(scenario: &Scenario, result: &RunResult) -> f64 {
         inboxes: RefCell::new(BTreeMap::new()),
         exits: RefCell::new(Vec::new()),
     });
-    let actions = actions(result);
+    let actions = result.trail.actions();
     let end = Duration::from_millis(result.sim_elapsed_ms);
     let ((), ms) = timed(|| {
         let mut sim = sim_builder(&scenario.settings, result.seed).build();
@@ -132,7 +132,8 @@ pub fn bare_run(scenario: &Scenario, result: &RunResult) -> f64 {
         while sim.elapsed() < end {
             while next < actions.len() && Duration::from_millis(actions[next].t_ms) <= sim.elapsed()
             {
-                apply(&mut sim, &env, &actions[next], &mut op_id);
+                let latency = (scenario.settings.latency_min, scenario.settings.latency_max);
+                apply(&mut sim, &env, &actions[next].action, latency, &mut op_id);
                 next += 1;
             }
             if sim.step().is_err() {
@@ -146,60 +147,65 @@ pub fn bare_run(scenario: &Scenario, result: &RunResult) -> f64 {
     ms
 }
 
-fn names(value: &serde_json::Value) -> Vec<String> {
-    value
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|v| v.as_str().map(str::to_string))
-        .collect()
-}
-
 /// One action by direct `Sim` calls: the same effect the harness's action has.
-fn apply(sim: &mut Sim<'_>, env: &BareEnv, action: &Action, op_id: &mut u64) {
-    let Some((kind, body)) = action.step.as_object().and_then(|m| m.iter().next()) else {
-        return;
-    };
-    let node = |key: &str| body.get(key).and_then(|v| v.as_str()).map(str::to_string);
+/// Exhaustive: a new kind of action must say what the bare loop does with it.
+fn apply(
+    sim: &mut Sim<'_>,
+    env: &BareEnv,
+    action: &Action,
+    latency: (Duration, Duration),
+    op_id: &mut u64,
+) {
     let send = |to: &str, command: Command| {
         if let Some(inbox) = env.inboxes.borrow().get(to) {
             let _ = inbox.send(command);
         }
     };
-    match kind.as_str() {
-        "client" => {
-            let mut op = body.clone();
-            let on = node("on").unwrap_or_default();
-            if let Some(map) = op.as_object_mut() {
-                map.remove("on");
-                map.remove("wait");
-            }
+    match action {
+        Action::Client { node, op } => {
             *op_id += 1;
-            send(&on, Command::Op { id: *op_id, op });
+            send(
+                node,
+                Command::Op {
+                    id: *op_id,
+                    op: op.op.clone(),
+                },
+            );
         }
-        "transfer_leader" => {
-            // The bare loop does not track leaders: it asks every node; followers refuse.
-            let to = node("to").unwrap_or_default();
-            for name in env.inboxes.borrow().keys().cloned().collect::<Vec<_>>() {
-                *op_id += 1;
-                send(
-                    &name,
-                    Command::TransferLeader {
-                        id: *op_id,
-                        to: to.clone(),
-                    },
-                );
+        Action::TransferLeader { from, to } => {
+            *op_id += 1;
+            send(
+                from,
+                Command::TransferLeader {
+                    id: *op_id,
+                    to: to.clone(),
+                },
+            );
+        }
+        // The bare loop does not wait for a clean stop: it stops the host.
+        Action::Crash { node } | Action::Stop { node } => sim.crash(node.as_str()),
+        Action::Start { node } => sim.bounce(node.as_str()),
+        Action::Restart { node } => {
+            sim.crash(node.as_str());
+            sim.bounce(node.as_str());
+        }
+        Action::Partition { groups } => {
+            for (i, a) in groups.iter().enumerate() {
+                for b in &groups[i + 1..] {
+                    for x in a {
+                        for y in b.iter().filter(|y| *y != x) {
+                            sim.partition(x.as_str(), y.as_str());
+                        }
+                    }
+                }
             }
         }
-        "crash" | "stop" => sim.crash(body.as_str().unwrap_or_default()),
-        "start" => sim.bounce(body.as_str().unwrap_or_default()),
-        "restart" => {
-            let name = body.as_str().unwrap_or_default();
-            sim.crash(name);
-            sim.bounce(name);
+        Action::PartitionOneWay { from, to } => {
+            for to in to {
+                sim.partition_oneway(from.as_str(), to.as_str());
+            }
         }
-        "partition" => partition(sim, body),
-        "heal" => {
+        Action::Heal => {
             let all: Vec<String> = env.inboxes.borrow().keys().cloned().collect();
             for a in &all {
                 for b in &all {
@@ -209,37 +215,23 @@ fn apply(sim: &mut Sim<'_>, env: &BareEnv, action: &Action, op_id: &mut u64) {
                 }
             }
         }
-        "hold" | "release" | "latency" => {
-            let pair = names(body.get("between").unwrap_or(&serde_json::Value::Null));
-            if let [a, b] = pair.as_slice() {
-                match kind.as_str() {
-                    "hold" => sim.hold(a.as_str(), b.as_str()),
-                    "release" => sim.release(a.as_str(), b.as_str()),
-                    _ => {}
-                }
+        Action::Hold { between: [a, b] } => sim.hold(a.as_str(), b.as_str()),
+        Action::Release { between: [a, b] } => sim.release(a.as_str(), b.as_str()),
+        Action::Latency {
+            between: [a, b],
+            delay_ms,
+        } => match delay_ms {
+            Some(ms) => sim.set_link_latency(a.as_str(), b.as_str(), Duration::from_millis(*ms)),
+            None => {
+                let (min, max) = latency;
+                sim.set_link_latency(a.as_str(), b.as_str(), min);
+                sim.set_link_max_message_latency(a.as_str(), b.as_str(), max);
             }
-        }
+        },
         // The bare loop arms no fail points.
-        _ => {}
-    }
-}
-
-fn partition(sim: &mut Sim<'_>, body: &serde_json::Value) {
-    if let Some(groups) = body.get("groups").and_then(|g| g.as_array()) {
-        let groups: Vec<Vec<String>> = groups.iter().map(names).collect();
-        for (i, a) in groups.iter().enumerate() {
-            for b in &groups[i + 1..] {
-                for x in a {
-                    for y in b {
-                        sim.partition(x.as_str(), y.as_str());
-                    }
-                }
-            }
-        }
-    } else if let Some(from) = body.get("from").and_then(|f| f.as_str()) {
-        for to in names(body.get("to").unwrap_or(&serde_json::Value::Null)) {
-            sim.partition_oneway(from, to.as_str());
-        }
+        Action::ArmFailPoint { .. }
+        | Action::ClearFailPoint { .. }
+        | Action::ReleaseFailPoint { .. } => {}
     }
 }
 
@@ -336,7 +328,8 @@ fn sweep_rate(path: &std::path::Path, seeds: u64, jobs: usize) -> Result<f64, Er
     Ok(seeds as f64 / (ms / 1000.0))
 }
 
-fn machine() -> String {
+/// The machine a benchmark ran on, for the documents it writes.
+pub fn machine() -> String {
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
         .and_then(|c| {

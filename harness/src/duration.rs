@@ -72,6 +72,21 @@ pub fn format(duration: Duration) -> String {
     }
 }
 
+/// Serde for a duration as whole milliseconds (`stall_ms: 3000`), the unit of
+/// every trail payload.
+pub mod ms {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
+
+    pub fn serialize<S: Serializer>(duration: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u64(duration.as_millis() as u64)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        u64::deserialize(d).map(Duration::from_millis)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,7 +5,8 @@
 //! Only `return(<arm id>)` is ever configured in the `fail` crate. Its `p%` uses an
 //! unseeded RNG and its `sleep`/`delay`/`pause` block the one simulation thread.
 
-use crate::scenario::FaultAction;
+use crate::action::FaultAction;
+use crate::trail::Hit;
 use crate::yaml::Loc;
 use nodes::api::{fail_point_name, Fault};
 use rand::Rng;
@@ -55,7 +56,8 @@ pub struct FaultTable {
 /// What happened when a node reached an armed point.
 pub struct Decision {
     pub fault: Option<Fault>,
-    pub description: String,
+    /// The trail's record of it.
+    pub hit: Hit,
 }
 
 impl FaultTable {
@@ -172,7 +174,11 @@ impl FaultTable {
             if !self.rng.random_bool(p) {
                 return Some(Decision {
                     fault: None,
-                    description: format!("{point} reached, not fired (p={p})"),
+                    hit: Hit {
+                        point: point.to_string(),
+                        fired: None,
+                        probability: Some(p),
+                    },
                 });
             }
         }
@@ -186,13 +192,17 @@ impl FaultTable {
             FaultAction::Stall(d) => Fault::Stall(*d),
             FaultAction::StallUntilRelease => Fault::StallUntilRelease(arm.release.subscribe()),
         };
-        let description = format!("{point} fired: {}", describe(&arm.action));
+        let hit = Hit {
+            point: point.to_string(),
+            fired: Some(arm.action.clone()),
+            probability: arm.probability,
+        };
         if arm.remaining == Some(0) {
             self.disarm(node, point);
         }
         Some(Decision {
             fault: Some(fault),
-            description,
+            hit,
         })
     }
 
@@ -202,7 +212,7 @@ impl FaultTable {
             .map(|a| ArmSummary {
                 node: a.node.clone(),
                 point: a.point.to_string(),
-                action: describe(&a.action),
+                action: a.action.to_string(),
                 line: a.loc.line,
                 hits: a.hits,
                 fired: a.fired,
@@ -222,15 +232,6 @@ impl Drop for FaultTable {
         for (node, point) in self.active.keys() {
             fail::remove(fail_point_name(&self.run_id, node, point));
         }
-    }
-}
-
-pub fn describe(action: &FaultAction) -> String {
-    match action {
-        FaultAction::Error(kind) => format!("error {kind}"),
-        FaultAction::Panic => "panic".into(),
-        FaultAction::Stall(d) => format!("stall {}", crate::duration::format(*d)),
-        FaultAction::StallUntilRelease => "stall until release".into(),
     }
 }
 

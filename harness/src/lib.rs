@@ -5,6 +5,7 @@
 //! (`check`) into an outcome (`outcome`), and reported (`report`). `import` turns a
 //! model checker's counterexample into a scenario.
 
+pub mod action;
 pub mod bench;
 pub mod check;
 pub mod cli;
@@ -14,6 +15,7 @@ pub mod duration;
 pub mod faults;
 pub mod fsio;
 pub mod history;
+pub mod hunt;
 pub mod import;
 pub mod outcome;
 pub mod panic;

@@ -9,6 +9,7 @@
 //! an ordinary scenario file, commented with where it came from; running it fails
 //! until the defect is fixed.
 
+use crate::action::Timed;
 use crate::fsio;
 use crate::outcome::Outcome;
 use crate::report::{self, atomic_write};
@@ -25,14 +26,6 @@ pub struct ShrinkOptions {
     /// Most candidate runs to try.
     pub budget: usize,
     pub quiet: bool,
-}
-
-/// One action of the original run.
-#[derive(Clone, Debug)]
-pub struct Action {
-    pub t_ms: u64,
-    pub step: serde_json::Value,
-    pub detail: String,
 }
 
 /// What "fails the same way" means: the outcome and the checker that caused it.
@@ -66,19 +59,9 @@ impl Target {
     }
 }
 
-/// The actions on a trail, in time order.
-pub fn actions(result: &RunResult) -> Vec<Action> {
-    result
-        .trail
-        .iter()
-        .filter_map(|e| {
-            e.step.clone().map(|step| Action {
-                t_ms: e.t_ms,
-                step,
-                detail: e.detail.clone(),
-            })
-        })
-        .collect()
+/// The actions on a trail that took effect, in time order.
+pub fn actions(result: &RunResult) -> Vec<Timed> {
+    result.trail.actions()
 }
 
 /// When the original script ended (the heal phase began), so the shrunk scenario
@@ -154,7 +137,7 @@ impl Template {
     }
 
     /// A scenario with exactly these actions, at their original times.
-    pub fn render(&self, actions: &[Action], comment: &str) -> String {
+    pub fn render(&self, actions: &[Timed], comment: &str) -> String {
         let mut out = String::new();
         for line in comment.lines() {
             out.push_str(&format!("# {line}\n"));
@@ -180,7 +163,7 @@ impl Template {
                 action.t_ms,
                 action.detail.replace('\n', " ")
             ));
-            out.push_str(&format!("  - {}\n", step_line(&action.step)));
+            out.push_str(&format!("  - {}\n", step_line(&action.action.to_step())));
         }
         if self.end_ms > now {
             out.push_str(&format!("  - sleep: {}ms\n", self.end_ms - now));
@@ -205,7 +188,7 @@ fn step_line(step: &serde_json::Value) -> String {
 
 /// The result of a shrink.
 pub struct Shrunk {
-    pub kept: Vec<Action>,
+    pub kept: Vec<Timed>,
     pub original: usize,
     pub runs: usize,
     pub exhausted: bool,
@@ -352,7 +335,7 @@ pub fn shrink(options: &ShrinkOptions) -> Result<ShrinkSummary, Error> {
         .as_ref()
         .map(|p| p.display().to_string())
         .unwrap_or_else(|| "shrunk.yaml".into());
-    let mut try_subset = |subset: &[Action]| -> bool {
+    let mut try_subset = |subset: &[Timed]| -> bool {
         let candidate = template.render(subset, "candidate");
         match scenario::load_str(&out_name, &candidate) {
             Ok(s) => {

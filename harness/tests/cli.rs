@@ -152,7 +152,8 @@ fn list_shows_models_with_ops_fail_points_invariants_and_bugs() {
         "scenarios/raftkv/canary-quorum.yaml",
         // Parameters: name, type with bounds, default, meaning.
         "heartbeat_ms                     duration (ms) 1..=10000 (default 50): leader heartbeat interval",
-        "exit_order                       one of flush_first|exit_first (default flush_first)",
+        "exit_order                       one of flush_first|exit_first, or a map node -> one of flush_first|exit_first (default flush_first)",
+        "sid                              a map node -> integer 1..=255, naming every node, no value twice (no default)",
         "containers                       list of <= 512 integers 0..=9223372036854775807 (default [1])",
         "snap_count                       integer 2..=1000000000 (default 100000)",
     ] {

@@ -155,8 +155,10 @@ fn transfer_targets(result: &RunResult) -> Vec<String> {
     result
         .trail
         .iter()
-        .filter(|e| e.kind == Kind::Transfer && e.step.is_some())
-        .map(|e| e.detail.rsplit(' ').next().unwrap().to_string())
+        .filter_map(|e| match e.action() {
+            Some(faultline::action::Action::TransferLeader { to, .. }) => Some(to.clone()),
+            _ => None,
+        })
         .collect()
 }
 

@@ -234,7 +234,7 @@ fn a_failing_random_run_of_the_canary_shrinks_to_a_scenario_that_still_fails() {
     let faults = |r: &faultline::runner::RunResult| {
         r.trail
             .iter()
-            .filter(|e| e.step.is_some() && e.kind.is_fault())
+            .filter(|e| e.action().is_some() && e.kind.is_fault())
             .count()
     };
     assert!(

@@ -5,9 +5,9 @@
 //! re-applying the committed log (the state machine persists nothing of its own).
 
 use crate::api::{
-    parse_json, Answers, BugInfo, Check, ClusterView, Command, Consistency, FailPoint,
+    parse_json, Answers, ApplyResult, BugInfo, Check, ClusterView, Command, Consistency, FailPoint,
     FailPointInfo, Fault, HistoryModel, InvariantInfo, InvariantKind, Model, ModelInfo, NodeCtx,
-    Observation, OpInfo, OpResult, ParsedOp, RoleInfo,
+    NodeEvent, Observation, OpInfo, OpResult, ParsedOp, RoleInfo,
 };
 use crate::raft::{
     role_name, Config, Entry, EntryBody, ProposeError, Raft, RaftEvent, Role, Tuning,
@@ -210,6 +210,8 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| ModelInfo {
         summary: "no node's log loses or replaces an entry its state machine already applied",
     }],
     bugs: vec![&BUG_COMMIT_WITHOUT_QUORUM, &BUG_STALE_READ, &BUG_LOST_ACK],
+    probes: vec![],
+    index_format: crate::api::IndexFormat::Decimal,
     has_leader: true,
     leader_transfer: true,
     params: {
@@ -366,6 +368,8 @@ fn on_event(ctx: &NodeCtx, raft: &Raft, kv: &mut Kv, event: RaftEvent) {
             kv.leader = leader;
             let _ = raft;
         }
+        // The main loop publishes after every event.
+        RaftEvent::LogChanged { .. } => {}
     }
 }
 
@@ -378,6 +382,30 @@ fn apply(ctx: &NodeCtx, kv: &mut Kv, entry: Entry) {
     };
     let command: LogCommand = serde_json::from_str(text).expect("the log holds valid commands");
     let result = execute(&mut kv.map, &mut kv.removed, &command.op);
+    let summary = command.op.summary();
+    let applied = match &result.error {
+        Some(error) => ApplyResult::Failed {
+            error: error.clone(),
+        },
+        None => ApplyResult::Ok,
+    };
+    let keys = match &command.op {
+        KvOp::Get { .. } => Vec::new(),
+        KvOp::Put { key, .. } | KvOp::Append { key, .. } | KvOp::Delete { key } => {
+            vec![key.clone()]
+        }
+    };
+    ctx.record(NodeEvent::Apply {
+        term: Some(entry.term),
+        index: Some(entry.index),
+        what: summary.clone(),
+        result: applied,
+        keys,
+        text: format!(
+            "apply (t:{}, i:{}) {summary} -> {result}",
+            entry.term, entry.index
+        ),
+    });
     if let Some((id, term)) = kv.waiting.remove(&entry.index) {
         let answer = if term == entry.term {
             result

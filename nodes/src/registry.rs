@@ -50,6 +50,21 @@ mod tests {
         }
     }
 
+    /// The bounds of a kind, as values a scenario may write.
+    fn bounds(kind: &ParamKind) -> Vec<serde_json::Value> {
+        match kind {
+            ParamKind::Integer { min, max } => vec![json!(min), json!(max)],
+            ParamKind::DurationMs { min, max } => vec![json!(min), json!(max)],
+            ParamKind::Choice { choices } => choices.iter().map(|c| json!(c)).collect(),
+            ParamKind::PerNode { value, single, .. } if *single => bounds(value),
+            ParamKind::PerNode { .. }
+            | ParamKind::Bool
+            | ParamKind::Text
+            | ParamKind::Node
+            | ParamKind::IntegerList { .. } => Vec::new(),
+        }
+    }
+
     /// Each default lies within its own bounds and is accepted by the model; each
     /// bound is accepted too (bounds are where the model is valid).
     #[test]
@@ -69,16 +84,14 @@ mod tests {
                     );
                     values.push(value);
                 }
-                match &param.kind {
-                    ParamKind::Integer { min, max } => values.extend([json!(min), json!(max)]),
-                    ParamKind::DurationMs { min, max } => values.extend([json!(min), json!(max)]),
-                    ParamKind::Choice { choices } => {
-                        values.extend(choices.iter().map(|c| json!(c)))
+                values.extend(bounds(&param.kind));
+                if let ParamKind::PerNode { value, single, .. } = &param.kind {
+                    // A map of one node to each bound of the value's kind.
+                    let plain = bounds(value);
+                    values.extend(plain.iter().map(|v| json!({ "n1": v })));
+                    if !single {
+                        values.retain(|v| v.is_object());
                     }
-                    ParamKind::Bool
-                    | ParamKind::Text
-                    | ParamKind::Node
-                    | ParamKind::IntegerList { .. } => {}
                 }
                 for value in values {
                     // Raft timings are checked together: pair a bound with room for it.

@@ -3,14 +3,18 @@
 //! with the `test-models` feature; the harness's tests enable it.
 
 use crate::api::{
-    parse_json, Answers, Check, ClusterView, Command, Consistency, EventKind, HistoryModel, Model,
-    ModelInfo, NodeCtx, Observation, OpInfo, OpResult, ParsedOp, RoleInfo,
+    parse_json, Answers, ApplyResult, Check, ClusterView, Command, Consistency, HistoryModel,
+    Model, ModelInfo, NodeCtx, NodeEvent, Observation, OpInfo, OpResult, ParsedOp, ProbeInfo,
+    RoleInfo,
 };
 use serde::{Deserialize, Serialize};
+use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;
+use std::rc::Rc;
 use std::sync::LazyLock;
+use std::time::Duration;
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
@@ -23,7 +27,20 @@ pub enum FaultyOp {
     Hang,
     /// Append this many events to the trail at once.
     Flood { events: u64 },
+    /// Answer at once, record an internal submit of the next log index, and
+    /// apply it `apply_after_ms` later, publishing nothing in between: a model
+    /// that forgets to publish its in-flight work.
+    Submit { apply_after_ms: u64 },
+    /// Report reaching the model's one probe.
+    Probe,
 }
+
+/// The probe the `probe` op reports.
+pub static PROBE: ProbeInfo = ProbeInfo {
+    name: "faulty.reached",
+    summary: "the probe op ran",
+    rare: false,
+};
 
 pub struct Faulty;
 
@@ -65,10 +82,26 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| ModelInfo {
             consistency: Consistency::Unjudged,
             answers: Answers::NONE,
         },
+        OpInfo {
+            name: "probe",
+            summary: "report reaching the model's probe",
+            example: "{on: a, op: probe}",
+            consistency: Consistency::Unjudged,
+            answers: Answers::NONE,
+        },
+        OpInfo {
+            name: "submit",
+            summary: "submit internally, apply later, publish nothing in between",
+            example: "{on: a, op: submit, apply_after_ms: 50}",
+            consistency: Consistency::Unjudged,
+            answers: Answers::NONE,
+        },
     ],
     fail_points: vec![],
     invariants: vec![],
     bugs: vec![],
+    probes: vec![&PROBE],
+    index_format: crate::api::IndexFormat::Decimal,
     has_leader: false,
     leader_transfer: false,
     params: Vec::new(),
@@ -99,9 +132,15 @@ impl Model for Faulty {
 
     fn start(&self, ctx: NodeCtx) -> Pin<Box<dyn Future<Output = turmoil::Result>>> {
         Box::pin(async move {
+            let ctx = Rc::new(ctx);
             let mut inbox = ctx.take_inbox();
             let mut state = BTreeMap::new();
-            ctx.publish(Observation::default());
+            let applied = Rc::new(Cell::new(0u64));
+            let observed = |applied: u64| Observation {
+                applied: Some(applied),
+                ..Observation::default()
+            };
+            ctx.publish(observed(0));
             while let Some(command) = inbox.recv().await {
                 let Command::Op { id, op } = command else {
                     continue;
@@ -111,7 +150,7 @@ impl Model for Faulty {
                         state.insert(key, value);
                         ctx.publish(Observation {
                             state: state.clone(),
-                            ..Observation::default()
+                            ..observed(applied.get())
                         });
                         ctx.complete(id, OpResult::ok());
                     }
@@ -119,9 +158,38 @@ impl Model for Faulty {
                     FaultyOp::Hang => {}
                     FaultyOp::Flood { events } => {
                         for i in 0..events {
-                            ctx.record(EventKind::Note, format!("flood {i}"));
+                            ctx.note(format!("flood {i}"));
                         }
                         ctx.complete(id, OpResult::ok());
+                    }
+                    FaultyOp::Probe => {
+                        ctx.probe(&PROBE);
+                        ctx.complete(id, OpResult::ok());
+                    }
+                    FaultyOp::Submit { apply_after_ms } => {
+                        let index = applied.get() + 1;
+                        ctx.record(NodeEvent::Submit {
+                            by: "faulty".into(),
+                            what: format!("entry {index}"),
+                            term: Some(1),
+                            index: Some(index),
+                            text: format!("submit entry {index}"),
+                        });
+                        ctx.complete(id, OpResult::ok());
+                        let (ctx, applied) = (ctx.clone(), applied.clone());
+                        tokio::task::spawn_local(async move {
+                            tokio::time::sleep(Duration::from_millis(apply_after_ms)).await;
+                            applied.set(index);
+                            ctx.record(NodeEvent::Apply {
+                                term: Some(1),
+                                index: Some(index),
+                                what: format!("entry {index}"),
+                                result: ApplyResult::Ok,
+                                keys: Vec::new(),
+                                text: format!("apply entry {index}"),
+                            });
+                            ctx.publish(observed(index));
+                        });
                     }
                 }
             }

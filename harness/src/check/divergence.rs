@@ -2,7 +2,7 @@
 
 use super::Finding;
 use crate::outcome::Outcome;
-use nodes::api::ClusterView;
+use nodes::api::{ClusterView, IndexFormat};
 use serde_json::json;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -10,7 +10,8 @@ pub const CHECKER: &str = "divergence";
 
 /// Replicas (up nodes) grouped by applied index must hold equal state maps; nodes
 /// whose model has no log (`applied: None`) form one group, compared at quiescence.
-pub fn check(view: &ClusterView) -> Vec<Finding> {
+/// Indices are written in the model's form (a ZooKeeper zxid in hex).
+pub fn check(view: &ClusterView, format: IndexFormat) -> Vec<Finding> {
     let mut groups: BTreeMap<Option<u64>, Vec<usize>> = BTreeMap::new();
     for (i, node) in view.nodes.iter().enumerate() {
         if node.up {
@@ -19,7 +20,7 @@ pub fn check(view: &ClusterView) -> Vec<Finding> {
     }
     let mut findings = Vec::new();
     for (applied, members) in &groups {
-        if let Some(finding) = compare(view, *applied, members) {
+        if let Some(finding) = compare(view, *applied, members, format) {
             findings.push(finding);
         }
     }
@@ -33,7 +34,7 @@ pub fn check(view: &ClusterView) -> Vec<Finding> {
             .collect();
         let listed = positions
             .iter()
-            .map(|(n, a)| format!("{n}={a}"))
+            .map(|(n, a)| format!("{n}={}", format.show(*a)))
             .collect::<Vec<_>>()
             .join(", ");
         findings.push(
@@ -48,7 +49,12 @@ pub fn check(view: &ClusterView) -> Vec<Finding> {
     findings
 }
 
-fn compare(view: &ClusterView, applied: Option<u64>, members: &[usize]) -> Option<Finding> {
+fn compare(
+    view: &ClusterView,
+    applied: Option<u64>,
+    members: &[usize],
+    format: IndexFormat,
+) -> Option<Finding> {
     if members.len() < 2 {
         return None;
     }
@@ -78,7 +84,7 @@ fn compare(view: &ClusterView, applied: Option<u64>, members: &[usize]) -> Optio
     }
     let (key, values) = first?;
     let at = applied
-        .map(|a| format!(" at applied index {a}"))
+        .map(|a| format!(" at applied index {}", format.show(a)))
         .unwrap_or_default();
     let shown = values
         .iter()
@@ -134,7 +140,7 @@ mod tests {
                 node("b", true, Some(3), &[("k", "1")]),
             ],
         };
-        assert!(check(&view).is_empty());
+        assert!(check(&view, IndexFormat::Decimal).is_empty());
     }
 
     #[test]
@@ -157,7 +163,7 @@ mod tests {
                 ),
             ],
         };
-        let findings = check(&view);
+        let findings = check(&view, IndexFormat::Decimal);
         assert_eq!(findings.len(), 1);
         assert_eq!(findings[0].outcome, Some(Outcome::Diverged));
         assert_eq!(findings[0].detail["key"], "k1");
@@ -179,7 +185,7 @@ mod tests {
                 node("b", false, Some(2), &[("k", "2")]),
             ],
         };
-        assert!(check(&view).is_empty());
+        assert!(check(&view, IndexFormat::Decimal).is_empty());
     }
 
     #[test]
@@ -191,7 +197,7 @@ mod tests {
                 node("b", true, Some(4), &[("k", "2")]),
             ],
         };
-        let findings = check(&view);
+        let findings = check(&view, IndexFormat::Decimal);
         assert_eq!(findings.len(), 1);
         assert_eq!(findings[0].outcome, Some(Outcome::Stuck));
         assert!(findings[0].message.contains("a=2, b=4"));
@@ -206,7 +212,7 @@ mod tests {
                 node("recon", true, None, &[("C1", "UNHEALTHY")]),
             ],
         };
-        let findings = check(&view);
+        let findings = check(&view, IndexFormat::Decimal);
         assert_eq!(findings[0].outcome, Some(Outcome::Diverged));
         assert_eq!(findings[0].detail["key"], "C1");
     }

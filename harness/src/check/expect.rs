@@ -290,19 +290,32 @@ pub fn trail_order(file: &str, wanted: &[TrailMatch], trail: &Trail) -> Vec<Find
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trail::Kind;
+    use crate::trail::{Data, Kind};
     use crate::yaml::Loc;
+    use nodes::api::{ApplyResult, NodeEvent};
 
     fn ev(node: &str, kind: Kind, detail: &str) -> Event {
-        Event {
-            t_ms: 0,
-            node: Some(node.into()),
-            kind,
-            detail: detail.into(),
-            keys: vec![],
-            line: None,
-            step: None,
-        }
+        let event = if kind == Kind::Storage {
+            NodeEvent::Storage {
+                what: "TRANSACTION_INFO".into(),
+                term: Some(1),
+                index: Some(7),
+                entries: vec![7],
+                text: detail.into(),
+            }
+        } else {
+            NodeEvent::Apply {
+                term: Some(1),
+                index: Some(8),
+                what: detail.into(),
+                result: ApplyResult::Ok,
+                keys: vec![],
+                text: detail.into(),
+            }
+        };
+        let event = Event::new(0, Some(node), None, Data::Node(event));
+        assert_eq!(event.kind, kind);
+        event
     }
 
     fn m(

@@ -27,7 +27,7 @@ pub fn check_one(model: &dyn Model, name: &str, view: &ClusterView) -> Vec<Findi
         Check::Pass => Vec::new(),
         Check::Fail(message) => {
             let outcome = match kind {
-                InvariantKind::Safety => Outcome::Violated,
+                InvariantKind::Safety | InvariantKind::Always => Outcome::Violated,
                 InvariantKind::Liveness => Outcome::Stuck,
             };
             vec![Finding::new(

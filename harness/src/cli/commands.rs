@@ -17,6 +17,8 @@ pub struct RunArgs {
     pub json: bool,
     pub fail_fast: bool,
     pub verbosity: Verbosity,
+    /// `--bug KEY=MODE` overrides for every variant run.
+    pub bugs: Vec<String>,
 }
 
 fn load(paths: &[PathBuf]) -> Option<Vec<Scenario>> {
@@ -43,9 +45,13 @@ fn no_such_variant(scenarios: &[Scenario], variant: Option<&str>) -> bool {
 }
 
 pub fn run(args: &RunArgs) -> u8 {
-    let Some(scenarios) = load(&args.paths) else {
+    let Some(mut scenarios) = load(&args.paths) else {
         return exit::BAD_INPUT;
     };
+    if let Err(message) = override_bugs(&mut scenarios, &args.bugs) {
+        eprintln!("error: {}", crate::text::printable(&message));
+        return exit::BAD_INPUT;
+    }
     if no_such_variant(&scenarios, args.variant.as_deref()) {
         return exit::BAD_INPUT;
     }
@@ -167,9 +173,17 @@ pub fn list(scenarios_dir: Option<&Path>) -> u8 {
                 p.summary
             );
         }
-        println!("  ops:");
+        println!("  ops (history judged as {}):", history_model_name(info.history));
         for op in &info.ops {
             println!("    {:<20} {}  e.g. {}", op.name, op.summary, op.example);
+            let mut promise = format!("      {}", op.consistency.name());
+            if !op.answers.definite.is_empty() {
+                promise.push_str(&format!("; definite answers: {}", op.answers.definite.join(", ")));
+            }
+            if !op.answers.refused.is_empty() {
+                promise.push_str(&format!("; not applied: {}", op.answers.refused.join(", ")));
+            }
+            println!("{promise}");
         }
         println!("  fail points:");
         for p in &info.fail_points {
@@ -359,4 +373,54 @@ pub fn export_history(
         None => print!("{text}"),
     }
     exit::OK
+}
+
+/// Apply `--bug KEY=MODE` to every variant of every scenario; each key must be
+/// a bug of every scenario's model.
+pub(super) fn override_bugs(scenarios: &mut [Scenario], bugs: &[String]) -> Result<(), String> {
+    for text in bugs {
+        let Some((key, mode)) = text.split_once('=') else {
+            return Err(format!(
+                "cannot read `--bug {text}`; write KEY=buggy or KEY=fixed"
+            ));
+        };
+        let mode = match mode {
+            "buggy" => nodes::api::BugMode::Buggy,
+            "fixed" => nodes::api::BugMode::Fixed,
+            other => {
+                return Err(format!(
+                    "`--bug {text}`: unknown mode `{other}`; write buggy or fixed"
+                ))
+            }
+        };
+        for scenario in scenarios.iter_mut() {
+            let info = scenario.model.info();
+            if info.bug(key).is_none() {
+                let known: Vec<&str> = info.bugs.iter().map(|b| b.key).collect();
+                return Err(format!(
+                    "`--bug {text}`: model `{}` of {} declares no bug `{key}` (known: {})",
+                    info.name,
+                    scenario.file,
+                    if known.is_empty() {
+                        "none".to_string()
+                    } else {
+                        known.join(", ")
+                    }
+                ));
+            }
+            for variant in &mut scenario.variants {
+                variant.bugs.0.insert(key.to_string(), mode);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn history_model_name(model: nodes::api::HistoryModel) -> &'static str {
+    match model {
+        nodes::api::HistoryModel::None => "nothing",
+        nodes::api::HistoryModel::Register => "a register per key",
+        nodes::api::HistoryModel::ZooKeeper => "ZooKeeper's guarantees",
+        nodes::api::HistoryModel::Own => "the model's own specification",
+    }
 }

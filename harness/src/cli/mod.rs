@@ -6,6 +6,7 @@
 mod batch;
 mod commands;
 pub mod exit;
+mod hunt;
 mod term;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -75,6 +76,10 @@ pub enum Command {
         /// Stop after the first run that misses its expectation.
         #[arg(long)]
         fail_fast: bool,
+        /// Override a bug mode in every variant run: `--bug HDDS-10798=buggy`
+        /// (repeatable; the replay of a `hunt` find uses it).
+        #[arg(long = "bug", value_name = "KEY=MODE")]
+        bugs: Vec<String>,
     },
     /// Validate scenario files without running them.
     Validate {
@@ -193,6 +198,37 @@ pub enum Command {
         #[arg(short, long)]
         out: Option<PathBuf>,
     },
+    /// The rediscovery benchmark: every chaos scenario once per bug key of its
+    /// model (that key buggy, the rest fixed) and once all fixed, over seed ranges.
+    Hunt {
+        /// Where to look for chaos scenarios (default: the bundled ones).
+        #[arg(default_value = "scenarios")]
+        paths: Vec<PathBuf>,
+        /// Seeds for each bug key, inclusive: `1..1000`.
+        #[arg(long, default_value = "1..1000")]
+        seeds: String,
+        /// Seeds for the all-fixed controls (default: the same as --seeds).
+        #[arg(long)]
+        fixed_seeds: Option<String>,
+        /// Worker threads (default: the number of cores).
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Only this bug key (repeatable).
+        #[arg(long = "key", value_name = "KEY")]
+        keys: Vec<String>,
+        /// Skip the all-fixed controls.
+        #[arg(long)]
+        no_fixed: bool,
+        /// Exit 1 unless these keys are found (repeatable; `all` for every key).
+        #[arg(long = "must-find", value_name = "KEY")]
+        must_find: Vec<String>,
+        /// Also write the table here (e.g. docs/exploration.md).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Print the table as one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
     /// Render the HTML report of a saved report.json (no rerun).
     Report {
         report: PathBuf,
@@ -224,6 +260,7 @@ pub fn main_with(cli: Cli) -> ExitCode {
             report_dir,
             json,
             fail_fast,
+            bugs,
         } => commands::run(&commands::RunArgs {
             paths,
             seed,
@@ -232,6 +269,7 @@ pub fn main_with(cli: Cli) -> ExitCode {
             json,
             fail_fast,
             verbosity,
+            bugs,
         }),
         Command::Validate { paths } => commands::validate(&paths, verbosity),
         Command::List { scenarios } => commands::list(scenarios.as_deref()),
@@ -307,6 +345,27 @@ pub fn main_with(cli: Cli) -> ExitCode {
             });
             commands::export_history(&report, shape.as_ref(), out.as_deref())
         }
+        Command::Hunt {
+            paths,
+            seeds,
+            fixed_seeds,
+            jobs,
+            keys,
+            no_fixed,
+            must_find,
+            out,
+            json,
+        } => hunt::hunt(hunt::HuntArgs {
+            paths,
+            seeds,
+            fixed_seeds,
+            jobs,
+            keys,
+            no_fixed,
+            must_find,
+            out,
+            json,
+        }),
     };
     ExitCode::from(code)
 }

@@ -2,7 +2,8 @@
 //! [`Spec`]: the model says which object an op acts on and what it does there;
 //! the search, the budget and the witness are the checker's own.
 //!
-//! States are JSON values the model builds; they are interned to small
+//! A group's state is every object's state the group's ops reached so far (a
+//! JSON object, object -> the model's state); states are interned to small
 //! integers, and each (state, op) step the model was asked is remembered, so
 //! the search hashes integers and asks the model at most once per pair.
 
@@ -20,8 +21,8 @@ use std::rc::Rc;
 pub struct OwnOp {
     /// Distinct per op of the history: the key of the step cache.
     id: u32,
-    /// The object it acts on (each op acts on one).
-    object: Rc<str>,
+    /// The objects it acts on.
+    objects: Rc<[String]>,
     op: Rc<Value>,
     answer: Option<OpResult>,
 }
@@ -103,14 +104,17 @@ impl Spec for Own<'_> {
 
     fn interpret(&mut self, op: &Op) -> Result<(Scope, OwnOp), String> {
         let json = op_json(op);
-        let object = self.spec.object(&json, op.node.as_deref().unwrap_or(""));
+        let objects = self.spec.objects(&json, op.node.as_deref().unwrap_or(""));
+        if objects.is_empty() {
+            return Err(format!("the model names no object for `{}`", op.f));
+        }
         let id = self.next_id;
         self.next_id += 1;
         Ok((
-            Scope::Objects(vec![object.clone()]),
+            Scope::Objects(objects.clone()),
             OwnOp {
                 id,
-                object: object.into(),
+                objects: objects.into(),
                 op: Rc::new(json),
                 answer: answer(op),
             },
@@ -118,11 +122,16 @@ impl Spec for Own<'_> {
     }
 
     fn init(&self, entries: &[Entry<OwnOp>]) -> u32 {
-        let initial = match entries.first() {
-            Some(e) => self.spec.initial(&e.op.object, &self.params),
-            None => Value::Null,
-        };
-        self.states.borrow_mut().id(initial)
+        let mut all = Map::new();
+        for entry in entries {
+            for object in entry.op.objects.iter() {
+                if !all.contains_key(object) {
+                    let initial = self.spec.initial(object, &self.params);
+                    all.insert(object.clone(), initial);
+                }
+            }
+        }
+        self.states.borrow_mut().id(Value::Object(all))
     }
 
     fn step(&self, state: &u32, entry: &Entry<OwnOp>) -> Option<u32> {
@@ -131,13 +140,35 @@ impl Spec for Own<'_> {
         if let Some(&after) = self.states.borrow().steps.get(&key) {
             return after;
         }
-        let before = self.states.borrow().values[*state as usize].clone();
+        let mut group = match &self.states.borrow().values[*state as usize] {
+            Value::Object(map) => map.clone(),
+            _ => Map::new(),
+        };
+        let objects = &entry.op.objects;
+        let before: Vec<Value> = objects
+            .iter()
+            .map(|o| {
+                group
+                    .get(o)
+                    .cloned()
+                    .unwrap_or_else(|| self.spec.initial(o, &self.params))
+            })
+            .collect();
         let answer = if known {
             entry.op.answer.as_ref()
         } else {
             None
         };
-        let after = self.spec.step(&before, &entry.op.op, answer);
+        let after = self
+            .spec
+            .step(&before, &entry.op.op, answer)
+            .filter(|after| after.len() == objects.len())
+            .map(|after| {
+                for (object, value) in objects.iter().zip(after) {
+                    group.insert(object.clone(), value);
+                }
+                Value::Object(group)
+            });
         let mut states = self.states.borrow_mut();
         let after = after.map(|value| states.id(value));
         states.steps.insert(key, after);
@@ -188,14 +219,19 @@ mod tests {
     struct Counter;
 
     impl Sequential for Counter {
-        fn object(&self, op: &Value, _node: &str) -> String {
-            op["key"].as_str().unwrap_or("").to_string()
+        fn objects(&self, op: &Value, _node: &str) -> Vec<String> {
+            vec![op["key"].as_str().unwrap_or("").to_string()]
         }
-        fn step(&self, state: &Value, _op: &Value, answer: Option<&OpResult>) -> Option<Value> {
-            let next = state.as_u64().unwrap_or(0) + 1;
+        fn step(
+            &self,
+            states: &[Value],
+            _op: &Value,
+            answer: Option<&OpResult>,
+        ) -> Option<Vec<Value>> {
+            let next = states[0].as_u64().unwrap_or(0) + 1;
             match answer {
                 Some(a) if a.value.as_deref() != Some(next.to_string().as_str()) => None,
-                _ => Some(json!(next)),
+                _ => Some(vec![json!(next)]),
             }
         }
     }

@@ -9,28 +9,18 @@
 
 use super::interpret::Partitioned;
 use super::{Driver, Halt};
-use crate::duration::format as fmt_duration;
-use crate::scenario::{ArmStep, Chaos, ChaosFault, ChaosKind};
-use crate::trail::Kind;
-use nodes::api::FailPointInfo;
+use crate::action::Action;
+use crate::scenario::{Chaos, ChaosFault, ChaosKind};
+use crate::trail::{ChaosMark, Data};
 use rand::seq::SliceRandom;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use std::time::Duration;
 
-/// What ends a lasting fault.
-#[derive(Clone, Debug)]
-enum Undo {
-    Heal,
-    Release(usize, usize),
-    Latency(usize, usize),
-    Start(usize),
-    Clear(usize, &'static FailPointInfo),
-}
-
+/// A fault that lasts, and the action that ends it.
 struct Lasting {
     until: Duration,
-    undo: Undo,
+    undo: Action,
     /// A partition or one-way cut (at most one at a time, so `heal: all` undoes it).
     cuts: bool,
 }
@@ -43,20 +33,22 @@ fn between(rng: &mut ChaCha8Rng, (min, max): (Duration, Duration)) -> Duration {
 impl Driver<'_> {
     pub(crate) fn chaos(&mut self, chaos: &Chaos) -> Result<(), Halt> {
         self.state.borrow_mut().line = Some(chaos.loc.line);
+        self.at = chaos.loc;
         self.activity = format!(
             "in the chaos window ({}:{})",
             self.scenario.file, chaos.loc.line
         );
         let mut rng = crate::streams::rng(self.seed, crate::streams::CHAOS);
-        let kinds = enabled(&mut rng, chaos);
-        let names: Vec<&str> = kinds.iter().map(|k| k.kind.name()).collect();
-        let swarm = if chaos.swarm { " (swarm)" } else { "" };
-        let detail = format!(
-            "chaos: window {}, faults [{}]{swarm}",
-            fmt_duration(chaos.window),
-            names.join(", ")
-        );
-        self.event(None, Kind::Note, detail);
+        let kinds: Vec<&ChaosFault> = chaos.faults.iter().collect();
+        let began = ChaosMark::Began {
+            window_ms: chaos.window.as_millis() as u64,
+            faults: kinds.iter().map(|k| k.kind.name().to_string()).collect(),
+            swarm: chaos.swarm,
+        };
+        self.event(None, Data::Chaos(began));
+        if let Some(draw) = &self.swarm {
+            self.event(None, Data::Chaos(ChaosMark::Drew(draw.clone())));
+        }
         let end = self.sim.elapsed() + chaos.window;
         let mut next_fault = self.sim.elapsed() + between(&mut rng, chaos.spacing);
         let mut active: Vec<Lasting> = Vec::new();
@@ -70,7 +62,7 @@ impl Driver<'_> {
                 active.into_iter().partition(|l| l.until <= now);
             active = still;
             for lasting in over {
-                self.undo(lasting.undo)?;
+                self.perform(lasting.undo);
             }
             if now >= next_fault {
                 if active.len() < chaos.concurrent_max && !kinds.is_empty() {
@@ -84,12 +76,12 @@ impl Driver<'_> {
             self.advance()?;
         }
         for lasting in active {
-            self.undo(lasting.undo)?;
+            self.perform(lasting.undo);
         }
         if chaos.workload.is_some() {
             self.stop_workload(super::workload::Source::Chaos);
         }
-        self.event(None, Kind::Note, "chaos: window over, every fault undone");
+        self.event(None, Data::Chaos(ChaosMark::Ended));
         Ok(())
     }
 
@@ -103,7 +95,9 @@ impl Driver<'_> {
     ) -> Result<Option<Lasting>, Halt> {
         let n = self.names.len();
         let until = self.sim.elapsed() + between(rng, chaos.duration);
-        let lasting = |undo: Undo, cuts: bool| Some(Lasting { until, undo, cuts });
+        let lasting = |undo: Action, cuts: bool| Some(Lasting { until, undo, cuts });
+        let names = self.names.clone();
+        let name = |n: usize| names[n].clone();
         Ok(match kind {
             ChaosKind::Partition | ChaosKind::OneWay if n < 2 || active.iter().any(|l| l.cuts) => {
                 None
@@ -113,50 +107,64 @@ impl Driver<'_> {
                 order.shuffle(rng);
                 let split = rng.random_range(1..n);
                 let (a, b) = order.split_at(split);
-                self.act_partition(&Partitioned::Groups(vec![sorted(a), sorted(b)]));
-                lasting(Undo::Heal, true)
+                let groups = Partitioned::Groups(vec![sorted(a), sorted(b)]);
+                self.perform(groups.action(&names));
+                lasting(Action::Heal, true)
             }
             ChaosKind::OneWay => {
                 let from = rng.random_range(0..n);
                 let mut others: Vec<usize> = (0..n).filter(|&o| o != from).collect();
                 others.shuffle(rng);
                 let count = rng.random_range(1..=others.len());
-                self.act_partition(&Partitioned::OneWay {
+                let cut = Partitioned::OneWay {
                     from,
                     to: sorted(&others[..count]),
-                });
-                lasting(Undo::Heal, true)
+                };
+                self.perform(cut.action(&names));
+                lasting(Action::Heal, true)
             }
             ChaosKind::Hold => match self.random_pair(rng) {
                 Some((a, b)) if !self.net.holds.contains(&(a.min(b), a.max(b))) => {
-                    self.act_hold(a, b);
-                    lasting(Undo::Release(a, b), false)
+                    let between = [name(a), name(b)];
+                    self.perform(Action::Hold {
+                        between: between.clone(),
+                    });
+                    lasting(Action::Release { between }, false)
                 }
                 _ => None,
             },
             ChaosKind::Latency { min, max } => match self.random_pair(rng) {
                 Some((a, b)) => {
-                    self.act_latency(a, b, Some(between(rng, (*min, *max))));
-                    lasting(Undo::Latency(a, b), false)
+                    let pair = [name(a), name(b)];
+                    let delay = between(rng, (*min, *max));
+                    self.perform(Action::Latency {
+                        between: pair.clone(),
+                        delay_ms: Some(delay.as_millis() as u64),
+                    });
+                    let reset = Action::Latency {
+                        between: pair,
+                        delay_ms: None,
+                    };
+                    lasting(reset, false)
                 }
                 None => None,
             },
             ChaosKind::Crash => match self.random_node(rng, true) {
                 Some(node) => {
-                    self.act_crash(node);
-                    lasting(Undo::Start(node), false)
+                    self.perform(Action::Crash { node: name(node) });
+                    lasting(Action::Start { node: name(node) }, false)
                 }
                 None => None,
             },
             ChaosKind::Restart => {
                 let node = rng.random_range(0..n);
-                self.act_restart(node);
+                self.perform(Action::Restart { node: name(node) });
                 None
             }
             ChaosKind::Stop => match self.random_node(rng, true) {
                 Some(node) => {
                     self.act_stop(node)?;
-                    lasting(Undo::Start(node), false)
+                    lasting(Action::Start { node: name(node) }, false)
                 }
                 None => None,
             },
@@ -173,7 +181,7 @@ impl Driver<'_> {
             }
             ChaosKind::FailPoint(points) if points.is_empty() => None,
             ChaosKind::FailPoint(points) => {
-                let chosen = &points[rng.random_range(0..points.len())];
+                let chosen = weighted(rng, points, |p| p.weight);
                 let mut candidates: Vec<usize> = if chosen.nodes.is_empty() {
                     (0..n).collect()
                 } else {
@@ -186,33 +194,23 @@ impl Driver<'_> {
                     return Ok(None);
                 }
                 let node = candidates[rng.random_range(0..candidates.len())];
-                let arm = ArmStep {
-                    point: chosen.point,
-                    action: chosen.action.clone(),
+                let point = chosen.point.name.to_string();
+                self.perform(Action::ArmFailPoint {
+                    node: name(node),
+                    point: point.clone(),
+                    fault: chosen.action.clone(),
                     count: None,
                     probability: None,
                     // A random arming that never fires is not a scripted fault that failed.
                     optional: true,
+                });
+                let clear = Action::ClearFailPoint {
+                    node: name(node),
+                    point,
                 };
-                self.act_arm(node, &arm, crate::yaml::Loc::default());
-                lasting(Undo::Clear(node, chosen.point), false)
+                lasting(clear, false)
             }
         })
-    }
-
-    fn undo(&mut self, undo: Undo) -> Result<(), Halt> {
-        match undo {
-            Undo::Heal => self.act_heal(),
-            Undo::Release(a, b) => {
-                self.act_release(a, b);
-            }
-            Undo::Latency(a, b) => self.act_latency(a, b, None),
-            Undo::Start(node) => {
-                self.act_start(node);
-            }
-            Undo::Clear(node, point) => self.act_clear_failpoint(node, point),
-        }
-        Ok(())
     }
 
     fn random_pair(&self, rng: &mut ChaCha8Rng) -> Option<(usize, usize)> {
@@ -239,24 +237,6 @@ fn sorted(nodes: &[usize]) -> Vec<usize> {
     v
 }
 
-/// The fault kinds this run uses: all of them, or (swarm) a random non-empty subset.
-fn enabled<'c>(rng: &mut ChaCha8Rng, chaos: &'c Chaos) -> Vec<&'c ChaosFault> {
-    let all: Vec<&ChaosFault> = chaos.faults.iter().collect();
-    if !chaos.swarm || all.is_empty() {
-        return all;
-    }
-    loop {
-        let subset: Vec<&ChaosFault> = all
-            .iter()
-            .copied()
-            .filter(|_| rng.random_bool(0.5))
-            .collect();
-        if !subset.is_empty() {
-            return subset;
-        }
-    }
-}
-
 fn pick<'c>(rng: &mut ChaCha8Rng, kinds: &[&'c ChaosFault]) -> &'c ChaosKind {
     let total: u32 = kinds.iter().map(|k| k.weight).sum();
     let mut draw = rng.random_range(0..total);
@@ -265,6 +245,25 @@ fn pick<'c>(rng: &mut ChaCha8Rng, kinds: &[&'c ChaosFault]) -> &'c ChaosKind {
             return &kind.kind;
         }
         draw -= kind.weight;
+    }
+    unreachable!("the draw is below the total weight")
+}
+
+/// One of `items` by weight. With every weight 1 this is the same draw as a
+/// uniform index (so unweighted scenarios keep their trails).
+pub(super) fn weighted<'t, T>(
+    rng: &mut ChaCha8Rng,
+    items: &'t [T],
+    weight: impl Fn(&T) -> u32,
+) -> &'t T {
+    let total: u32 = items.iter().map(&weight).sum();
+    let mut draw = rng.random_range(0..total);
+    for item in items {
+        let w = weight(item);
+        if draw < w {
+            return item;
+        }
+        draw -= w;
     }
     unreachable!("the draw is below the total weight")
 }

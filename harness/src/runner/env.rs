@@ -1,11 +1,11 @@
 //! The harness's implementation of the node API's [`Env`]: one per run.
 
 use crate::faults::FaultTable;
-use crate::trail::{Event, Kind, Trail};
-use nodes::api::{Command, Env, Fault, NodeEvent, Observation, OpResult};
+use crate::trail::{Data, Event, GiveUp, OpEnd, OpEndKind, Trail};
+use nodes::api::{Command, Env, Fault, NodeEvent, Observation, OpResult, Role};
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 use std::time::Duration;
 use tokio::sync::mpsc::UnboundedSender;
@@ -26,6 +26,53 @@ pub struct NodeState {
     /// Whether this incarnation has published an observation yet: a node that just
     /// started says nothing about its state, so it is never quiescent.
     pub published: bool,
+    /// Log indices of requests this incarnation submitted itself (typed submit
+    /// events) that it has not applied yet: in flight, whatever the node last
+    /// published. Emptied as its applied index passes them, when it stops
+    /// leading (its proposals are no longer its own to wait for) and on restart.
+    pub submitted: BTreeSet<u64>,
+}
+
+impl NodeState {
+    pub fn new(name: &str) -> NodeState {
+        NodeState {
+            name: name.to_string(),
+            up: true,
+            incarnation: 0,
+            observation: Observation::default(),
+            inbox: None,
+            stopped: false,
+            published: false,
+            submitted: BTreeSet::new(),
+        }
+    }
+
+    /// A submitted request is still in flight on this node.
+    pub fn submit_in_flight(&self) -> bool {
+        !self.submitted.is_empty()
+    }
+
+    /// Track what a node's own event says about its in-flight submits.
+    fn track(&mut self, event: &NodeEvent) {
+        match event {
+            NodeEvent::Submit {
+                index: Some(index), ..
+            } => {
+                if self.observation.applied.is_none_or(|a| a < *index) {
+                    self.submitted.insert(*index);
+                }
+            }
+            NodeEvent::Leader { role, .. } if *role != Role::Leader => self.submitted.clear(),
+            NodeEvent::Submit { index: None, .. }
+            | NodeEvent::Leader { .. }
+            | NodeEvent::Apply { .. }
+            | NodeEvent::Storage { .. }
+            | NodeEvent::Service { .. }
+            | NodeEvent::Exit { .. }
+            | NodeEvent::Probe { .. }
+            | NodeEvent::Note { .. } => {}
+        }
+    }
 }
 
 /// A client operation or admin command the harness sent.
@@ -49,7 +96,7 @@ pub struct RunState {
     pub ops: BTreeMap<u64, OpRecord>,
     /// Ops with no answer that the client has not given up on: kept apart so that
     /// the per-step quiescence check does not scan every op of the run.
-    pub open: std::collections::BTreeSet<u64>,
+    pub open: BTreeSet<u64>,
     /// Nodes that asked to terminate, in order, not yet acted on.
     pub exits: Vec<(usize, String)>,
     pub faults: FaultTable,
@@ -62,13 +109,16 @@ pub struct RunState {
     pub line: Option<u32>,
     pub events_max: usize,
     pub events_over: bool,
+    /// A node published since the `always` invariants were last evaluated.
+    pub published_since_check: bool,
     /// What clients saw: every client op as an invoke and a completion.
     pub history: super::recorder::Recorder,
 }
 
 impl RunState {
     /// The client gives up on an op (timeout, or its node went down).
-    pub fn give_up(&mut self, id: u64, why: &str) {
+    pub fn give_up(&mut self, id: u64, why: GiveUp) {
+        let reason = why.reason();
         if !self.open.remove(&id) {
             return;
         }
@@ -76,38 +126,26 @@ impl RunState {
             return;
         };
         op.timed_out = true;
-        let (node, detail) = (op.node.clone(), format!("{} -> {why}", op.summary));
-        self.harness_event(Some(&node), Kind::OpTimeout, detail);
+        let end = OpEnd {
+            op: id,
+            summary: op.summary.clone(),
+            admin: op.admin,
+            end: OpEndKind::GaveUp(why),
+        };
+        let node = op.node.clone();
+        self.harness_event(Some(&node), Data::OpEnd(end));
         let now = self.now;
-        self.history.give_up(id, why, now);
+        self.history.give_up(id, &reason, now);
     }
 
     pub fn node_index(&self, name: &str) -> Option<usize> {
         self.nodes.iter().position(|n| n.name == name)
     }
 
-    /// Append a harness event at the driver's current time.
-    pub fn harness_event(&mut self, node: Option<&str>, kind: Kind, detail: impl Into<String>) {
-        self.harness_action(node, kind, detail, None);
-    }
-
-    /// Append a harness event that is an action, with its step payload.
-    pub fn harness_action(
-        &mut self,
-        node: Option<&str>,
-        kind: Kind,
-        detail: impl Into<String>,
-        step: Option<serde_json::Value>,
-    ) {
-        let event = Event {
-            t_ms: self.now.as_millis() as u64,
-            node: node.map(str::to_string),
-            kind,
-            detail: detail.into(),
-            keys: Vec::new(),
-            line: self.line,
-            step,
-        };
+    /// Append a harness event at the driver's current time, tagged with the line
+    /// of the step being run.
+    pub fn harness_event(&mut self, node: Option<&str>, data: Data) {
+        let event = Event::new(self.now.as_millis() as u64, node, self.line, data);
         self.push(event);
     }
 
@@ -151,15 +189,11 @@ impl Env for RunEnv {
 
     fn record(&self, node: &str, event: NodeEvent) {
         let t_ms = self.now_ms();
-        self.state.borrow_mut().push(Event {
-            t_ms,
-            node: Some(node.to_string()),
-            kind: Kind::from_node(event.kind),
-            detail: event.detail,
-            keys: event.keys,
-            line: None,
-            step: None,
-        });
+        let mut state = self.state.borrow_mut();
+        if let Some(i) = state.node_index(node) {
+            state.nodes[i].track(&event);
+        }
+        state.push(Event::new(t_ms, Some(node), None, Data::Node(event)));
     }
 
     fn message(&self, from: &str, to: &str, kind: &str) {
@@ -176,23 +210,25 @@ impl Env for RunEnv {
         let t_ms = self.now_ms();
         let mut state = self.state.borrow_mut();
         let decision = state.faults.decide(node, point, payload)?;
-        state.push(Event {
+        state.push(Event::new(
             t_ms,
-            node: Some(node.to_string()),
-            kind: Kind::FailPointHit,
-            detail: decision.description,
-            keys: Vec::new(),
-            line: None,
-            step: None,
-        });
+            Some(node),
+            None,
+            Data::FailPointHit(decision.hit),
+        ));
         decision.fault
     }
 
     fn publish(&self, node: &str, observation: Observation) {
         let mut state = self.state.borrow_mut();
         if let Some(i) = state.node_index(node) {
-            state.nodes[i].observation = observation;
-            state.nodes[i].published = true;
+            let node = &mut state.nodes[i];
+            if let Some(applied) = observation.applied {
+                node.submitted.retain(|index| *index > applied);
+            }
+            node.observation = observation;
+            node.published = true;
+            state.published_since_check = true;
         }
     }
 
@@ -207,32 +243,22 @@ impl Env for RunEnv {
         if op.result.is_some() {
             return;
         }
-        let kind = if result.ok { Kind::OpOk } else { Kind::OpError };
-        let late = if op.timed_out {
-            " (after the step timed out)"
-        } else {
-            ""
+        let end = OpEnd {
+            op: id,
+            summary: op.summary.clone(),
+            admin: op.admin,
+            end: OpEndKind::Answered {
+                result: result.clone(),
+                late: op.timed_out,
+            },
         };
-        let detail = format!("{} -> {result}{late}", op.summary);
         let admin = op.admin;
+        op.result = Some(result.clone());
+        op.completed_ms = Some(t_ms);
+        state.push(Event::new(t_ms, Some(node), None, Data::OpEnd(end)));
         if !admin {
             state.history.answer(id, &result, now);
         }
-        let Some(op) = state.ops.get_mut(&id) else {
-            return;
-        };
-        op.result = Some(result);
-        op.completed_ms = Some(t_ms);
-        let kind = if op.admin { Kind::Transfer } else { kind };
-        state.push(Event {
-            t_ms,
-            node: Some(node.to_string()),
-            kind,
-            detail,
-            keys: Vec::new(),
-            line: None,
-            step: None,
-        });
     }
 
     fn exit(&self, node: &str, reason: &str) {

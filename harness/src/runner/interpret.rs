@@ -1,16 +1,18 @@
 //! The one dispatching `match` over step kinds. Each arm resolves its targets (the
-//! leader, now) and calls one action in `actions.rs`, which the chaos nemesis uses too.
+//! leader, now) into an [`Action`] and performs it (`actions.rs`), as the chaos
+//! nemesis does.
 
 use super::pick::Want;
 use super::{Driver, Halt};
+use crate::action::{Action, ActionResult};
 use crate::check::Finding;
 use crate::duration::format as fmt_duration;
 use crate::outcome::Outcome;
 use crate::scenario::{
-    expand_template, CheckStep, ClientOp, ClientStep, Condition, Cut, OpExpect, Partition,
+    expand_template, CheckStep, ClientOp, ClientStep, Condition, Cut, NodeId, OpExpect, Partition,
     ProcessStep, Since, Step, StepKind, Target, WorkloadStep,
 };
-use crate::trail::Kind;
+use crate::trail::{AwaitEnd, Awaited, Checked, Data};
 use nodes::api::OpResult;
 use rand::Rng;
 use std::time::Duration;
@@ -18,6 +20,7 @@ use std::time::Duration;
 impl Driver<'_> {
     pub(crate) fn exec(&mut self, step: &Step) -> Result<(), Halt> {
         self.state.borrow_mut().line = Some(step.loc.line);
+        self.at = step.loc;
         self.activity = format!(
             "running the step at {}:{}:{}",
             self.scenario.file, step.loc.line, step.loc.col
@@ -31,12 +34,13 @@ impl Driver<'_> {
             StepKind::TransferLeader { to, timeout } => self.transfer_leader(*to, *timeout, step),
             StepKind::Partition(partition) => self.partition(partition, step),
             StepKind::Heal => {
-                self.act_heal();
+                self.perform(Action::Heal);
                 Ok(())
             }
             StepKind::Hold { a, b } => {
                 if let Some((a, b)) = self.pair(*a, *b, step)? {
-                    self.act_hold(a, b);
+                    let between = self.names_of(a, b);
+                    self.perform(Action::Hold { between });
                 }
                 Ok(())
             }
@@ -44,7 +48,9 @@ impl Driver<'_> {
                 let Some((a, b)) = self.pair(*a, *b, step)? else {
                     return Ok(());
                 };
-                if !self.act_release(a, b) {
+                let between = self.names_of(a, b);
+                let result = self.perform(Action::Release { between });
+                if result == (ActionResult::Released { held: false }) {
                     let message = format!(
                         "release between {} and {}: nothing was held",
                         self.names[a], self.names[b]
@@ -55,13 +61,18 @@ impl Driver<'_> {
             }
             StepKind::Latency { a, b, delay } => {
                 if let Some((a, b)) = self.pair(*a, *b, step)? {
-                    self.act_latency(a, b, *delay);
+                    let between = self.names_of(a, b);
+                    let delay_ms = delay.map(|d| d.as_millis() as u64);
+                    self.perform(Action::Latency { between, delay_ms });
                 }
                 Ok(())
             }
             StepKind::Crash(p) => {
                 if let Some(node) = self.process_node(p, Want::Up, step)? {
-                    if !self.act_crash(node) && !p.optional {
+                    let crash = Action::Crash {
+                        node: self.names[node].clone(),
+                    };
+                    if self.perform(crash) == ActionResult::NodeDown && !p.optional {
                         self.ineffective(
                             step,
                             format!("crash of {}: it is already down", self.names[node]),
@@ -72,7 +83,8 @@ impl Driver<'_> {
             }
             StepKind::Restart(p) => {
                 if let Some(node) = self.process_node(p, Want::Either, step)? {
-                    self.act_restart(node);
+                    let node = self.names[node].clone();
+                    self.perform(Action::Restart { node });
                 }
                 Ok(())
             }
@@ -89,7 +101,10 @@ impl Driver<'_> {
             }
             StepKind::Start(p) => {
                 if let Some(node) = self.process_node(p, Want::Down, step)? {
-                    if !self.act_start(node) && !p.optional {
+                    let start = Action::Start {
+                        node: self.names[node].clone(),
+                    };
+                    if self.perform(start) == ActionResult::NodeUp && !p.optional {
                         self.ineffective(
                             step,
                             format!("start of {}: it is already up", self.names[node]),
@@ -100,13 +115,23 @@ impl Driver<'_> {
             }
             StepKind::FailPoint { node, arm } => {
                 if let Some(node) = self.step_node(*node, Want::Either, step)? {
-                    self.act_arm(node, arm, step.loc);
+                    self.perform(Action::ArmFailPoint {
+                        node: self.names[node].clone(),
+                        point: arm.point.name.to_string(),
+                        fault: arm.action.clone(),
+                        count: arm.count,
+                        probability: arm.probability,
+                        optional: arm.optional,
+                    });
                 }
                 Ok(())
             }
             StepKind::ClearFailPoint { node, point } => {
                 if let Some(node) = self.step_node(*node, Want::Either, step)? {
-                    self.act_clear_failpoint(node, point);
+                    self.perform(Action::ClearFailPoint {
+                        node: self.names[node].clone(),
+                        point: point.name.to_string(),
+                    });
                 }
                 Ok(())
             }
@@ -114,7 +139,11 @@ impl Driver<'_> {
                 let Some(node) = self.step_node(*node, Want::Either, step)? else {
                     return Ok(());
                 };
-                if self.act_release_failpoint(node, point) == 0 {
+                let release = Action::ReleaseFailPoint {
+                    node: self.names[node].clone(),
+                    point: point.name.to_string(),
+                };
+                if self.perform(release) == (ActionResult::Woken { tasks: 0 }) {
                     let message = format!(
                         "release of {} on {}: no task was stalled there",
                         point.name, self.names[node]
@@ -124,11 +153,8 @@ impl Driver<'_> {
                 Ok(())
             }
             StepKind::Sleep(duration) => {
-                self.event(
-                    None,
-                    Kind::Sleep,
-                    format!("sleep {}", fmt_duration(*duration)),
-                );
+                let ms = duration.as_millis() as u64;
+                self.event(None, Data::Sleep { ms });
                 self.run_for(*duration)
             }
             StepKind::Await {
@@ -167,6 +193,16 @@ impl Driver<'_> {
         }
     }
 
+    /// Two nodes by name, for a link action.
+    fn names_of(&self, a: NodeId, b: NodeId) -> [String; 2] {
+        [self.names[a].clone(), self.names[b].clone()]
+    }
+
+    /// A log position in the model's form (a zxid in hex).
+    fn show_index(&self, index: u64) -> String {
+        self.scenario.model.info().index_format.show(index)
+    }
+
     pub(crate) fn ineffective(&mut self, step: &Step, message: String) {
         let file = &self.scenario.file;
         let message = format!(
@@ -181,11 +217,15 @@ impl Driver<'_> {
             Condition::Leader(None) => "a leader".into(),
             Condition::Leader(Some(n)) => format!("{} leading", self.names[*n]),
             Condition::Applied { index, nodes } if nodes.is_empty() => {
-                format!("every up node applied >= {index}")
+                format!("every up node applied >= {}", self.show_index(*index))
             }
             Condition::Applied { index, nodes } => {
                 let names: Vec<String> = nodes.iter().map(|n| n.describe(&self.names)).collect();
-                format!("{} applied >= {index}", names.join(", "))
+                format!(
+                    "{} applied >= {}",
+                    names.join(", "),
+                    self.show_index(*index)
+                )
             }
             Condition::Up(n) => format!("{} up", n.describe(&self.names)),
             Condition::Down(n) => format!("{} down", n.describe(&self.names)),
@@ -243,11 +283,10 @@ impl Driver<'_> {
         let start = self.sim.elapsed();
         if self.run_until(condition, within)? {
             let took = self.sim.elapsed() - start;
-            self.event(
-                None,
-                Kind::Await,
-                format!("await {what}: reached after {}", fmt_duration(took)),
-            );
+            let end = AwaitEnd::Reached {
+                took_ms: took.as_millis() as u64,
+            };
+            self.event(None, Data::Await(Awaited { what, end }));
             return Ok(());
         }
         let deadline = fmt_duration(within);
@@ -256,11 +295,11 @@ impl Driver<'_> {
             "{}:{}:{}: await {what} missed its deadline of {deadline}{seen}",
             self.scenario.file, step.loc.line, step.loc.col
         );
-        self.event(
-            None,
-            Kind::Await,
-            format!("await {what}: missed its deadline of {deadline}{seen}"),
-        );
+        let end = AwaitEnd::Missed {
+            deadline_ms: within.as_millis() as u64,
+            seen,
+        };
+        self.event(None, Data::Await(Awaited { what, end }));
         self.finding(Finding::new("await", Some(Outcome::Stuck), message.clone()));
         Err(Halt::Await(message))
     }
@@ -278,8 +317,10 @@ impl Driver<'_> {
                     .unwrap_or(Duration::from_secs(1));
                 let settled = self.run_until_stable(&Condition::Quiescent, *within, settle)?;
                 let view = self.view();
-                let mut findings =
-                    crate::check::guarded("divergence", || crate::check::divergence::check(&view));
+                let format = self.scenario.model.info().index_format;
+                let mut findings = crate::check::guarded("divergence", || {
+                    crate::check::divergence::check(&view, format)
+                });
                 if !settled && findings.is_empty() {
                     findings.push(Finding::new(
                         "check",
@@ -298,14 +339,15 @@ impl Driver<'_> {
             CheckStep::Invariant(name) => format!("invariant {name}"),
         };
         if findings.is_empty() {
-            self.event(None, Kind::Check, format!("check {what}: pass"));
+            let what = what.clone();
+            self.event(None, Data::Check(Checked { what, failed: None }));
         }
         for mut finding in findings {
-            self.event(
-                None,
-                Kind::Check,
-                format!("check {what}: {}", finding.message),
-            );
+            let checked = Checked {
+                what: what.clone(),
+                failed: Some(finding.message.clone()),
+            };
+            self.event(None, Data::Check(checked));
             finding.message = format!("{line}: mid-run check {what}: {}", finding.message);
             self.finding(finding);
         }
@@ -399,8 +441,11 @@ impl Driver<'_> {
                     Err(message) => {
                         // Checked at load with the extreme draws; a model may still
                         // refuse a value between them.
-                        let detail = format!("op template expanded to an invalid op: {message}");
-                        self.event(None, Kind::OpError, detail);
+                        let invalid = Data::InvalidOp {
+                            workload: false,
+                            message: message.clone(),
+                        };
+                        self.event(None, invalid);
                         self.check_op(client, "op template", step, &OpResult::error(message));
                         return Ok(());
                     }
@@ -409,8 +454,11 @@ impl Driver<'_> {
         };
         let Some(node) = self.pick(client.target, Want::Up, &[], client.timeout)? else {
             let why = self.no_node(client.target, Want::Up, client.timeout);
-            let detail = format!("{} -> error {why}", op.summary);
-            self.event(None, Kind::OpError, detail);
+            let no_node = Data::NoNode {
+                op: op.summary.clone(),
+                why: why.clone(),
+            };
+            self.event(None, no_node);
             let now = self.sim.elapsed();
             self.state
                 .borrow_mut()
@@ -419,9 +467,14 @@ impl Driver<'_> {
             self.check_op(client, &op.summary, step, &OpResult::error(why));
             return Ok(());
         };
-        let result = self.act_client(node, &op, client.wait.then_some(client.timeout))?;
+        let summary = op.summary.clone();
+        let action = Action::Client {
+            node: self.names[node].clone(),
+            op,
+        };
+        let result = self.act_client(action, client.wait.then_some(client.timeout))?;
         if let Some(result) = result {
-            self.check_op(client, &op.summary, step, &result);
+            self.check_op(client, &summary, step, &result);
         }
         Ok(())
     }
@@ -570,7 +623,8 @@ impl Driver<'_> {
             );
             return Ok(());
         }
-        self.act_partition(&resolved);
+        let action = resolved.action(&self.names);
+        self.perform(action);
         Ok(())
     }
 }
@@ -584,31 +638,33 @@ pub(crate) enum Partitioned {
 
 impl Partitioned {
     pub(crate) fn cuts(&self) -> Vec<Cut> {
-        let mut cuts = Vec::new();
         match self {
-            Partitioned::Groups(groups) => {
-                for (i, a) in groups.iter().enumerate() {
-                    for b in &groups[i + 1..] {
-                        for &x in a {
-                            for &y in b.iter().filter(|&&y| y != x) {
-                                cuts.push(Cut {
-                                    from: x,
-                                    to: y,
-                                    oneway: false,
-                                });
-                            }
-                        }
-                    }
-                }
-            }
-            Partitioned::OneWay { from, to } => {
-                cuts.extend(to.iter().map(|&t| Cut {
+            Partitioned::Groups(groups) => Cut::between_groups(groups),
+            Partitioned::OneWay { from, to } => to
+                .iter()
+                .map(|&t| Cut {
                     from: *from,
                     to: t,
                     oneway: true,
-                }));
-            }
+                })
+                .collect(),
         }
-        cuts
+    }
+
+    /// The partition as an action on named nodes.
+    pub(crate) fn action(&self, names: &[String]) -> Action {
+        let name = |n: &usize| names[*n].clone();
+        match self {
+            Partitioned::Groups(groups) => Action::Partition {
+                groups: groups
+                    .iter()
+                    .map(|g| g.iter().map(name).collect())
+                    .collect(),
+            },
+            Partitioned::OneWay { from, to } => Action::PartitionOneWay {
+                from: name(from),
+                to: to.iter().map(name).collect(),
+            },
+        }
     }
 }

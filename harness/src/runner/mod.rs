@@ -13,16 +13,18 @@ pub mod net;
 mod pick;
 pub mod recorder;
 mod result;
+pub mod swarm;
 mod workload;
 
-pub use result::{FinalNode, MessageCount, RunResult};
+pub use result::{replay_command, FinalNode, MessageCount, RunResult};
 
 use crate::check::{self, divergence, expect, history, invariants, Finding};
 use crate::faults::FaultTable;
 use crate::outcome::Outcome;
 use crate::panic;
 use crate::scenario::{Condition, Heal, Scenario, Since, Variant};
-use crate::trail::{Kind, Trail};
+use crate::trail::{Data, GiveUp, HealStep, Trail};
+use crate::yaml::Loc;
 use env::{NodeState, RunEnv, RunState};
 use net::NetState;
 use nodes::api::{ClusterView, NodeCtx, NodeStart, NodeView};
@@ -72,7 +74,8 @@ pub fn run(scenario: &Scenario, variant: &Variant, seed: u64) -> RunResult {
     SIM_NOW.with(|t| t.set(Some(Duration::ZERO)));
     panic::reset();
     tracing::info!("start");
-    let mut driver = Driver::new(scenario, variant, seed);
+    let plan = swarm::plan(scenario, variant, seed);
+    let mut driver = Driver::new(scenario, variant, seed, &plan);
     let halt = driver.script();
     let halt = match halt {
         Ok(()) | Err(Halt::Await(_)) => match &scenario.settings.heal {
@@ -100,6 +103,14 @@ pub(crate) struct Driver<'s> {
     script_steps: u64,
     /// What the run is doing, for a limit's message ("waiting for a leader").
     activity: String,
+    /// The chaos section as this seed configured it (swarm), if there is one.
+    chaos: Option<crate::scenario::Chaos>,
+    /// What the seed drew for it.
+    pub(crate) swarm: Option<swarm::SwarmDraw>,
+    /// `always` invariants that already failed during the run.
+    always_failed: std::collections::BTreeSet<&'static str>,
+    /// Where in the scenario the current step (or the chaos window) is.
+    at: Loc,
     /// `follower`/`any` picks of actions, from their own stream of the seed.
     picks: ChaCha8Rng,
     /// `{A..B}` draws of scripted client ops, from their own stream.
@@ -108,10 +119,12 @@ pub(crate) struct Driver<'s> {
     seq: u64,
     /// Workloads sending ops, or waiting for their last ops' answers.
     workloads: Vec<workload::Running>,
+    /// The model params of this run (the variant's, with any drawn by the seed).
+    params: serde_json::Value,
 }
 
 impl<'s> Driver<'s> {
-    fn new(scenario: &'s Scenario, variant: &'s Variant, seed: u64) -> Self {
+    fn new(scenario: &'s Scenario, variant: &'s Variant, seed: u64, plan: &swarm::Plan) -> Self {
         let run_id = format!(
             "{}-{}-{seed}-{}",
             scenario.name,
@@ -121,18 +134,7 @@ impl<'s> Driver<'s> {
         let names: Vec<String> = scenario.nodes.iter().map(|n| n.name.clone()).collect();
         let state = Rc::new(RefCell::new(RunState {
             trail: Trail::default(),
-            nodes: names
-                .iter()
-                .map(|name| NodeState {
-                    name: name.clone(),
-                    up: true,
-                    incarnation: 0,
-                    observation: Default::default(),
-                    inbox: None,
-                    stopped: false,
-                    published: false,
-                })
-                .collect(),
+            nodes: names.iter().map(|name| NodeState::new(name)).collect(),
             ops: BTreeMap::new(),
             open: Default::default(),
             exits: Vec::new(),
@@ -143,13 +145,14 @@ impl<'s> Driver<'s> {
             line: None,
             events_max: scenario.settings.limits.events,
             events_over: false,
+            published_since_check: false,
             history: recorder::Recorder::new(scenario.model.info()),
         }));
         let env = Rc::new(RunEnv {
             run_id,
             state: state.clone(),
         });
-        let sim = build_sim(scenario, variant, seed, &state, env);
+        let sim = build_sim(scenario, variant, &plan.params, seed, &state, env);
         Driver {
             sim,
             scenario,
@@ -163,10 +166,15 @@ impl<'s> Driver<'s> {
             sim_steps: 0,
             script_steps: 0,
             activity: "starting".into(),
+            chaos: plan.chaos.clone(),
+            swarm: plan.draw.clone(),
+            always_failed: Default::default(),
+            at: Loc::default(),
             picks: crate::streams::rng(seed, crate::streams::PICKS),
             placeholders: crate::streams::rng(seed, crate::streams::PLACEHOLDERS),
             seq: 0,
             workloads: Vec::new(),
+            params: plan.params.clone(),
         }
     }
 
@@ -176,8 +184,8 @@ impl<'s> Driver<'s> {
         for step in &self.scenario.steps {
             self.exec(step)?;
         }
-        if let Some(chaos) = &self.scenario.chaos {
-            self.chaos(chaos)?;
+        if let Some(chaos) = self.chaos.take() {
+            self.chaos(&chaos)?;
         }
         self.stop_workloads();
         Ok(())
@@ -222,6 +230,7 @@ impl<'s> Driver<'s> {
         self.state.borrow_mut().now = self.sim.elapsed();
         SIM_NOW.with(|t| t.set(Some(self.sim.elapsed())));
         self.reap_exits();
+        self.check_always();
         if self.state.borrow().events_over {
             return Err(self.limit(format!("trail limit of {} events reached", limits.events)));
         }
@@ -238,9 +247,49 @@ impl<'s> Driver<'s> {
         Ok(())
     }
 
+    /// Evaluate the model's `always` invariants when a node published something
+    /// new; each one that fails is reported once, with the time it first failed.
+    fn check_always(&mut self) {
+        if !std::mem::take(&mut self.state.borrow_mut().published_since_check) {
+            return;
+        }
+        let info = self.scenario.model.info();
+        let pending: Vec<&'static str> = info
+            .invariants
+            .iter()
+            .filter(|i| i.kind == nodes::api::InvariantKind::Always)
+            .map(|i| i.name)
+            .filter(|name| !self.always_failed.contains(name))
+            .collect();
+        if pending.is_empty() {
+            return;
+        }
+        let view = self.view();
+        for name in pending {
+            let found = invariants::check_one(self.scenario.model, name, &view);
+            if found.is_empty() {
+                continue;
+            }
+            self.always_failed.insert(name);
+            let t_ms = view.now_ms;
+            for mut finding in found {
+                finding.message = format!("at {t_ms} ms: {}", finding.message);
+                let checked = crate::trail::Checked {
+                    what: format!("always invariant {name}"),
+                    failed: Some(finding.message.clone()),
+                };
+                self.event(None, Data::Check(checked));
+                self.findings.push(finding);
+            }
+        }
+    }
+
     fn limit(&mut self, message: String) -> Halt {
         let message = format!("{message} while {}", self.activity);
-        self.event(None, Kind::Limit, message.clone());
+        let limit = Data::Limit {
+            message: message.clone(),
+        };
+        self.event(None, limit);
         Halt::Limit(message)
     }
 
@@ -260,7 +309,7 @@ impl<'s> Driver<'s> {
         for (node, reason) in exits {
             if self.state.borrow().nodes[node].up {
                 self.kill(node);
-                self.event(Some(node), Kind::Crash, format!("process exited: {reason}"));
+                self.event(Some(node), Data::Exited { reason });
             }
         }
     }
@@ -399,14 +448,16 @@ impl<'s> Driver<'s> {
 
     /// Up nodes agree on their applied index, none has pending work, and no op is in flight.
     /// For models with leaders, also: every up node names the same leader. A
-    /// cluster still electing has not settled, even with nothing pending.
+    /// cluster still electing has not settled, even with nothing pending. And no
+    /// node has a request it submitted itself (a service's, on the trail as a
+    /// typed submit with its index) still unapplied, whatever it last published.
     fn quiescent(&self) -> bool {
         let state = self.state.borrow();
         let with_leader = self.scenario.model.info().has_leader;
         let mut applied = None;
         let mut leader: Option<&str> = None;
         for node in state.nodes.iter().filter(|n| n.up) {
-            if node.observation.pending > 0 || !node.published {
+            if node.observation.pending > 0 || !node.published || node.submit_in_flight() {
                 return false;
             }
             if let Some(a) = node.observation.applied {
@@ -446,11 +497,9 @@ impl<'s> Driver<'s> {
 
     // ---- acting on nodes ----
 
-    pub(crate) fn event(&mut self, node: Option<usize>, kind: Kind, detail: impl Into<String>) {
+    pub(crate) fn event(&mut self, node: Option<usize>, data: Data) {
         let name = node.map(|n| self.names[n].clone());
-        self.state
-            .borrow_mut()
-            .harness_event(name.as_deref(), kind, detail);
+        self.state.borrow_mut().harness_event(name.as_deref(), data);
     }
 
     /// Stop a node's host (losing its unsynced writes) and fail its ops in flight.
@@ -469,7 +518,7 @@ impl<'s> Driver<'s> {
             .filter(|id| state.ops[id].node == *name)
             .collect();
         for id in lost {
-            state.give_up(id, "no answer: the node went down");
+            state.give_up(id, GiveUp::NodeDown);
         }
     }
 
@@ -486,7 +535,7 @@ impl<'s> Driver<'s> {
             .filter(|id| state.ops[id].invoked_ms + timeout_ms <= now_ms)
             .collect();
         for id in expired {
-            state.give_up(id, "no answer within the op timeout");
+            state.give_up(id, GiveUp::OpTimeout);
         }
     }
 
@@ -499,6 +548,7 @@ impl<'s> Driver<'s> {
         // still claim to lead); the new incarnation publishes its own.
         state.nodes[node].observation = Default::default();
         state.nodes[node].published = false;
+        state.nodes[node].submitted.clear();
     }
 
     pub(crate) fn finding(&mut self, finding: Finding) {
@@ -522,28 +572,20 @@ impl<'s> Driver<'s> {
         );
         let cleared = self.state.borrow_mut().faults.clear_all();
         let down: Vec<usize> = (0..names.len()).filter(|&n| !self.up(n)).collect();
-        let cleared_names: Vec<String> = cleared.iter().map(|(n, p)| format!("{n}/{p}")).collect();
-        let down_names: Vec<&str> = down.iter().map(|&n| names[n].as_str()).collect();
-        self.event(
-            None,
-            Kind::Heal,
-            format!(
-                "heal: repaired {cuts} cut(s), released {holds} hold(s), reset latency on {latencies} link(s), cleared fail points [{}], starting [{}]",
-                cleared_names.join(", "),
-                down_names.join(", ")
-            ),
-        );
+        let began = HealStep::Began {
+            cuts,
+            holds,
+            latencies,
+            cleared: cleared.iter().map(|(n, p)| format!("{n}/{p}")).collect(),
+            starting: down.iter().map(|&n| names[n].clone()).collect(),
+        };
+        self.event(None, Data::Heal(began));
         for node in down {
             self.boot(node);
-            self.event(Some(node), Kind::Start, "heal: start from durable state");
+            self.event(Some(node), Data::Heal(HealStep::Start));
         }
         let settled = self.run_until_stable(&Condition::Quiescent, heal.within, heal.settle)?;
-        let detail = if settled {
-            "heal: replicas settled"
-        } else {
-            "heal: replicas did not settle within the heal window"
-        };
-        self.event(None, Kind::Heal, detail);
+        self.event(None, Data::Heal(HealStep::Ended { settled }));
         Ok(())
     }
 
@@ -551,9 +593,15 @@ impl<'s> Driver<'s> {
         let model = self.scenario.model;
         let mut findings = std::mem::take(&mut self.findings);
         findings.extend(check::guarded(divergence::CHECKER, || {
-            divergence::check(view)
+            divergence::check(view, model.info().index_format)
         }));
-        findings.extend(invariants::check_all(model, view));
+        // An `always` invariant that failed during the run is reported once.
+        findings.extend(invariants::check_all(model, view).into_iter().filter(|f| {
+            !self
+                .always_failed
+                .iter()
+                .any(|name| f.checker == format!("invariant:{name}"))
+        }));
         if model.info().has_leader {
             findings.extend(check::guarded(history::ELECTION_SAFETY, || {
                 history::election_safety(trail)
@@ -576,9 +624,8 @@ impl<'s> Driver<'s> {
         let workload = history.lanes.iter().any(|l| l.client != recorder::SCRIPT);
         let mut judged = check::clients::Judged::default();
         let findings = check::guarded(crate::consistency::CHECKER, || {
-            let params = &self.variant.params;
-            judged =
-                check::clients::judge(self.scenario.model, history, params, settings, workload);
+            let (model, params) = (self.scenario.model, &self.params);
+            judged = check::clients::judge(model, history, params, settings, workload);
             std::mem::take(&mut judged.findings)
         });
         judged.findings = findings;
@@ -673,6 +720,7 @@ pub(crate) fn sim_builder(settings: &crate::scenario::Settings, seed: u64) -> tu
 fn build_sim(
     scenario: &Scenario,
     variant: &Variant,
+    params: &serde_json::Value,
     seed: u64,
     state: &Rc<RefCell<RunState>>,
     env: Rc<RunEnv>,
@@ -686,7 +734,7 @@ fn build_sim(
         let model = scenario.model;
         let nodes = scenario.nodes.clone();
         let bugs = variant.bugs.clone();
-        let params = variant.params.clone();
+        let params = params.clone();
         sim.host(spec.name.as_str(), move || {
             let (inbox, receiver) = unbounded_channel();
             let incarnation = {

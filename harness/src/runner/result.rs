@@ -69,6 +69,9 @@ pub struct RunResult {
     pub clients: Clients,
     pub messages_total: u64,
     pub messages: Vec<MessageCount>,
+    /// What the seed drew for the chaos section (swarm testing, drawn params).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swarm: Option<super::swarm::SwarmDraw>,
     pub trail: Trail,
 }
 
@@ -133,6 +136,7 @@ impl RunResult {
             clients,
             messages_total: state.messages_total,
             messages,
+            swarm: driver.swarm.clone(),
             trail,
         }
     }

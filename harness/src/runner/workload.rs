@@ -12,11 +12,12 @@
 //! run through every scripted step that takes simulated time.
 
 use super::actions::Sent;
+use super::chaos::weighted;
 use super::pick::Want;
 use super::{Driver, Halt};
-use crate::duration::format as fmt_duration;
+use crate::action::Action;
 use crate::scenario::{expand_template, Target, Workload, WorkloadOp};
-use crate::trail::Kind;
+use crate::trail::{Data, GiveUp, WorkloadMark};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use std::time::Duration;
@@ -56,9 +57,13 @@ pub(crate) struct Running {
     busy_ticks: u64,
 }
 
-/// One of the section's ops, uniformly.
-fn pick_op<'w>(rng: &mut ChaCha8Rng, ops: &'w [WorkloadOp]) -> &'w WorkloadOp {
-    &ops[rng.random_range(0..ops.len())]
+/// One of the section's ops by weight (the chaos nemesis's pick); `None` when
+/// every op is off.
+fn pick_op<'w>(rng: &mut ChaCha8Rng, ops: &'w [WorkloadOp]) -> Option<&'w WorkloadOp> {
+    if ops.iter().all(|op| op.weight == 0) {
+        return None;
+    }
+    Some(weighted(rng, ops, |op| op.weight))
 }
 
 impl Driver<'_> {
@@ -69,24 +74,20 @@ impl Driver<'_> {
             .iter()
             .any(|w| w.source == source && !w.stopped)
         {
-            self.event(
-                None,
-                Kind::Note,
-                format!("{}: already running", source.name()),
-            );
+            let mark = WorkloadMark::Unchanged {
+                source: source.name().into(),
+                running: true,
+            };
+            self.event(None, Data::Workload(mark));
             return;
         }
         let clients = workload.clients.unwrap_or(0);
-        let detail = format!(
-            "{}: start, {} every {}",
-            source.name(),
-            match workload.clients {
-                Some(n) => format!("{n} client(s), one op each at a time,"),
-                None => "one op".to_string(),
-            },
-            fmt_duration(workload.every)
-        );
-        self.event(None, Kind::Note, detail);
+        let mark = WorkloadMark::Started {
+            source: source.name().into(),
+            clients: workload.clients.map(|n| n as u64),
+            every_ms: workload.every.as_millis() as u64,
+        };
+        self.event(None, Data::Workload(mark));
         self.workloads.push(Running {
             source,
             workload: workload.clone(),
@@ -107,24 +108,20 @@ impl Driver<'_> {
             .iter_mut()
             .find(|w| w.source == source && !w.stopped)
         else {
-            self.event(None, Kind::Note, format!("{}: not running", source.name()));
+            let mark = WorkloadMark::Unchanged {
+                source: source.name().into(),
+                running: false,
+            };
+            self.event(None, Data::Workload(mark));
             return;
         };
         running.stopped = true;
-        let detail = format!(
-            "{}: stop after {} op(s){}",
-            source.name(),
-            running.sent,
-            if running.busy_ticks > 0 {
-                format!(
-                    "; {} tick(s) found every client busy and sent nothing",
-                    running.busy_ticks
-                )
-            } else {
-                String::new()
-            }
-        );
-        self.event(None, Kind::Note, detail);
+        let mark = WorkloadMark::Stopped {
+            source: source.name().into(),
+            sent: running.sent,
+            busy_ticks: running.busy_ticks,
+        };
+        self.event(None, Data::Workload(mark));
     }
 
     /// Stop every workload still sending (the script is over).
@@ -168,11 +165,7 @@ impl Driver<'_> {
             if !open {
                 *slot = None;
             } else if now >= deadline {
-                let why = format!(
-                    "no answer within the op timeout of {}",
-                    fmt_duration(self.scenario.settings.op_timeout)
-                );
-                self.state.borrow_mut().give_up(id, &why);
+                self.state.borrow_mut().give_up(id, GiveUp::OpTimeout);
                 *slot = None;
             }
         }
@@ -221,7 +214,9 @@ impl Driver<'_> {
             running.busy_ticks += 1;
             return Ok(());
         };
-        let chosen = pick_op(&mut running.rng, &running.workload.ops).clone();
+        let Some(chosen) = pick_op(&mut running.rng, &running.workload.ops).cloned() else {
+            return Ok(());
+        };
         let node = match chosen.target {
             Some(target) => match self.resolve_workload_target(target)? {
                 Some(node) => node,
@@ -241,14 +236,18 @@ impl Driver<'_> {
             Err(message) => {
                 // Checked at load with the extreme draws; a model may still refuse
                 // a value between them.
-                let detail = format!("workload op template expanded to an invalid op: {message}");
-                self.event(None, Kind::OpError, detail);
+                let invalid = Data::InvalidOp {
+                    workload: true,
+                    message,
+                };
+                self.event(None, invalid);
                 return Ok(());
             }
         };
         let name = format!("{} client {client}", running.source.name());
         running.sent += 1;
-        if let Sent::Pending(id) = self.act_client_as(&name, node, &op, None)? {
+        let node = self.names[node].clone();
+        if let Sent::Pending(id) = self.act_client_as(&name, Action::Client { node, op }, None)? {
             let deadline = self.sim.elapsed() + self.scenario.settings.op_timeout;
             running.clients[client] = Some((id, deadline));
         }

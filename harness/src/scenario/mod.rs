@@ -19,6 +19,10 @@ use crate::yaml::Loc;
 use nodes::api::{BugSet, FailPointInfo, Model, NodeSpec, ParsedOp};
 use std::time::Duration;
 
+/// What a fail point does when it fires; an action's own type, named here too
+/// because steps carry it.
+pub use crate::action::FaultAction;
+
 pub type NodeId = usize;
 
 pub struct Scenario {
@@ -387,6 +391,27 @@ pub struct Cut {
     pub oneway: bool,
 }
 
+impl Cut {
+    /// Every link between two different groups, cut both ways.
+    pub fn between_groups(groups: &[Vec<NodeId>]) -> Vec<Cut> {
+        let mut cuts = Vec::new();
+        for (i, a) in groups.iter().enumerate() {
+            for b in &groups[i + 1..] {
+                for &x in a {
+                    for &y in b.iter().filter(|&&y| y != x) {
+                        cuts.push(Cut {
+                            from: x,
+                            to: y,
+                            oneway: false,
+                        });
+                    }
+                }
+            }
+        }
+        cuts
+    }
+}
+
 pub struct ClientStep {
     pub target: Target,
     pub op: ClientOp,
@@ -429,14 +454,6 @@ pub struct ArmStep {
     pub probability: Option<f64>,
     /// Not an error when it never fires.
     pub optional: bool,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub enum FaultAction {
-    Error(String),
-    Panic,
-    Stall(Duration),
-    StallUntilRelease,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -487,7 +504,8 @@ pub enum CheckStep {
 pub struct Chaos {
     pub loc: Loc,
     pub window: Duration,
-    /// Each seed also picks which fault kinds are enabled at all.
+    /// Swarm testing: each seed also picks which fault kinds, fail points and
+    /// workload ops are on, their weights, and sub-ranges of spacing and duration.
     pub swarm: bool,
     pub concurrent_max: usize,
     /// Time between the starts of two faults.
@@ -496,6 +514,24 @@ pub struct Chaos {
     pub duration: (Duration, Duration),
     pub faults: Vec<ChaosFault>,
     pub workload: Option<Workload>,
+    /// Model params drawn per seed (with or without swarm), laid over the variant's.
+    pub params: Vec<ChaosParam>,
+}
+
+/// One model param a chaos section draws per seed.
+#[derive(Clone, Debug)]
+pub struct ChaosParam {
+    pub name: String,
+    pub loc: Loc,
+    pub draw: ParamDraw,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ParamDraw {
+    /// An integer in `min..=max`.
+    Range { min: i64, max: i64 },
+    /// One of these values.
+    Choices(Vec<serde_json::Value>),
 }
 
 #[derive(Clone, Debug)]
@@ -542,8 +578,11 @@ impl ChaosKind {
 pub struct ChaosPoint {
     pub point: &'static FailPointInfo,
     pub action: FaultAction,
-    /// Nodes it may be armed on (all when empty), resolved when it is armed.
+    /// Nodes it may be armed on (all when empty), resolved when it is armed
+    /// (`leader`: whichever node leads then; none: nothing is armed).
     pub nodes: Vec<Target>,
+    /// Relative frequency among the kind's points (default 1).
+    pub weight: u32,
 }
 
 #[derive(Clone, Debug)]
@@ -565,7 +604,11 @@ pub struct WorkloadOp {
     /// The op's own `on`, when it goes elsewhere than the workload's target (e.g.
     /// container events to a datanode, block deletions to its manager).
     pub target: Option<Target>,
-    /// The op template without `on`: string values may hold `{A..B}` (a number
-    /// drawn in A..=B) and `{seq}` (the op's sequence number).
+    /// The op template without `on` and `weight`: string values may hold `{A..B}`
+    /// (a number drawn in A..=B) and `{seq}` (the op's sequence number).
     pub template: serde_json::Value,
+    /// Relative frequency among the workload's ops (default 1).
+    pub weight: u32,
+    /// Position in the section's `ops` list (a swarm draw names ops by it).
+    pub index: usize,
 }

@@ -296,6 +296,8 @@ pub struct Chaos {
     /// Read entry by entry by `validate` (a weight, or a mapping with `weight`).
     pub faults: serde::de::IgnoredAny,
     pub workload: Option<serde::de::IgnoredAny>,
+    /// Model params drawn per seed: `name: {min, max}` or `name: [choices]`.
+    pub params: Option<serde::de::IgnoredAny>,
 }
 
 pub const CHAOS_FAULT_KINDS: &[&str] = &[
@@ -317,6 +319,14 @@ pub struct Range {
     pub max: Spanned<String>,
 }
 
+/// An integer range of a drawn model param.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IntRange {
+    pub min: Spanned<i64>,
+    pub max: Spanned<i64>,
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ChaosFault {
@@ -333,6 +343,8 @@ pub struct ChaosPoint {
     pub point: Spanned<String>,
     pub action: Spanned<Action>,
     pub nodes: Option<Vec<Spanned<String>>>,
+    /// Relative frequency among the kind's points (default 1).
+    pub weight: Option<Spanned<u32>>,
 }
 
 #[derive(Debug, Deserialize)]

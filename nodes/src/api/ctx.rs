@@ -2,9 +2,11 @@
 //! its inbox of commands, its disk and its fail-point scope.
 
 use super::disk::Disk;
+use super::event::NodeEvent;
 use super::faults::FailScope;
 use super::model::BugSet;
 use super::observe::Observation;
+use super::probe::ProbeInfo;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
@@ -45,50 +47,6 @@ pub trait Env {
 pub struct NodeSpec {
     pub name: String,
     pub role: String,
-}
-
-/// Kinds of events a node appends to the trail.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum EventKind {
-    /// Role, term or leader changed.
-    Leader,
-    /// A log entry or transaction reached the state machine.
-    Apply,
-    /// Something became durable (fsync, a flushed batch, TRANSACTION_INFO).
-    Storage,
-    /// A background service or periodic task did something (a run, a heartbeat).
-    Service,
-    /// A request was submitted internally (not by a client).
-    Submit,
-    /// The process is terminating itself.
-    Exit,
-    /// Anything else worth reading in the trail.
-    Note,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct NodeEvent {
-    pub kind: EventKind,
-    pub detail: String,
-    /// Replicated-state keys this event touched (for the divergence view).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub keys: Vec<String>,
-}
-
-impl NodeEvent {
-    pub fn new(kind: EventKind, detail: impl Into<String>) -> Self {
-        NodeEvent {
-            kind,
-            detail: detail.into(),
-            keys: Vec::new(),
-        }
-    }
-
-    pub fn with_keys(mut self, keys: impl IntoIterator<Item = String>) -> Self {
-        self.keys.extend(keys);
-        self
-    }
 }
 
 /// A command from the harness to one node.
@@ -270,11 +228,19 @@ impl NodeCtx {
         self.inbox.borrow_mut().take().expect("inbox taken twice")
     }
 
-    pub fn record(&self, kind: EventKind, detail: impl Into<String>) {
-        self.env.record(&self.name, NodeEvent::new(kind, detail));
-    }
-    pub fn record_event(&self, event: NodeEvent) {
+    pub fn record(&self, event: NodeEvent) {
         self.env.record(&self.name, event);
+    }
+    /// A free-text note on the trail.
+    pub fn note(&self, text: impl Into<String>) {
+        self.record(NodeEvent::note(text));
+    }
+    /// Report that a declared probe was reached: a typed probe event on the trail.
+    pub fn probe(&self, probe: &'static ProbeInfo) {
+        self.record(NodeEvent::Probe {
+            probe: probe.name.to_string(),
+            text: format!("probe {}: {}", probe.name, probe.summary),
+        });
     }
     pub fn publish(&self, observation: Observation) {
         self.env.publish(&self.name, observation);
@@ -290,9 +256,82 @@ impl NodeCtx {
     /// reason, asks the harness to stop the host, and never returns: the caller's
     /// task parks until the host is gone.
     pub async fn exit(&self, reason: &str) -> Infallible {
-        self.env
-            .record(&self.name, NodeEvent::new(EventKind::Exit, reason));
+        self.env.record(
+            &self.name,
+            NodeEvent::Exit {
+                reason: reason.to_string(),
+            },
+        );
         self.env.exit(&self.name, reason);
         std::future::pending::<Infallible>().await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::{Fault, ProbeInfo};
+
+    /// An environment that keeps what nodes record.
+    #[derive(Default)]
+    struct Recorder {
+        events: RefCell<Vec<(String, NodeEvent)>>,
+    }
+
+    impl Env for Recorder {
+        fn run_id(&self) -> &str {
+            "ctx-test"
+        }
+        fn now(&self) -> Duration {
+            Duration::ZERO
+        }
+        fn record(&self, node: &str, event: NodeEvent) {
+            self.events.borrow_mut().push((node.to_string(), event));
+        }
+        fn message(&self, _: &str, _: &str, _: &str) {}
+        fn fail_point(&self, _: &str, _: &'static str, _: &str) -> Option<Fault> {
+            None
+        }
+        fn publish(&self, _: &str, _: Observation) {}
+        fn complete(&self, _: &str, _: u64, _: OpResult) {}
+        fn exit(&self, _: &str, _: &str) {}
+        fn stopped(&self, _: &str) {}
+    }
+
+    static WINDOW: ProbeInfo = ProbeInfo {
+        name: "purge.window",
+        summary: "a purge applied between two flushes",
+        rare: true,
+    };
+
+    #[test]
+    fn a_reported_probe_is_a_typed_event_on_the_trail() {
+        let env = Rc::new(Recorder::default());
+        let start = NodeStart {
+            index: 0,
+            nodes: vec![NodeSpec {
+                name: "om1".into(),
+                role: "om".into(),
+            }],
+            incarnation: 0,
+            seed: 1,
+            bugs: BugSet::default(),
+            params: serde_json::Value::Null,
+        };
+        let (_inbox, receiver) = tokio::sync::mpsc::unbounded_channel();
+        let ctx = NodeCtx::new(start, env.clone(), receiver);
+        ctx.probe(&WINDOW);
+        let events = env.events.borrow();
+        assert_eq!(events.len(), 1);
+        let (node, event) = &events[0];
+        assert_eq!(node, "om1");
+        let NodeEvent::Probe { probe, text } = event else {
+            panic!("not a probe event: {event:?}");
+        };
+        assert_eq!(probe, "purge.window");
+        assert_eq!(
+            text,
+            "probe purge.window: a purge applied between two flushes"
+        );
     }
 }

@@ -11,7 +11,8 @@
 //! what it does, is decided by the harness ([`super::Env::fail_point`]) from the
 //! run's seed; stalls wait in simulated time.
 
-use super::ctx::{Env, EventKind, NodeEvent};
+use super::ctx::Env;
+use super::event::NodeEvent;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -116,8 +117,10 @@ impl FailScope {
             }
             Fault::Panic(message) => {
                 let reason = format!("injected panic: {message}");
-                self.env
-                    .record(&self.node, NodeEvent::new(EventKind::Exit, reason.clone()));
+                let exit = NodeEvent::Exit {
+                    reason: reason.clone(),
+                };
+                self.env.record(&self.node, exit);
                 self.env.exit(&self.node, &reason);
                 std::future::pending::<()>().await;
                 unreachable!("a pending future never completes")

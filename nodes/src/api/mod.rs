@@ -6,21 +6,25 @@
 
 mod ctx;
 mod disk;
+mod event;
 mod faults;
 mod model;
 mod net;
 mod observe;
 mod params;
+mod probe;
 mod promise;
 
-pub use ctx::{Command, Env, EventKind, NodeCtx, NodeEvent, NodeSpec, NodeStart, OpResult};
+pub use ctx::{Command, Env, NodeCtx, NodeSpec, NodeStart, OpResult};
 pub use disk::{Disk, RecordLog};
+pub use event::{ApplyResult, NodeEvent, Role};
 pub use faults::{fail_point_name, FailPoint, FailPointInfo, FailScope, Fault};
 pub use model::{
-    parse_json, BugInfo, BugMode, BugSet, Check, ClusterView, InvariantInfo, InvariantKind, Model,
-    ModelInfo, NodeView, OpInfo, ParsedOp, RoleInfo,
+    parse_json, BugInfo, BugMode, BugSet, Check, ClusterView, IndexFormat, InvariantInfo,
+    InvariantKind, Model, ModelInfo, NodeView, OpInfo, ParsedOp, RoleInfo,
 };
 pub use net::Net;
 pub use observe::Observation;
-pub use params::{ParamInfo, ParamKind, ParamValue, WEEK_MS};
+pub use params::{ParamInfo, ParamKind, ParamValue, PerNode, WEEK_MS};
+pub use probe::ProbeInfo;
 pub use promise::{AnswerKind, Answers, Consistency, HistoryModel, Sequential};

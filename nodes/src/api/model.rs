@@ -4,6 +4,7 @@ use super::ctx::{NodeCtx, NodeSpec};
 use super::faults::FailPointInfo;
 use super::observe::Observation;
 use super::params::ParamInfo;
+use super::probe::ProbeInfo;
 use super::promise::{Answers, Consistency, HistoryModel, Sequential};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -46,8 +47,11 @@ impl BugSet {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum InvariantKind {
-    /// Must hold in every observed state ("always").
+    /// Must hold in the final state, judged after the heal phase.
     Safety,
+    /// Must hold in every observed state ("always"): checked whenever a node
+    /// publishes, so a violation is seen even if a later event would repair it.
+    Always,
     /// Must come true within a bound; failing it makes the run `stuck`.
     Liveness,
 }
@@ -90,6 +94,11 @@ pub struct ModelInfo {
     pub fail_points: Vec<&'static FailPointInfo>,
     pub invariants: Vec<InvariantInfo>,
     pub bugs: Vec<&'static BugInfo>,
+    /// Code paths a run can report reaching (`NodeCtx::probe`).
+    pub probes: Vec<&'static ProbeInfo>,
+    /// How the model's log positions (`Observation::applied`, event indices) are
+    /// written for people.
+    pub index_format: IndexFormat,
     /// Whether the model has leaders: `on: leader` resolves, `await: leader` makes sense.
     pub has_leader: bool,
     /// Whether `transfer_leader` steps are supported.
@@ -103,7 +112,29 @@ pub struct ModelInfo {
     pub history: HistoryModel,
 }
 
+/// How a model writes a log position. One form everywhere a person reads one.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum IndexFormat {
+    /// `25`: a Raft index.
+    #[default]
+    Decimal,
+    /// `0x100000003`: a ZooKeeper zxid, as ZooKeeper logs it.
+    Hex,
+}
+
+impl IndexFormat {
+    pub fn show(self, index: u64) -> String {
+        match self {
+            IndexFormat::Decimal => index.to_string(),
+            IndexFormat::Hex => format!("0x{index:x}"),
+        }
+    }
+}
+
 impl ModelInfo {
+    pub fn probe(&self, name: &str) -> Option<&'static ProbeInfo> {
+        self.probes.iter().copied().find(|p| p.name == name)
+    }
     pub fn fail_point(&self, name: &str) -> Option<&'static FailPointInfo> {
         self.fail_points.iter().copied().find(|p| p.name == name)
     }

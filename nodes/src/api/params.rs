@@ -45,6 +45,16 @@ pub enum ParamKind {
         max: i64,
         len_max: usize,
     },
+    /// A value per node: a mapping from node names to values of `value`'s kind
+    /// (a model reads it with [`PerNode`]). With `single`, one plain value for
+    /// every node is accepted too. `every_node`: the mapping names each node of
+    /// the scenario; `distinct`: no two nodes share a value (server ids).
+    PerNode {
+        value: Box<ParamKind>,
+        single: bool,
+        every_node: bool,
+        distinct: bool,
+    },
 }
 
 #[derive(Debug, PartialEq, Serialize)]
@@ -128,6 +138,22 @@ impl ParamInfo {
     }
 }
 
+impl ParamInfo {
+    /// The same declaration, per node: one value for every node or a map from
+    /// node names to values (nodes left out take the default).
+    pub fn per_node(inner: ParamInfo) -> Self {
+        ParamInfo {
+            kind: ParamKind::PerNode {
+                value: Box::new(inner.kind),
+                single: true,
+                every_node: false,
+                distinct: false,
+            },
+            ..inner
+        }
+    }
+}
+
 impl ParamKind {
     /// The type and bounds as `faultline list` shows them.
     pub fn describe(&self) -> String {
@@ -141,6 +167,47 @@ impl ParamKind {
             ParamKind::IntegerList { min, max, len_max } => {
                 format!("list of <= {len_max} integers {min}..={max}")
             }
+            ParamKind::PerNode {
+                value,
+                single,
+                every_node,
+                distinct,
+            } => {
+                let inner = value.describe();
+                let mut text = if *single {
+                    format!("{inner}, or a map node -> {inner}")
+                } else {
+                    format!("a map node -> {inner}")
+                };
+                if *every_node {
+                    text.push_str(", naming every node");
+                }
+                if *distinct {
+                    text.push_str(", no value twice");
+                }
+                text
+            }
+        }
+    }
+
+    /// As [`ParamKind::check`], and for a per-node map, which node's entry is
+    /// wrong (`None`: the map as a whole), so that the error can point at it.
+    pub fn check_entry(
+        &self,
+        value: &serde_json::Value,
+        nodes: &[&str],
+    ) -> Result<(), (Option<String>, String)> {
+        match (self, value) {
+            (
+                ParamKind::PerNode {
+                    value,
+                    every_node,
+                    distinct,
+                    ..
+                },
+                serde_json::Value::Object(map),
+            ) => check_per_node(value, map, nodes, *every_node, *distinct),
+            _ => self.check(value, nodes).map_err(|e| (None, e)),
         }
     }
 
@@ -181,8 +248,88 @@ impl ParamKind {
                 }
                 Ok(())
             }
+            (
+                ParamKind::PerNode {
+                    value,
+                    every_node,
+                    distinct,
+                    ..
+                },
+                J::Object(map),
+            ) => check_per_node(value, map, nodes, *every_node, *distinct).map_err(|(_, e)| e),
+            (ParamKind::PerNode { value, single, .. }, v) if *single => value.check(v, nodes),
             (kind, v) => Err(format!("expected {}, found {v}", kind.describe())),
         }
+    }
+}
+
+/// A node map: every key a node of the scenario (when the nodes are known), every
+/// value of the inner kind, and the map's own rules. An error names the entry it
+/// is about (`None`: the map as a whole).
+fn check_per_node(
+    value: &ParamKind,
+    map: &serde_json::Map<String, serde_json::Value>,
+    nodes: &[&str],
+    every_node: bool,
+    distinct: bool,
+) -> Result<(), (Option<String>, String)> {
+    for (node, v) in map {
+        if !nodes.is_empty() && !nodes.contains(&node.as_str()) {
+            let message = format!(
+                "`{node}` is not a node of this scenario (nodes: {})",
+                nodes.join(", ")
+            );
+            return Err((Some(node.clone()), message));
+        }
+        value
+            .check(v, nodes)
+            .map_err(|e| (Some(node.clone()), format!("{node}: {e}")))?;
+    }
+    if every_node {
+        let missing: Vec<&str> = nodes
+            .iter()
+            .copied()
+            .filter(|n| !map.contains_key(*n))
+            .collect();
+        if !missing.is_empty() {
+            return Err((None, format!("names no value for {}", missing.join(", "))));
+        }
+    }
+    if distinct {
+        let mut seen: Vec<(&serde_json::Value, &str)> = Vec::new();
+        for (node, v) in map {
+            if let Some((_, first)) = seen.iter().find(|(w, _)| *w == v) {
+                let message = format!("{first} and {node} both have {v}");
+                return Err((Some(node.clone()), message));
+            }
+            seen.push((v, node));
+        }
+    }
+    Ok(())
+}
+
+/// A per-node parameter as a model reads it: one value for every node, or a
+/// value per node name (nodes left out of the map get `None`).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Deserialize)]
+#[serde(untagged)]
+pub enum PerNode<T> {
+    All(T),
+    Each(std::collections::BTreeMap<String, T>),
+}
+
+impl<T> PerNode<T> {
+    /// The value for `node`, if the parameter gives it one.
+    pub fn get(&self, node: &str) -> Option<&T> {
+        match self {
+            PerNode::All(value) => Some(value),
+            PerNode::Each(map) => map.get(node),
+        }
+    }
+}
+
+impl<T: Default> Default for PerNode<T> {
+    fn default() -> Self {
+        PerNode::All(T::default())
     }
 }
 
@@ -245,5 +392,65 @@ mod tests {
         assert!(list.check(&json!([1, 2, 3]), &[]).is_err());
         assert!(list.check(&json!([0]), &[]).is_err());
         assert!(ParamKind::Bool.check(&json!(1), &[]).is_err());
+    }
+
+    #[test]
+    fn per_node_values_name_nodes_and_follow_their_rules() {
+        let exit = ParamKind::PerNode {
+            value: Box::new(ParamKind::Choice {
+                choices: &["a", "b"],
+            }),
+            single: true,
+            every_node: false,
+            distinct: false,
+        };
+        let nodes = ["om1", "om2", "om3"];
+        assert_eq!(exit.check(&json!("a"), &nodes), Ok(()));
+        assert_eq!(exit.check(&json!({"om2": "b"}), &nodes), Ok(()));
+        assert_eq!(
+            exit.check(&json!({"om2": "c"}), &nodes),
+            Err("om2: expected one of a|b, found \"c\"".into())
+        );
+        assert!(exit
+            .check(&json!({"om9": "a"}), &nodes)
+            .unwrap_err()
+            .contains("`om9` is not a node"));
+        assert_eq!(exit.describe(), "one of a|b, or a map node -> one of a|b");
+        let sid = ParamKind::PerNode {
+            value: Box::new(ParamKind::Integer { min: 1, max: 255 }),
+            single: false,
+            every_node: true,
+            distinct: true,
+        };
+        let zk = ["zk1", "zk2", "zk3"];
+        assert_eq!(
+            sid.check(&json!({"zk1": 2, "zk2": 1, "zk3": 3}), &zk),
+            Ok(())
+        );
+        assert_eq!(
+            sid.check(&json!({"zk1": 2, "zk2": 1}), &zk),
+            Err("names no value for zk3".into())
+        );
+        assert_eq!(
+            sid.check(&json!({"zk1": 2, "zk2": 2, "zk3": 3}), &zk),
+            Err("zk1 and zk2 both have 2".into())
+        );
+        assert!(sid
+            .check(&json!(3), &zk)
+            .unwrap_err()
+            .contains("expected a map"));
+        assert!(sid
+            .check(&json!({"zk1": 0, "zk2": 1, "zk3": 3}), &zk)
+            .unwrap_err()
+            .starts_with("zk1: 0 is outside"));
+    }
+
+    #[test]
+    fn a_per_node_param_reads_one_value_or_a_map() {
+        let all: PerNode<String> = serde_json::from_value(json!("x")).unwrap();
+        assert_eq!(all.get("om1").map(String::as_str), Some("x"));
+        let each: PerNode<String> = serde_json::from_value(json!({"om2": "y"})).unwrap();
+        assert_eq!(each.get("om2").map(String::as_str), Some("y"));
+        assert_eq!(each.get("om1"), None);
     }
 }

@@ -99,14 +99,14 @@ pub enum HistoryModel {
     Own,
 }
 
-/// A model's own sequential specification: what one object does when its ops
-/// run one at a time. The harness's checker searches for an order of the
-/// recorded ops that this accepts, object by object.
+/// A model's own sequential specification: what its objects do when ops run
+/// one at a time. The harness's checker searches for an order of the recorded
+/// ops that this accepts; ops whose objects are disjoint never constrain each
+/// other, so each group of objects is checked on its own.
 pub trait Sequential {
-    /// The object `op` acts on (the validated op, with its `op` tag), sent to
-    /// `node`. Ops on different objects never constrain each other, so each
-    /// object is checked on its own.
-    fn object(&self, op: &Value, node: &str) -> String;
+    /// The objects `op` acts on (the validated op, with its `op` tag), sent to
+    /// `node`: usually one, never none.
+    fn objects(&self, op: &Value, node: &str) -> Vec<String>;
 
     /// The state of `object` before its first op, in a run with these (the
     /// variant's, validated) `params`: what the model starts with.
@@ -115,11 +115,12 @@ pub trait Sequential {
         Value::Null
     }
 
-    /// Run `op` in `state` (at first, [`Sequential::initial`]). With an
-    /// `answer`, the state after it if `op` could have answered exactly that
-    /// here, else `None`; without (the answer is unknown), the state after it.
-    /// Must be a pure function of its arguments.
-    fn step(&self, state: &Value, op: &Value, answer: Option<&OpResult>) -> Option<Value>;
+    /// Run `op` on its objects, whose states are `states` (in the order of
+    /// [`Sequential::objects`]). With an `answer`, their states after it if `op`
+    /// could have answered exactly that there, else `None`; without (the
+    /// answer is unknown), their states after it. Must be a pure function of
+    /// its arguments.
+    fn step(&self, states: &[Value], op: &Value, answer: Option<&OpResult>) -> Option<Vec<Value>>;
 }
 
 #[cfg(test)]

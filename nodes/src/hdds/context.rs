@@ -196,13 +196,18 @@ mod tests {
     const RECON: Endpoint = Endpoint::Recon;
 
     fn icr(container: u64, state: super::super::report::ContainerState) -> Icr {
-        Icr { container, state }
+        Icr {
+            container,
+            state,
+            generation: Default::default(),
+        }
     }
 
     fn fcr(id: u64, containers: &[(u64, super::super::report::ContainerState)]) -> Fcr {
         Fcr {
             id,
             containers: containers.iter().copied().collect(),
+            generation: Default::default(),
         }
     }
 

@@ -10,17 +10,17 @@
 use super::context::StateContext;
 use super::report::{
     containers_fact, replica_key, show_containers, show_csrs, show_fcr, show_icrs, show_reports,
-    show_txs, ContainerState, Csr, DeleteBlocksCommand, Endpoint, Fcr, Icr, Message, Report,
-    Reports,
+    show_txs, ContainerState, Csr, DeleteBlocksCommand, Endpoint, Fcr, Generation, Icr, Message,
+    Report, Reports,
 };
 use super::BUG_STALE_PUT_BACK_ICR;
 use super::{fmt_ms, Config, FcrTrigger, HddsOp, HddsPoint, CONTAINERS_MAX, PORT};
-use crate::api::{Command, EventKind, Fault, Net, NodeCtx, NodeEvent, Observation, OpResult};
+use crate::api::{ApplyResult, Command, Fault, Net, NodeCtx, NodeEvent, Observation, OpResult};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 use std::time::Duration;
-use tokio::sync::oneshot;
+use tokio::sync::{oneshot, Notify};
 use tokio::time::{sleep, timeout};
 
 const CONTAINERS_FILE: &str = "containers.json";
@@ -55,6 +55,19 @@ struct State {
     /// The publisher's period: the interval plus a random delay of up to it.
     fcr_period_ms: u64,
     next_call: u64,
+    /// Reports made in this incarnation (the ghost [`Generation`] order).
+    reports_made: u64,
+}
+
+impl State {
+    /// The ghost order of the next report this datanode makes.
+    fn next_generation(&mut self, incarnation: u32) -> Generation {
+        self.reports_made += 1;
+        Generation {
+            incarnation,
+            count: self.reports_made,
+        }
+    }
 }
 
 struct Datanode {
@@ -64,6 +77,9 @@ struct Datanode {
     state: RefCell<State>,
     /// Replies awaited by call id.
     calls: RefCell<BTreeMap<u64, oneshot::Sender<Message>>>,
+    /// `triggerHeartbeat`, per endpoint task: heartbeat now instead of at the
+    /// next interval (a permit waits while a heartbeat is in flight).
+    heartbeat_now: BTreeMap<Endpoint, Notify>,
 }
 
 /// How a heartbeat ended.
@@ -95,6 +111,7 @@ pub(super) async fn run(ctx: NodeCtx) -> turmoil::Result {
     let deleted_txs = load_deleted_txs(&ctx)?;
     let (first_fcr_ms, fcr_period_ms) = fcr_schedule(&ctx, &config);
     let net = Net::bind(&ctx, PORT).await?;
+    let heartbeat_now = list.iter().map(|&ep| (ep, Notify::new())).collect();
     let dn = Rc::new(Datanode {
         state: RefCell::new(State {
             containers,
@@ -107,11 +124,13 @@ pub(super) async fn run(ctx: NodeCtx) -> turmoil::Result {
             next_fcr_ms: first_fcr_ms,
             fcr_period_ms,
             next_call: 0,
+            reports_made: 0,
         }),
         ctx,
         net,
         config,
         calls: RefCell::new(BTreeMap::new()),
+        heartbeat_now,
     });
     dn.publish();
     for ep in list {
@@ -214,6 +233,17 @@ impl Datanode {
                             dn.ctx.complete(id, result);
                         });
                     }
+                    HddsOp::FailVolume { containers } => {
+                        let dn = self.clone();
+                        tokio::task::spawn_local(async move {
+                            let result = dn.fail_volume(&containers).await;
+                            dn.ctx.complete(id, result);
+                        });
+                    }
+                    HddsOp::CommandStatus { command, txs } => {
+                        let result = self.queue_command_status(command, txs);
+                        self.ctx.complete(id, result);
+                    }
                     HddsOp::DeleteBlocks {} => {
                         let error = "block deletions enter at SCM; its commands reach the datanode in heartbeat responses";
                         self.ctx.complete(id, OpResult::error(error));
@@ -246,7 +276,10 @@ impl Datanode {
             HddsOp::MarkUnhealthy { container } => (*container, "mark_unhealthy"),
             HddsOp::Delete { container } => (*container, "delete"),
             HddsOp::Import { container } => (*container, "import"),
-            HddsOp::DeleteBlocks {} | HddsOp::BuildFcr { .. } => {
+            HddsOp::DeleteBlocks {}
+            | HddsOp::BuildFcr { .. }
+            | HddsOp::CommandStatus { .. }
+            | HddsOp::FailVolume { .. } => {
                 unreachable!("not a container event")
             }
         };
@@ -269,9 +302,11 @@ impl Datanode {
         persist(&self.ctx, &state.containers).expect("the simulated disk takes the write");
         let reported = new.unwrap_or(ContainerState::Deleted);
         state.events += 1;
+        let generation = state.next_generation(self.ctx.incarnation());
         state.context.add(Report::Icr(Icr {
             container,
             state: reported,
+            generation,
         }));
         let endpoints = names(&state.context.endpoints());
         drop(state);
@@ -282,8 +317,14 @@ impl Datanode {
             show(new)
         );
         let key = replica_key(self.ctx.name(), container);
-        self.ctx
-            .record_event(NodeEvent::new(EventKind::Apply, detail).with_keys([key]));
+        self.ctx.record(NodeEvent::Apply {
+            term: None,
+            index: None,
+            what: format!("{verb} C{container}"),
+            result: ApplyResult::Ok,
+            keys: vec![key],
+            text: detail,
+        });
         self.publish();
         OpResult::ok()
     }
@@ -298,13 +339,10 @@ impl Datanode {
             // The real command queue is bounded too and drops what does not fit;
             // SCM sends the transactions again after its command timeout.
             drop(state);
-            self.ctx.record(
-                EventKind::Note,
-                format!(
-                    "deleteBlocks cmd{} from {from} dropped: the report queue is full",
-                    command.id
-                ),
-            );
+            self.ctx.note(format!(
+                "deleteBlocks cmd{} from {from} dropped: the report queue is full",
+                command.id
+            ));
             return;
         }
         let retried: Vec<u64> = command
@@ -334,15 +372,106 @@ impl Datanode {
         } else {
             format!(" ({} executed before: retried)", show_txs(&retried))
         };
-        self.ctx.record(
-            EventKind::Apply,
-            format!(
+        self.ctx.record(NodeEvent::Apply {
+            term: None,
+            index: None,
+            what: format!("deleteBlocks cmd{}", command.id),
+            result: ApplyResult::Ok,
+            keys: Vec::new(),
+            text: format!(
                 "executed deleteBlocks cmd{} {} from {from}{retried}; CSR cmd{} queued for [{endpoints}]",
                 command.id,
                 show_txs(&command.txs),
                 command.id
             ),
-        );
+        });
+    }
+
+    /// The command status report publisher queues the status of a deleteBlocks
+    /// command it holds (EXECUTED, with its acknowledged transactions) for every
+    /// endpoint, like `execute_delete_blocks` does after executing one, but
+    /// nothing is executed here: a scenario's way to put a CSR in the queue.
+    fn queue_command_status(&self, command: u64, txs: Vec<u64>) -> OpResult {
+        let mut state = self.state.borrow_mut();
+        if !state.context.has_room() {
+            return OpResult::error("the report queue is full");
+        }
+        state.events += 1;
+        let shown = show_txs(&txs);
+        state.context.add(Report::Csr(Csr { command, txs }));
+        let endpoints = names(&state.context.endpoints());
+        drop(state);
+        self.ctx.record(NodeEvent::Apply {
+            term: None,
+            index: None,
+            what: format!("status of deleteBlocks cmd{command}"),
+            result: ApplyResult::Ok,
+            keys: Vec::new(),
+            text: format!("status of deleteBlocks cmd{command} {shown} (EXECUTED); CSR cmd{command} queued for [{endpoints}]"),
+        });
+        self.publish();
+        OpResult::value(format!("CSR cmd{command}"))
+    }
+
+    /// `ContainerSet.handleVolumeFailures`: the failed volume's containers leave
+    /// the container set (marked missing; no ICR). If any did, an FCR is built
+    /// (`getFullContainerReportDiscardPendingICR`, `refreshFullReport`) and a
+    /// heartbeat to every endpoint is triggered (`triggerHeartbeat`); a build that
+    /// fails skips the trigger, as the real code's catch does.
+    async fn fail_volume(&self, ids: &[u64]) -> OpResult {
+        let removed = {
+            let mut state = self.state.borrow_mut();
+            let removed = match remove_failed_volume(&mut state.containers, ids) {
+                Ok(removed) => removed,
+                Err(why) => return OpResult::error(why),
+            };
+            if !removed.is_empty() {
+                state.events += 1;
+                persist(&self.ctx, &state.containers).expect("the simulated disk takes the write");
+            }
+            removed
+        };
+        if removed.is_empty() {
+            self.ctx
+                .note("volume failure: no container on the failed volume; nothing to report");
+            return OpResult::value("no containers removed");
+        }
+        let shown: Vec<String> = removed
+            .iter()
+            .map(|(c, s)| format!("C{c} (was {s})"))
+            .collect();
+        let keys = removed
+            .iter()
+            .map(|(c, _)| replica_key(self.ctx.name(), *c))
+            .collect();
+        self.ctx.record(NodeEvent::Apply {
+            term: None,
+            index: None,
+            what: "volume failure".to_string(),
+            result: ApplyResult::Ok,
+            keys,
+            text: format!(
+                "volume failure: removed {} from the container set (missing, no ICR); building an FCR",
+                shown.join(", ")
+            ),
+        });
+        self.publish();
+        let built = self.build_fcr(FcrTrigger::VolumeFailure).await;
+        if !built.ok {
+            return built;
+        }
+        let endpoints: Vec<Endpoint> = self.heartbeat_now.keys().copied().collect();
+        for notify in self.heartbeat_now.values() {
+            notify.notify_one();
+        }
+        self.ctx.record(NodeEvent::service(
+            "heartbeat",
+            format!(
+                "volume failure: heartbeat triggered now to [{}]",
+                names(&endpoints)
+            ),
+        ));
+        built
     }
 
     // ---- full container reports ----
@@ -377,9 +506,11 @@ impl Datanode {
                 state.next_fcr_ms = self.now_ms() + state.fcr_period_ms;
             }
             let dropped = state.context.discard_pending_icrs(id);
+            let generation = state.next_generation(self.ctx.incarnation());
             let fcr = Fcr {
                 id,
                 containers: state.containers.clone(),
+                generation,
             };
             (fcr, dropped)
         };
@@ -390,26 +521,26 @@ impl Datanode {
             .join(", ");
         let endpoints = names(&dropped.keys().copied().collect::<Vec<_>>());
         if let Some(kind) = failure {
-            self.ctx.record(
-                EventKind::Service,
+            self.ctx.record(NodeEvent::service(
+                "FCR",
                 format!(
                     "FCR#{} build ({}) failed ({kind}) after dropping the queued ICRs ({dropped_text}); no FCR is published",
                     fcr.id,
                     trigger.name()
                 ),
-            );
+            ));
             self.publish();
             return OpResult::error(format!("container report failed: {kind}"));
         }
-        self.ctx.record(
-            EventKind::Service,
+        self.ctx.record(NodeEvent::service(
+            "FCR",
             format!(
                 "{} built ({}): dropped queued ICRs ({dropped_text}); endpoints [{endpoints}] marked covered by FCR#{}",
                 show_fcr(&fcr),
                 trigger.name(),
                 fcr.id
             ),
-        );
+        ));
         self.publish();
         // `refreshFullReport` runs outside the queue lock: a stall here holds the
         // build with the ICRs dropped and the FCR not yet ready for any endpoint.
@@ -428,8 +559,13 @@ impl Datanode {
         let interval = self.config.interval_ms(ep);
         self.register_until_done(ep).await;
         let mut next = self.now_ms() + interval;
+        let trigger = &self.heartbeat_now[&ep];
         loop {
-            sleep(self.ctx.until(next)).await;
+            tokio::select! {
+                biased;
+                _ = trigger.notified() => {}
+                _ = sleep(self.ctx.until(next)) => {}
+            }
             next = self.now_ms() + interval;
             match self.heartbeat(ep).await {
                 Outcome::Delivered { reregister: true } => self.register_until_done(ep).await,
@@ -452,26 +588,28 @@ impl Datanode {
         let (call, to, report, events) = {
             let mut state = self.state.borrow_mut();
             state.next_call += 1;
+            let generation = state.next_generation(self.ctx.incarnation());
             let report = Fcr {
                 // Not a publisher build: id 0 never names an FCR in the trail.
                 id: 0,
                 containers: state.containers.clone(),
+                generation,
             };
             let to = state.endpoints[&ep].node.clone();
             (state.next_call, to, report, state.events)
         };
         let shown = show_containers(&report.containers);
         let message = Message::Register { call, fcr: report };
-        match self.call(&to, "register", call, message, None).await {
+        match self.call(&to, "register", call, message, None, None).await {
             Some(Message::RegisterAck { .. }) => {
                 self.endpoint_mut(ep, |e| {
                     e.registered = true;
                     e.synced_events = Some(events);
                 });
-                self.ctx.record(
-                    EventKind::Service,
+                self.ctx.record(NodeEvent::service(
+                    "heartbeat",
                     format!("registered with {ep} ({to}); register report {shown}"),
-                );
+                ));
                 self.publish();
                 true
             }
@@ -498,13 +636,16 @@ impl Datanode {
             )
         };
         if !reports.is_empty() {
-            self.ctx.record(
-                EventKind::Submit,
-                format!(
+            self.ctx.record(NodeEvent::Submit {
+                by: "heartbeat".into(),
+                what: format!("heartbeat #{number} to {ep}"),
+                term: None,
+                index: None,
+                text: format!(
                     "heartbeat #{number} to {ep} takes {}; RPC in flight",
                     show_reports(&reports)
                 ),
-            );
+            });
         }
         self.publish();
         // The RPC is in flight from here: a stall holds only this endpoint's task.
@@ -514,8 +655,9 @@ impl Datanode {
             call,
             reports: reports.clone(),
         };
+        let sent = Some(HddsPoint::Sent(ep));
         let reply = self
-            .call(&to, "heartbeat", call, message, loss.as_deref())
+            .call(&to, "heartbeat", call, message, loss.as_deref(), sent)
             .await;
         let outcome = match reply {
             Some(Message::HeartbeatAck {
@@ -551,19 +693,19 @@ impl Datanode {
             e.synced_events = Some(events);
         });
         if !reports.is_empty() {
-            self.ctx.record(
-                EventKind::Service,
+            self.ctx.record(NodeEvent::service(
+                "heartbeat",
                 format!(
                     "heartbeat #{number} to {ep} delivered {}",
                     show_reports(reports)
                 ),
-            );
+            ));
         }
         if reregister {
-            self.ctx.record(
-                EventKind::Service,
+            self.ctx.record(NodeEvent::service(
+                "heartbeat",
                 format!("{ep} answered heartbeat #{number} with a re-register command"),
-            );
+            ));
         }
     }
 
@@ -605,12 +747,14 @@ impl Datanode {
         if let Some(fcr) = &reports.fcr {
             detail.push_str(&format!("; FCR#{} is not put back", fcr.id));
         }
-        self.ctx.record(EventKind::Note, detail);
+        self.ctx.note(detail);
     }
 
     /// One request/response over UDP with the RPC timeout. `loss` is the fail
     /// point's verdict: a lost request is never sent, a lost response is never
-    /// delivered to this call; both end as the timeout.
+    /// delivered to this call; both end as the timeout. `sent` is passed right
+    /// after the send: the receiver has the request (and processes it as it
+    /// arrives) while a stall there holds this call; the timeout runs after it.
     async fn call(
         &self,
         to: &str,
@@ -618,6 +762,7 @@ impl Datanode {
         call: u64,
         message: Message,
         loss: Option<&str>,
+        sent: Option<HddsPoint>,
     ) -> Option<Message> {
         let (waiter, reply) = oneshot::channel();
         // Held until the timeout when the response is lost, so `reply` stays open.
@@ -630,6 +775,9 @@ impl Datanode {
         }
         if loss != Some("drop_request") {
             self.net.send(to, kind, &message);
+        }
+        if let Some(point) = sent {
+            let _ = self.ctx.faults().hit(point).await;
         }
         let wait = Duration::from_millis(self.config.rpc_timeout_ms);
         let answer = timeout(wait, reply).await;
@@ -712,6 +860,23 @@ impl Datanode {
     }
 }
 
+/// The containers of a failed volume leave the set; returns them with their
+/// states, in id order. Every id must be held (a scenario naming a container the
+/// datanode does not hold is a mistake, not a volume's content).
+fn remove_failed_volume(
+    containers: &mut BTreeMap<u64, ContainerState>,
+    ids: &[u64],
+) -> Result<Vec<(u64, ContainerState)>, String> {
+    let wanted: BTreeSet<u64> = ids.iter().copied().collect();
+    if let Some(missing) = wanted.iter().find(|c| !containers.contains_key(c)) {
+        return Err(format!("C{missing}: no such container"));
+    }
+    Ok(wanted
+        .into_iter()
+        .filter_map(|c| containers.remove(&c).map(|s| (c, s)))
+        .collect())
+}
+
 /// The state a container event leads to (`None`: deleted), or why it is refused.
 pub(super) fn transition(
     op: &HddsOp,
@@ -730,9 +895,13 @@ pub(super) fn transition(
         (HddsOp::Close { .. } | HddsOp::MarkUnhealthy { .. } | HddsOp::Delete { .. }, None) => {
             Err("no such container".into())
         }
-        (HddsOp::DeleteBlocks { .. } | HddsOp::BuildFcr { .. }, _) => {
-            Err("not a container event".into())
-        }
+        (
+            HddsOp::DeleteBlocks { .. }
+            | HddsOp::BuildFcr { .. }
+            | HddsOp::CommandStatus { .. }
+            | HddsOp::FailVolume { .. },
+            _,
+        ) => Err("not a container event".into()),
     }
 }
 
@@ -785,6 +954,23 @@ mod tests {
             Ok(Some(Closed))
         );
         assert!(transition(&HddsOp::Import { container: c }, Some(Closed)).is_err());
+    }
+
+    #[test]
+    fn a_failed_volume_takes_its_containers_out_of_the_set() {
+        let mut containers: BTreeMap<u64, ContainerState> =
+            [(1, Unhealthy), (2, Closed), (3, Open)].into();
+        assert_eq!(
+            remove_failed_volume(&mut containers, &[3, 1, 3]),
+            Ok(vec![(1, Unhealthy), (3, Open)])
+        );
+        assert_eq!(containers, [(2, Closed)].into());
+        assert_eq!(
+            remove_failed_volume(&mut containers, &[2, 9]),
+            Err("C9: no such container".into())
+        );
+        assert_eq!(containers.len(), 1, "nothing removed on an error");
+        assert_eq!(remove_failed_volume(&mut containers, &[]), Ok(vec![]));
     }
 
     #[test]

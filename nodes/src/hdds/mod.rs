@@ -45,6 +45,9 @@ const CONTAINER_ANSWERS: Answers = Answers {
 const PORT: u16 = 9861;
 /// Bound on the containers one datanode holds (an FCR must fit in one datagram).
 const CONTAINERS_MAX: usize = 512;
+/// Bound on the transactions one command status report acknowledges (a
+/// deleteBlocks command carries at most 64).
+const COMMAND_TXS_MAX: usize = 64;
 
 pub static BUG_STALE_PUT_BACK_ICR: BugInfo = BugInfo {
     key: "HDDS-17062",
@@ -60,6 +63,9 @@ pub enum HddsPoint {
     InFlight(Endpoint),
     /// The heartbeat RPC's outcome: the request or the response is lost.
     Rpc(Endpoint),
+    /// The heartbeat request has been sent (the receiver has it); the call
+    /// waits for the answer.
+    Sent(Endpoint),
     /// An FCR build (periodic or triggered).
     FcrBuild,
     /// Between the FCR build's ICR drop and `refreshFullReport`.
@@ -96,6 +102,20 @@ static RECON_RPC: FailPointInfo = FailPointInfo {
     stall: false,
     panic: false,
 };
+static SCM_SENT: FailPointInfo = FailPointInfo {
+    name: "heartbeat.scm.sent",
+    summary: "the heartbeat request to SCM has been sent: SCM gets it and processes it at once (unless rpc dropped the request); a stall keeps the datanode's call in flight before it waits for the answer (with rpc drop_response: processed now, answer lost)",
+    errors: &[],
+    stall: true,
+    panic: true,
+};
+static RECON_SENT: FailPointInfo = FailPointInfo {
+    name: "heartbeat.recon.sent",
+    summary: "the heartbeat request to Recon has been sent: Recon gets it and processes it at once (unless rpc dropped the request); a stall keeps the datanode's call in flight before it waits for the answer (with rpc drop_response: processed now, answer lost)",
+    errors: &[],
+    stall: true,
+    panic: true,
+};
 static FCR_BUILD: FailPointInfo = FailPointInfo {
     name: "fcr.build",
     summary: "an FCR build, before it takes the locks (stall: the build waits; error io: the container report fails after the queued ICRs were dropped, and no FCR is published)",
@@ -118,6 +138,8 @@ impl FailPoint for HddsPoint {
             HddsPoint::InFlight(Endpoint::Recon) => &RECON_IN_FLIGHT,
             HddsPoint::Rpc(Endpoint::Scm) => &SCM_RPC,
             HddsPoint::Rpc(Endpoint::Recon) => &RECON_RPC,
+            HddsPoint::Sent(Endpoint::Scm) => &SCM_SENT,
+            HddsPoint::Sent(Endpoint::Recon) => &RECON_SENT,
             HddsPoint::FcrBuild => &FCR_BUILD,
             HddsPoint::FcrBeforeRefresh => &FCR_BEFORE_REFRESH,
         }
@@ -162,6 +184,19 @@ pub enum HddsOp {
     /// transaction (durable); its block deleting service sends it to the
     /// datanodes in deleteBlocks commands until every one acknowledges it.
     DeleteBlocks {},
+    /// The datanode's command status report publisher queues the status of
+    /// deleteBlocks command `command` (EXECUTED, acknowledging `txs`) for every
+    /// endpoint, without executing anything: e.g. the status of a command an
+    /// earlier SCM incarnation sent.
+    CommandStatus {
+        command: u64,
+        #[serde(default)]
+        txs: Vec<u64>,
+    },
+    /// The volume holding these containers fails (`handleVolumeFailures`): they
+    /// are removed from the container set (missing, no ICR), an FCR is built
+    /// (dropping the queued ICRs) and a heartbeat to every endpoint is triggered.
+    FailVolume { containers: Vec<u64> },
     /// Build an FCR now.
     BuildFcr {
         #[serde(default)]
@@ -178,6 +213,13 @@ impl HddsOp {
             HddsOp::Delete { container } => format!("delete C{container}"),
             HddsOp::Import { container } => format!("import C{container}"),
             HddsOp::DeleteBlocks {} => "delete_blocks".to_string(),
+            HddsOp::CommandStatus { command, txs } => {
+                format!("command_status cmd{command} {}", report::show_txs(txs))
+            }
+            HddsOp::FailVolume { containers } => {
+                let ids: Vec<String> = containers.iter().map(|c| format!("C{c}")).collect();
+                format!("fail_volume [{}]", ids.join(", "))
+            }
             HddsOp::BuildFcr { trigger } => format!("build_fcr ({})", trigger.name()),
         }
     }
@@ -361,6 +403,20 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
             answers: Answers::NONE,
         },
         OpInfo {
+            name: "command_status",
+            summary: "queue a command status report (CSR) on the datanode for every endpoint: deleteBlocks command N EXECUTED, acknowledging txs (nothing is executed; e.g. a status for an earlier SCM incarnation)",
+            example: "{on: dn1, op: command_status, command: 7, txs: [3]}",
+            consistency: Consistency::Unjudged,
+            answers: Answers::NONE,
+        },
+        OpInfo {
+            name: "fail_volume",
+            summary: "the volume holding these containers fails: they leave the container set (no ICR), an FCR is built (volume_failure) and a heartbeat to every endpoint is triggered at once",
+            example: "{on: dn1, op: fail_volume, containers: [1]}",
+            consistency: Consistency::Linearizable,
+            answers: CONTAINER_ANSWERS,
+        },
+        OpInfo {
             name: "build_fcr",
             summary: "build a full container report now (drops the queued ICRs); trigger periodic (default) or volume_failure",
             example: "{on: dn1, op: build_fcr, trigger: volume_failure}",
@@ -371,8 +427,10 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
     fail_points: vec![
         &SCM_IN_FLIGHT,
         &SCM_RPC,
+        &SCM_SENT,
         &RECON_IN_FLIGHT,
         &RECON_RPC,
+        &RECON_SENT,
         &FCR_BUILD,
         &FCR_BEFORE_REFRESH,
     ],
@@ -381,6 +439,11 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
             name: "receiver_matches_datanode",
             kind: InvariantKind::Safety,
             summary: "after the first successful heartbeat that follows a datanode's last container event, each receiver's replicas of that datanode equal its container set",
+        },
+        InvariantInfo {
+            name: "receiver_never_regresses",
+            kind: InvariantKind::Always,
+            summary: "checked whenever a node publishes: after each heartbeat a receiver processes, no replica it holds was set by an ICR the datanode made before the newest full report the receiver already applied, when that full report says otherwise (the receiver went back in time)",
         },
         InvariantInfo {
             name: "deletion_committed_after_execution",
@@ -394,6 +457,8 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
         },
     ],
     bugs: vec![&BUG_STALE_PUT_BACK_ICR],
+    probes: vec![],
+    index_format: crate::api::IndexFormat::Decimal,
     has_leader: false,
     leader_transfer: false,
     params: params_info(),
@@ -469,6 +534,28 @@ impl Model for HddsReports {
 
     fn parse_op(&self, op: &serde_json::Value) -> Result<ParsedOp, String> {
         let parsed: HddsOp = parse_json(op)?;
+        match &parsed {
+            HddsOp::CommandStatus { command, txs } => {
+                if *command == 0 {
+                    return Err("command ids start at 1".into());
+                }
+                if txs.len() > COMMAND_TXS_MAX {
+                    return Err(format!("at most {COMMAND_TXS_MAX} transactions"));
+                }
+            }
+            HddsOp::FailVolume { containers } => {
+                if containers.len() > CONTAINERS_MAX {
+                    return Err(format!("at most {CONTAINERS_MAX} containers"));
+                }
+            }
+            HddsOp::Create { .. }
+            | HddsOp::Close { .. }
+            | HddsOp::MarkUnhealthy { .. }
+            | HddsOp::Delete { .. }
+            | HddsOp::Import { .. }
+            | HddsOp::DeleteBlocks {}
+            | HddsOp::BuildFcr { .. } => {}
+        }
         Ok(ParsedOp {
             summary: parsed.summary(),
             op: serde_json::to_value(&parsed).expect("serializes"),
@@ -490,6 +577,7 @@ impl Model for HddsReports {
     fn check(&self, invariant: &str, cluster: &ClusterView) -> Check {
         match invariant {
             "receiver_matches_datanode" => check_pairs(cluster, receiver_matches),
+            "receiver_never_regresses" => never_regresses(cluster),
             "deletion_committed_after_execution" => check_deletions(cluster, committed_executed),
             "deletions_acknowledged" => check_deletions(cluster, log_drained),
             other => Check::Fail(format!("hdds-reports declares no invariant `{other}`")),
@@ -509,6 +597,34 @@ pub fn model() -> Option<&'static dyn Model> {
 }
 
 // ---- invariants ----
+
+/// Any receiver that recorded a regression fails, with the first one.
+fn never_regresses(cluster: &ClusterView) -> Check {
+    let mut failures = Vec::new();
+    for receiver in cluster.nodes.iter().filter(|n| n.role != "datanode") {
+        for (key, count) in &receiver.observation.facts {
+            let Some(dn) = key.strip_prefix("regressions.") else {
+                continue;
+            };
+            if count.parse::<u64>().unwrap_or(0) == 0 {
+                continue;
+            }
+            let first = receiver
+                .observation
+                .fact(&format!("first_regression.{dn}"))
+                .unwrap_or("?");
+            failures.push(format!(
+                "{}'s view of {dn} went back in time {count} time(s); first {first}",
+                receiver.name
+            ));
+        }
+    }
+    if failures.is_empty() {
+        Check::Pass
+    } else {
+        Check::Fail(failures.join("; "))
+    }
+}
 
 /// Run `check` over every (datanode, receiver) pair of up nodes where the
 /// receiver knows the datanode and the datanode's last event has reached it.
@@ -887,6 +1003,48 @@ mod tests {
         assert!(MODEL
             .parse_params(&serde_json::json!({"wait_after_safe_mode_exit_ms": 0}))
             .is_ok());
+    }
+
+    #[test]
+    fn the_csr_and_volume_failure_ops_parse_and_are_bounded() {
+        let csr = serde_json::json!({"op": "command_status", "command": 7, "txs": [3]});
+        assert_eq!(
+            MODEL.parse_op(&csr).unwrap().summary,
+            "command_status cmd7 [tx3]"
+        );
+        let bare = serde_json::json!({"op": "command_status", "command": 7});
+        assert_eq!(
+            MODEL.parse_op(&bare).unwrap().summary,
+            "command_status cmd7 []"
+        );
+        let zero = serde_json::json!({"op": "command_status", "command": 0});
+        assert!(MODEL.parse_op(&zero).is_err());
+        let many: Vec<u64> = (1..=65).collect();
+        let long = serde_json::json!({"op": "command_status", "command": 1, "txs": many});
+        assert!(MODEL.parse_op(&long).is_err());
+        let volume = serde_json::json!({"op": "fail_volume", "containers": [1, 2]});
+        assert_eq!(
+            MODEL.parse_op(&volume).unwrap().summary,
+            "fail_volume [C1, C2]"
+        );
+        let missing = serde_json::json!({"op": "fail_volume"});
+        assert!(MODEL.parse_op(&missing).is_err());
+    }
+
+    #[test]
+    fn every_fail_point_is_in_the_registry() {
+        let points = Endpoint::ALL.into_iter().flat_map(|ep| {
+            [
+                HddsPoint::InFlight(ep),
+                HddsPoint::Rpc(ep),
+                HddsPoint::Sent(ep),
+            ]
+        });
+        for point in points.chain([HddsPoint::FcrBuild, HddsPoint::FcrBeforeRefresh]) {
+            let name = point.info().name;
+            assert!(INFO.fail_point(name).is_some(), "{name}");
+        }
+        assert_eq!(INFO.fail_points.len(), 8);
     }
 
     #[test]

@@ -13,7 +13,7 @@ use super::report::{
     DeleteBlocksCommand, Endpoint, Message,
 };
 use super::{fmt_ms, Config, HddsOp, PORT};
-use crate::api::{Command, EventKind, Net, NodeCtx, NodeEvent, Observation, OpResult};
+use crate::api::{ApplyResult, Command, Net, NodeCtx, NodeEvent, Observation, OpResult};
 use std::collections::{BTreeMap, BTreeSet};
 use tokio::time::sleep;
 
@@ -151,6 +151,8 @@ impl Receiver {
                 | HddsOp::MarkUnhealthy { .. }
                 | HddsOp::Delete { .. }
                 | HddsOp::Import { .. }
+                | HddsOp::CommandStatus { .. }
+                | HddsOp::FailVolume { .. }
                 | HddsOp::BuildFcr { .. },
                 _,
             ) => Err(format!(
@@ -164,10 +166,14 @@ impl Receiver {
         };
         self.persist_deletion();
         let logged = self.logged_txs();
-        self.ctx.record(
-            EventKind::Apply,
-            format!("deleted-block transaction tx{tx} logged; log {logged}"),
-        );
+        self.ctx.record(NodeEvent::Apply {
+            term: None,
+            index: None,
+            what: format!("deleted-block transaction tx{tx}"),
+            result: ApplyResult::Ok,
+            keys: Vec::new(),
+            text: format!("deleted-block transaction tx{tx} logged; log {logged}"),
+        });
         self.publish();
         OpResult::value(format!("tx{tx}"))
     }
@@ -185,7 +191,7 @@ impl Receiver {
                     show_containers(&fcr.containers),
                     show_changes(&changes)
                 );
-                self.record(from, detail, &changes);
+                self.record(from, format!("register of {from}"), detail, &changes);
                 self.leave_safe_mode(from, now);
                 self.net
                     .send(from, "register-ack", &Message::RegisterAck { call });
@@ -227,7 +233,12 @@ impl Receiver {
                         detail
                             .push_str(&format!("; asks {from} to re-register ({})", describe(why)));
                     }
-                    self.record(from, detail, &result.changes);
+                    self.record(
+                        from,
+                        format!("heartbeat from {from}"),
+                        detail,
+                        &result.changes,
+                    );
                 }
                 let ack = Message::HeartbeatAck {
                     call,
@@ -256,13 +267,13 @@ impl Receiver {
         }
         deletion.safe_mode_exit_ms = Some(now_ms);
         let from_ms = deletion.runs_from_ms().expect("just set");
-        self.ctx.record(
-            EventKind::Service,
+        self.ctx.record(NodeEvent::service(
+            "SCMBlockDeletingService",
             format!(
                 "left safe mode ({from} registered); block deletion runs from t={}",
                 fmt_ms(from_ms)
             ),
-        );
+        ));
     }
 
     /// One run of `SCMBlockDeletingService`.
@@ -287,13 +298,13 @@ impl Receiver {
             self.record_timed_out(gone);
         }
         for (dn, command) in &scan.queued {
-            self.ctx.record(
-                EventKind::Service,
+            self.ctx.record(NodeEvent::service(
+                "SCMBlockDeletingService",
                 format!(
                     "block deleting service: deleteBlocks {} queued for {dn}",
                     show_command(command)
                 ),
-            );
+            ));
         }
         if !scan.queued.is_empty() || !scan.timed_out.is_empty() {
             self.publish();
@@ -333,8 +344,7 @@ impl Receiver {
     fn record_timed_out(&self, gone: &TimedOut) {
         let txs: Vec<u64> = gone.txs.iter().copied().collect();
         let timeout = self.deletion.as_ref().map_or(0, |d| d.command_timeout_ms);
-        self.ctx.record(
-            EventKind::Note,
+        self.ctx.note(
             format!(
                 "deleteBlocks cmd{} to {} has had no status for over {}: record dropped; {} may be sent again",
                 gone.command,
@@ -365,10 +375,20 @@ impl Receiver {
 
     // ---- trail and observation ----
 
-    fn record(&self, datanode: &str, detail: String, changes: &[Change]) {
-        let keys = changes.iter().map(|c| replica_key(datanode, c.container));
-        self.ctx
-            .record_event(NodeEvent::new(EventKind::Apply, detail).with_keys(keys));
+    /// A report the receiver processed: the replicas it changed are its keys.
+    fn record(&self, datanode: &str, what: String, text: String, changes: &[Change]) {
+        let keys = changes
+            .iter()
+            .map(|c| replica_key(datanode, c.container))
+            .collect();
+        self.ctx.record(NodeEvent::Apply {
+            term: None,
+            index: None,
+            what,
+            result: ApplyResult::Ok,
+            keys,
+            text,
+        });
     }
 
     fn publish(&self) {
@@ -410,6 +430,10 @@ impl Receiver {
                 if let Some(t) = stats.last_fcr_ms {
                     facts.insert(format!("last_full_report_ms.{dn}"), t.to_string());
                 }
+                facts.insert(format!("regressions.{dn}"), stats.regressions.to_string());
+                if let Some(r) = &stats.first_regression {
+                    facts.insert(format!("first_regression.{dn}"), describe_regression(r));
+                }
             }
             if let Some(acked) = self.table.acked(dn) {
                 let ids: Vec<String> = acked.iter().map(u64::to_string).collect();
@@ -442,6 +466,22 @@ impl Receiver {
             removed: Default::default(),
         });
     }
+}
+
+/// The first regression, as the `receiver_never_regresses` finding shows it.
+fn describe_regression(r: &super::replicas::Regression) -> String {
+    let full = r
+        .fcr_state
+        .map_or("no replica".to_string(), |s| s.to_string());
+    format!(
+        "at t={}: C{} set to {} by an ICR the datanode made (report #{} of its incarnation {}) before the full report it had already sent (report #{}, which says {full})",
+        fmt_ms(r.at_ms),
+        r.container,
+        r.icr_state,
+        r.icr_generation.count,
+        r.icr_generation.incarnation,
+        r.fcr_generation.count,
+    )
 }
 
 /// `cmd2 [tx1, tx3]`

@@ -5,7 +5,7 @@
 //! A heartbeat is processed as the heartbeat dispatcher and the per-datanode
 //! report queue do it: the FCR first, then the ICRs in list order, then the CSRs.
 
-use super::report::{ContainerState, Csr, Fcr, Icr, Reports};
+use super::report::{ContainerState, Csr, Fcr, Generation, Icr, Reports};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// How a receiver decides to ask a datanode to register again.
@@ -73,6 +73,25 @@ pub struct DatanodeStats {
     pub last_fcr_ms: Option<u64>,
     /// ICRs applied over the same heartbeat's FCR, saying otherwise than it.
     pub icrs_over_fcr: u64,
+    /// Heartbeats after which a container's replica came from an incremental
+    /// report made before the newest full report already applied, saying
+    /// otherwise than that full report: the receiver went back in time.
+    pub regressions: u64,
+    /// The first such regression, for the finding.
+    pub first_regression: Option<Regression>,
+}
+
+/// A replica set by an incremental report older than the full report it overrode.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Regression {
+    pub at_ms: u64,
+    pub container: u64,
+    /// What the stale ICR said, and when it was made.
+    pub icr_state: ContainerState,
+    pub icr_generation: Generation,
+    /// What the newer full report said (`None`: no replica), and when it was made.
+    pub fcr_state: Option<ContainerState>,
+    pub fcr_generation: Generation,
 }
 
 #[derive(Clone, Debug)]
@@ -84,6 +103,9 @@ pub struct ReplicaTable {
     /// Command ids whose status reports arrived (SCM's command status handler).
     acked: BTreeMap<String, BTreeSet<u64>>,
     stats: BTreeMap<String, DatanodeStats>,
+    /// The newest full report (FCR or register report) applied per datanode, by
+    /// its ghost generation (for the regression check).
+    newest_full: BTreeMap<String, (Generation, BTreeMap<u64, ContainerState>)>,
 }
 
 impl ReplicaTable {
@@ -95,6 +117,7 @@ impl ReplicaTable {
             replicas: BTreeMap::new(),
             acked: BTreeMap::new(),
             stats: BTreeMap::new(),
+            newest_full: BTreeMap::new(),
         }
     }
 
@@ -121,7 +144,64 @@ impl ReplicaTable {
         stats.registers += 1;
         stats.last_fcr_ms = Some(now_ms);
         let stamp = (now_ms, stats.heartbeats);
+        self.note_full(datanode, fcr);
         self.apply_fcr(datanode, fcr, Cause::Register(fcr.id), stamp)
+    }
+
+    /// Remember `fcr` as the newest full report of `datanode` if it is newer.
+    fn note_full(&mut self, datanode: &str, fcr: &Fcr) {
+        let newer = self
+            .newest_full
+            .get(datanode)
+            .is_none_or(|(g, _)| *g < fcr.generation);
+        if newer {
+            self.newest_full.insert(
+                datanode.to_string(),
+                (fcr.generation, fcr.containers.clone()),
+            );
+        }
+    }
+
+    /// After a heartbeat's reports: a container whose last ICR here was made
+    /// before the newest full report already applied, and says otherwise than
+    /// it, has gone back in time (HDDS-17062's phantom replica is one).
+    fn check_regressions(&mut self, datanode: &str, icrs: &[Icr], now_ms: u64) {
+        let Some((full_generation, full)) = self.newest_full.get(datanode) else {
+            return;
+        };
+        let mut last: BTreeMap<u64, &Icr> = BTreeMap::new();
+        for icr in icrs {
+            last.insert(icr.container, icr);
+        }
+        let mut found = Vec::new();
+        for (container, icr) in last {
+            if icr.generation == Generation::default() || icr.generation >= *full_generation {
+                continue;
+            }
+            let in_full = full.get(&container).copied();
+            let agrees = match icr.state {
+                ContainerState::Deleted => in_full.is_none(),
+                state => in_full == Some(state),
+            };
+            if !agrees {
+                found.push(Regression {
+                    at_ms: now_ms,
+                    container,
+                    icr_state: icr.state,
+                    icr_generation: icr.generation,
+                    fcr_state: in_full,
+                    fcr_generation: *full_generation,
+                });
+            }
+        }
+        if found.is_empty() {
+            return;
+        }
+        let stats = self.stats.entry(datanode.to_string()).or_default();
+        stats.regressions += found.len() as u64;
+        if stats.first_regression.is_none() {
+            stats.first_regression = found.into_iter().next();
+        }
     }
 
     pub fn heartbeat(&mut self, datanode: &str, reports: &Reports, now_ms: u64) -> HeartbeatResult {
@@ -141,6 +221,7 @@ impl ReplicaTable {
         let stamp = (now_ms, stats.heartbeats);
         if let Some(fcr) = &reports.fcr {
             stats.last_fcr_ms = Some(now_ms);
+            self.note_full(datanode, fcr);
             let changes = self.apply_fcr(datanode, fcr, Cause::Fcr(fcr.id), stamp);
             result.changes.extend(changes);
         }
@@ -159,6 +240,7 @@ impl ReplicaTable {
                 result.changes.push(change);
             }
         }
+        self.check_regressions(datanode, &reports.icrs, now_ms);
         result.acked = self.apply_csrs(datanode, &reports.csrs);
         result
     }
@@ -295,11 +377,16 @@ mod tests {
         Fcr {
             id,
             containers: containers.iter().copied().collect(),
+            generation: Default::default(),
         }
     }
 
     fn icr(container: u64, state: ContainerState) -> Icr {
-        Icr { container, state }
+        Icr {
+            container,
+            state,
+            generation: Default::default(),
+        }
     }
 
     fn states(table: &ReplicaTable, dn: &str) -> Vec<(u64, ContainerState)> {
@@ -489,5 +576,71 @@ mod tests {
         table.heartbeat("dn2", &reports, 1);
         assert_eq!(states(&table, "dn1"), vec![(1, Closed), (2, Open)]);
         assert_eq!(states(&table, "dn2"), vec![]);
+    }
+
+    fn made(count: u64) -> Generation {
+        Generation {
+            incarnation: 0,
+            count,
+        }
+    }
+
+    fn icr_made(container: u64, state: ContainerState, count: u64) -> Icr {
+        Icr {
+            generation: made(count),
+            ..icr(container, state)
+        }
+    }
+
+    fn fcr_made(id: u64, containers: &[(u64, ContainerState)], count: u64) -> Fcr {
+        Fcr {
+            generation: made(count),
+            ..fcr(id, containers)
+        }
+    }
+
+    #[test]
+    fn an_icr_made_before_the_newer_fcr_that_overrides_it_is_a_regression() {
+        // HDDS-17062: ICR#1 (C1 UNHEALTHY, made 2nd) put back after the FCR made
+        // 4th (no C1) and sent behind it.
+        let mut table = ReplicaTable::new(RECON);
+        table.register("dn1", &fcr_made(0, &[(1, Closed)], 1), 0);
+        let reports = Reports {
+            fcr: Some(fcr_made(1, &[], 4)),
+            icrs: vec![icr_made(1, Unhealthy, 2)],
+            ..Reports::default()
+        };
+        table.heartbeat("dn1", &reports, 120_000);
+        let stats = table.stats("dn1").expect("stats");
+        assert_eq!(stats.regressions, 1);
+        let r = stats.first_regression.as_ref().expect("recorded");
+        assert_eq!(
+            (r.container, r.icr_state, r.fcr_state),
+            (1, Unhealthy, None)
+        );
+        assert_eq!((r.icr_generation, r.fcr_generation), (made(2), made(4)));
+    }
+
+    #[test]
+    fn newer_icrs_and_older_icrs_that_end_where_the_fcr_is_are_not_regressions() {
+        let mut table = ReplicaTable::new(RECON);
+        table.register("dn1", &fcr_made(0, &[(1, Closed)], 1), 0);
+        // A change after the FCR was taken: the ICR is newer and wins, rightly.
+        let newer = Reports {
+            fcr: Some(fcr_made(1, &[(1, Closed)], 2)),
+            icrs: vec![icr_made(1, Unhealthy, 3)],
+            ..Reports::default()
+        };
+        table.heartbeat("dn1", &newer, 60_000);
+        // After a register report (made 6th, which drops no queued ICR), the
+        // older ICRs follow it; their last word for C1 is what the register said.
+        table.register("dn1", &fcr_made(0, &[], 6), 70_000);
+        let older = Reports {
+            icrs: vec![icr_made(1, Unhealthy, 4), icr_made(1, Deleted, 5)],
+            ..Reports::default()
+        };
+        table.heartbeat("dn1", &older, 80_000);
+        assert_eq!(table.stats("dn1").expect("stats").regressions, 0);
+        assert_eq!(states(&table, "dn1"), vec![]);
     }
 }

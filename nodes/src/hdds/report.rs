@@ -37,6 +37,19 @@ impl fmt::Display for ContainerState {
 pub struct Icr {
     pub container: u64,
     pub state: ContainerState,
+    /// Ghost field (not in Ozone's message): when the datanode made this report,
+    /// in its [`Generation`] order. Only the receivers' ordering check reads it.
+    #[serde(default)]
+    pub generation: Generation,
+}
+
+/// The order in which one datanode made its reports: (incarnation, count). A
+/// ghost value, like a model checker's history variable: Ozone's reports carry
+/// no such number, and nothing but the `receiver_never_regresses` check reads it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Generation {
+    pub incarnation: u32,
+    pub count: u64,
 }
 
 /// A command status report: the datanode executed SCM's deleteBlocks command
@@ -69,6 +82,9 @@ pub enum Report {
 pub struct Fcr {
     pub id: u64,
     pub containers: BTreeMap<u64, ContainerState>,
+    /// Ghost field: when the datanode took this snapshot (see [`Generation`]).
+    #[serde(default)]
+    pub generation: Generation,
 }
 
 /// The reports one heartbeat carries, in the heartbeat message's field order.

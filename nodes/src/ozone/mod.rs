@@ -23,7 +23,7 @@ pub mod types;
 use crate::api::{
     parse_json, Answers, BugInfo, Check, ClusterView, Consistency, FailPoint, FailPointInfo,
     HistoryModel, InvariantInfo, InvariantKind, Model, ModelInfo, NodeCtx, OpInfo, ParamInfo,
-    ParsedOp, RoleInfo, Sequential, WEEK_MS,
+    ParsedOp, PerNode, RoleInfo, Sequential, WEEK_MS,
 };
 use serde::{Deserialize, Serialize};
 use std::future::Future;
@@ -60,6 +60,7 @@ pub enum OmPoint {
     SnapshotChainLoad,
     ApplyUnchecked,
     DoubleBufferFlush,
+    DirDeletingPostTermRead,
     DirDeletingPreSubmit,
     DirDeletingPostTermCheck,
 }
@@ -100,6 +101,13 @@ static DOUBLE_BUFFER_FLUSH: FailPointInfo = FailPointInfo {
     panic: true,
 };
 
+static DIR_DELETING_POST_TERM_READ: FailPointInfo = FailPointInfo {
+    name: "dir_deleting.post_term_read",
+    summary: "a DirectoryDeletingService run after it read the Raft term (the fix records it) and before its leader check (a stall holds only that run: a leader change inside it fails the fix's comparison instead of becoming the run's term)",
+    errors: &[],
+    stall: true,
+    panic: true,
+};
 static DIR_DELETING_PRE_SUBMIT: FailPointInfo = FailPointInfo {
     name: "dir_deleting.pre_submit",
     summary: "a DirectoryDeletingService worker with its PurgeDirectories built, before the fix's term check and the submit (a stall holds only that worker task)",
@@ -123,6 +131,7 @@ impl FailPoint for OmPoint {
             OmPoint::SnapshotChainLoad => &SNAPSHOT_CHAIN_LOAD,
             OmPoint::ApplyUnchecked => &APPLY_UNCHECKED,
             OmPoint::DoubleBufferFlush => &DOUBLE_BUFFER_FLUSH,
+            OmPoint::DirDeletingPostTermRead => &DIR_DELETING_POST_TERM_READ,
             OmPoint::DirDeletingPreSubmit => &DIR_DELETING_PRE_SUBMIT,
             OmPoint::DirDeletingPostTermCheck => &DIR_DELETING_POST_TERM_CHECK,
         }
@@ -291,12 +300,14 @@ pub struct Params {
     /// This node campaigns first (a shorter election timeout, like a Ratis priority).
     #[serde(default)]
     pub preferred_leader: Option<String>,
-    /// Termination ordering after a critical error (default flush_first).
+    /// Termination ordering after a critical error (default flush_first), for
+    /// every OM or per OM (`{om2: exit_first}`).
     #[serde(default)]
-    pub exit_order: ExitOrder,
-    /// Narrow `snapshot_table.read` and `key_table.read` to reads of this key.
+    pub exit_order: PerNode<ExitOrder>,
+    /// Narrow `snapshot_table.read` and `key_table.read` to reads of this key,
+    /// on every OM or per OM (`{om2: /v/b/s1, om3: /v/b/s2}`).
     #[serde(default)]
-    pub fault_key: Option<String>,
+    pub fault_key: Option<PerNode<String>>,
     /// The bound of `leader_ready_within_bound` (default 60000).
     #[serde(default)]
     pub leader_ready_bound_ms: Option<u64>,
@@ -322,6 +333,16 @@ pub const LEADER_READY_BOUND_MS_DEFAULT: u64 = 60_000;
 impl Params {
     pub fn of(ctx: &NodeCtx) -> Params {
         parse_json(ctx.params()).expect("validated by parse_params")
+    }
+
+    /// This OM's termination ordering: its own entry, else the default.
+    pub fn exit_order_of(&self, node: &str) -> ExitOrder {
+        self.exit_order.get(node).copied().unwrap_or_default()
+    }
+
+    /// The key this OM's read fail points are narrowed to, if any.
+    pub fn fault_key_of(&self, node: &str) -> Option<&str> {
+        self.fault_key.as_ref()?.get(node).map(String::as_str)
     }
 }
 
@@ -421,6 +442,7 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
         &SNAPSHOT_CHAIN_LOAD,
         &APPLY_UNCHECKED,
         &DOUBLE_BUFFER_FLUSH,
+        &DIR_DELETING_POST_TERM_READ,
         &DIR_DELETING_PRE_SUBMIT,
         &DIR_DELETING_POST_TERM_CHECK,
     ],
@@ -447,6 +469,8 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
         },
     ],
     bugs: vec![&BUG_17603, &BUG_10798, &BUG_17670],
+    probes: vec![],
+    index_format: crate::api::IndexFormat::Decimal,
     has_leader: true,
     leader_transfer: true,
     params: params_info(),
@@ -463,16 +487,16 @@ fn params_info() -> Vec<ParamInfo> {
             "preferred_leader",
             "this OM campaigns first (a shorter election timeout, like a Ratis priority); unset: none is preferred",
         ),
-        ParamInfo::choice(
+        ParamInfo::per_node(ParamInfo::choice(
             "exit_order",
             &["flush_first", "exit_first"],
             "flush_first",
-            "after a critical error: the woken flush completes before the exit (as observed upstream), or the process is gone first",
-        ),
-        ParamInfo::text(
+            "after a critical error: the woken flush completes before the exit (as observed upstream), or the process is gone first; for every OM, or per OM ({om2: exit_first}: the others flush first)",
+        )),
+        ParamInfo::per_node(ParamInfo::text(
             "fault_key",
-            "narrow snapshot_table.read and key_table.read to reads of this table key; unset: every read",
-        ),
+            "narrow snapshot_table.read and key_table.read to reads of this table key, on every OM or per OM ({om2: /v/b/s1}); unset (or an OM left out): every read",
+        )),
         ParamInfo::duration_ms(
             "leader_ready_bound_ms",
             (1, WEEK_MS),
@@ -624,4 +648,56 @@ static MODEL: OzoneOm = OzoneOm;
 /// The model, registered.
 pub fn model() -> Option<&'static dyn Model> {
     Some(&MODEL)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn params(value: serde_json::Value) -> Params {
+        OzoneOm.parse_params(&value).expect("valid params");
+        parse_json(&value).unwrap()
+    }
+
+    #[test]
+    fn exit_order_and_fault_key_apply_to_every_om_or_per_om() {
+        let all = params(json!({"exit_order": "exit_first", "fault_key": "/v/b/s1"}));
+        for om in ["om1", "om2", "om3"] {
+            assert_eq!(all.exit_order_of(om), ExitOrder::ExitFirst);
+            assert_eq!(all.fault_key_of(om), Some("/v/b/s1"));
+        }
+        let each = params(json!({
+            "exit_order": {"om2": "exit_first"},
+            "fault_key": {"om2": "/v/b/s1", "om3": "/v/b/s2"},
+        }));
+        assert_eq!(each.exit_order_of("om2"), ExitOrder::ExitFirst);
+        assert_eq!(
+            each.exit_order_of("om1"),
+            ExitOrder::FlushFirst,
+            "the default"
+        );
+        assert_eq!(each.fault_key_of("om3"), Some("/v/b/s2"));
+        assert_eq!(each.fault_key_of("om1"), None, "every read");
+        let none = params(json!({}));
+        assert_eq!(none.exit_order_of("om1"), ExitOrder::FlushFirst);
+        assert_eq!(none.fault_key_of("om1"), None);
+        assert!(OzoneOm
+            .parse_params(&json!({"exit_order": {"om2": "later"}}))
+            .is_err());
+    }
+
+    #[test]
+    fn the_per_node_params_are_declared_per_node() {
+        for name in ["exit_order", "fault_key"] {
+            let info = INFO.param(name).expect("declared");
+            assert!(
+                matches!(
+                    info.kind,
+                    crate::api::ParamKind::PerNode { single: true, .. }
+                ),
+                "{name}"
+            );
+        }
+    }
 }

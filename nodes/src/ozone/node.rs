@@ -27,7 +27,9 @@ use super::{
     ExitOrder, OmOp, OmPoint, Params, BUG_10798, BUG_17603, BUG_17670,
     LEADER_READY_BOUND_MS_DEFAULT,
 };
-use crate::api::{Command, EventKind, Fault, NodeCtx, Observation, OpResult, RecordLog};
+use crate::api::{
+    ApplyResult, Command, Fault, NodeCtx, NodeEvent, Observation, OpResult, RecordLog,
+};
 use crate::raft::{role_name, Config, EntryBody, ProposeError, Raft, RaftEvent, Role, Tuning};
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
@@ -259,8 +261,7 @@ pub async fn run(ctx: NodeCtx) -> turmoil::Result {
     let config = raft_config(&ctx, &params);
     let applied = u64::try_from(txinfo.index).expect("TRANSACTION_INFO is never negative");
     let (raft, events) = Raft::start(&ctx, config, peers, PORT, applied).await?;
-    ctx.record(
-        EventKind::Note,
+    ctx.note(
         format!(
             "OM start: TRANSACTION_INFO = {txinfo}, ozoneApplied = {txinfo}, lastNotified = -1, lastSkipped = -1; caches empty; snapshot chain {}; Raft applies from index {}",
             if chain.is_corrupted() { "CORRUPTED" } else { "loaded" },
@@ -307,10 +308,9 @@ pub async fn run(ctx: NodeCtx) -> turmoil::Result {
 fn load_chain(ctx: &NodeCtx, db: &Db<RecordLog>) -> SnapshotChain {
     if let Some(fault) = ctx.faults().eval(OmPoint::SnapshotChainLoad) {
         let kind = error_kind(fault);
-        ctx.record(
-            EventKind::Note,
-            format!("snapshot chain load: {kind} error iterating snapshotInfoTable; chain marked corrupted"),
-        );
+        ctx.note(format!(
+            "snapshot chain load: {kind} error iterating snapshotInfoTable; chain marked corrupted"
+        ));
         return SnapshotChain::corrupted();
     }
     let rows: Vec<(String, SnapshotRow)> = db
@@ -321,10 +321,9 @@ fn load_chain(ctx: &NodeCtx, db: &Db<RecordLog>) -> SnapshotChain {
     match SnapshotChain::load(&rows) {
         Ok(chain) => chain,
         Err(message) => {
-            ctx.record(
-                EventKind::Note,
-                format!("snapshot chain load failed: {message}; chain marked corrupted"),
-            );
+            ctx.note(format!(
+                "snapshot chain load failed: {message}; chain marked corrupted"
+            ));
             SnapshotChain::corrupted()
         }
     }
@@ -373,6 +372,8 @@ async fn on_raft_event(node: &Shared, event: RaftEvent) {
             ),
         },
         RaftEvent::Role { role, term, leader } => on_role(node, role, term, leader),
+        // The main loop publishes after every event.
+        RaftEvent::LogChanged { .. } => {}
     }
 }
 
@@ -396,13 +397,20 @@ fn notify(node: &Shared, term: u64, index: u64, what: &str) {
     } else {
         ""
     };
-    node.ctx.record(
-        EventKind::Apply,
-        format!(
+    node.ctx.record(NodeEvent::Apply {
+        term: Some(term),
+        index: Some(index),
+        what: what.to_string(),
+        // Configuration and metadata entries reach the OM only as an index.
+        result: ApplyResult::Skipped {
+            reason: "notifyTermIndexUpdated only".into(),
+        },
+        keys: Vec::new(),
+        text: format!(
             "apply {ti} {what}{marker}: {}",
             step.describe(node.bug_10798)
         ),
-    );
+    });
 }
 
 /// A state-machine entry: `runCommand` (request against the cache, response to
@@ -424,10 +432,16 @@ async fn apply_entry(node: &Shared, term: u64, index: u64, text: &str) {
         om.ratis_applied = index;
     }
     if let Some(fault) = node.ctx.faults().eval(OmPoint::ApplyUnchecked) {
-        node.ctx.record(
-            EventKind::Apply,
-            format!("apply {ti} {summary} -> RuntimeException (unchecked): runCommand terminates before anything is buffered"),
-        );
+        node.ctx.record(NodeEvent::Apply {
+            term: Some(term),
+            index: Some(index),
+            what: summary.clone(),
+            result: ApplyResult::Failed {
+                error: "RuntimeException (unchecked)".into(),
+            },
+            keys: Vec::new(),
+            text: format!("apply {ti} {summary} -> RuntimeException (unchecked): runCommand terminates before anything is buffered"),
+        });
         if let Fault::Panic(_) = fault {
             let _ = node.ctx.faults().act(fault).await;
         }
@@ -448,8 +462,7 @@ async fn apply_entry(node: &Shared, term: u64, index: u64, text: &str) {
         om.buffer.add(ti, response.clone())
     };
     if added == Added::DroppedCritical {
-        node.ctx.record(
-            EventKind::Note,
+        node.ctx.note(
             format!("double buffer: response of {ti} not added (critical error, the OM terminates); TRANSACTION_INFO will not cover it"),
         );
     }
@@ -473,23 +486,39 @@ fn run_request(node: &Shared, index: u64, request: &OmRequest) -> Response {
         chain: &mut om.chain,
         index,
         ctx: &node.ctx,
-        fault_key: node.params.fault_key.as_deref(),
+        fault_key: node.params.fault_key_of(node.ctx.name()),
     };
     request::apply(&mut store, index, request)
 }
 
 fn record_apply(node: &Shared, ti: TermIndex, summary: &str, origin: &str, response: &Response) {
-    let mut detail = format!("apply {ti} {summary} ({origin}) -> {}", response.describe());
+    let mut text = format!("apply {ti} {summary} ({origin}) -> {}", response.describe());
     if let Some(usage) = &response.usage {
-        detail.push_str(&format!("; {usage}"));
+        text.push_str(&format!("; {usage}"));
     }
-    node.ctx.record(EventKind::Apply, detail);
+    let result = if response.is_ok() {
+        ApplyResult::Ok
+    } else {
+        ApplyResult::Failed {
+            error: response.describe(),
+        }
+    };
+    node.ctx.record(NodeEvent::Apply {
+        term: Some(ti.term),
+        index: u64::try_from(ti.index).ok(),
+        what: summary.to_string(),
+        result,
+        keys: Vec::new(),
+        text,
+    });
 }
 
 /// The process terminates. By default the flush that the failed entry's `add`
-/// woke completes first (the report's observed ordering).
+/// woke completes first (the report's observed ordering). A node blocked here
+/// still reports what it has applied: it publishes before it waits.
 async fn terminate(node: &Shared, reason: String) -> Infallible {
-    match node.params.exit_order {
+    publish(node);
+    match node.params.exit_order_of(node.ctx.name()) {
         ExitOrder::FlushFirst => {
             let target = node.om.borrow().buffer.last_added().map(|t| t.index);
             if let Some(target) = target {
@@ -592,14 +621,21 @@ fn flush_batch(node: &Shared, batch: Batch) {
         om.covered_failed = audit;
     }
     drop(om);
-    node.ctx.record(
-        EventKind::Storage,
-        format!(
+    node.ctx.record(NodeEvent::Storage {
+        what: "TRANSACTION_INFO".into(),
+        term: Some(last.term),
+        index: u64::try_from(last.index).ok(),
+        entries: batch
+            .entries
+            .iter()
+            .filter_map(|e| u64::try_from(e.ti.index).ok())
+            .collect(),
+        text: format!(
             "flush {}: TRANSACTION_INFO = {last}; {}",
             batch.describe(),
             update.describe(node.bug_10798)
         ),
-    );
+    });
     node.flushed.send_replace(last.index);
 }
 
@@ -664,15 +700,8 @@ fn on_op(node: &Shared, id: u64, op: OmOp) {
         request,
         origin: "client".into(),
     };
-    let text = serde_json::to_string(&command).expect("serializes");
-    match node.raft.propose(text) {
-        Ok(index) => {
-            let term = node.raft.term();
-            node.om
-                .borrow_mut()
-                .waiting
-                .insert(index, Waiter::Client { id, term });
-        }
+    match propose(node, &command, |term| Waiter::Client { id, term }) {
+        Ok(_) => {}
         Err(ProposeError::NotLeader { leader }) => {
             let hint = node
                 .raft
@@ -705,25 +734,38 @@ pub(super) async fn submit_internal(
         request,
         origin: who.to_string(),
     };
-    let text = serde_json::to_string(&command).expect("serializes");
-    let index = node
-        .raft
-        .propose(text)
-        .map_err(|e| format!("submit refused: {e:?}"))?;
-    let term = node.raft.term();
     let (reply, answer) = oneshot::channel();
-    node.om
-        .borrow_mut()
-        .waiting
-        .insert(index, Waiter::Service { term, reply });
-    node.ctx.record(
-        EventKind::Submit,
-        format!("{who} submits {summary}: appended at index {index} in term {term}"),
-    );
+    let (term, index) = propose(node, &command, |term| Waiter::Service { term, reply })
+        .map_err(|e| format!("submit refused: {e:?}"))?;
+    node.ctx.record(NodeEvent::Submit {
+        by: who.to_string(),
+        what: summary.clone(),
+        term: Some(term),
+        index: Some(index),
+        text: format!("{who} submits {summary}: appended at index {index} in term {term}"),
+    });
     match tokio::time::timeout(SUBMIT_REPLY_TIMEOUT, answer).await {
         Ok(Ok(result)) => result,
         Ok(Err(_)) | Err(_) => Err("no reply to the submit".to_string()),
     }
+}
+
+/// Append a command to the log and register who waits for its reply. The one
+/// way into the log: the waiter counts as pending work and the node publishes at
+/// once, so the harness never sees a quiescent node with a request in flight (a
+/// service submits from its own task, outside the main loop that publishes after
+/// every event). Returns the entry's term and index.
+fn propose(
+    node: &Shared,
+    command: &LogCommand,
+    waiter: impl FnOnce(u64) -> Waiter,
+) -> Result<(u64, u64), ProposeError> {
+    let text = serde_json::to_string(command).expect("serializes");
+    let index = node.raft.propose(text)?;
+    let term = node.raft.term();
+    node.om.borrow_mut().waiting.insert(index, waiter(term));
+    publish(node);
+    Ok((term, index))
 }
 
 /// The OM's leader check on every request: leader, and ready.
@@ -865,6 +907,8 @@ pub(super) fn publish(node: &Shared) {
     );
     fact("ready", ready.to_string());
     fact("buffered", om.buffer.len().to_string());
+    // Proposals of this leader (client ops and service submits) awaiting apply.
+    fact("in_flight", om.waiting.len().to_string());
     fact("commit", node.raft.commit_index().to_string());
     fact("last_index", node.raft.last_index().to_string());
     fact("chain_corrupted", om.chain.is_corrupted().to_string());

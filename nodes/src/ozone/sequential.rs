@@ -124,23 +124,24 @@ fn run(state: &Value, op: &OmOp) -> Option<(&'static str, Value)> {
 }
 
 impl Sequential for Namespace {
-    fn object(&self, op: &Value, _node: &str) -> String {
-        match serde_json::from_value::<OmOp>(op.clone()) {
+    fn objects(&self, op: &Value, _node: &str) -> Vec<String> {
+        let object = match serde_json::from_value::<OmOp>(op.clone()) {
             Ok(OmOp::CreateVolume { volume }) => format!("volume /{volume}"),
             Ok(OmOp::CreateBucket { bucket, .. }) => format!("bucket {bucket}"),
             Ok(OmOp::Mkdir { path } | OmOp::PutFile { path, .. } | OmOp::Delete { path, .. }) => {
                 entry_object(&path)
             }
             Ok(_) | Err(_) => "-".into(),
-        }
+        };
+        vec![object]
     }
 
-    fn step(&self, state: &Value, op: &Value, answer: Option<&OpResult>) -> Option<Value> {
+    fn step(&self, states: &[Value], op: &Value, answer: Option<&OpResult>) -> Option<Vec<Value>> {
         let op: OmOp = serde_json::from_value(op.clone()).ok()?;
-        let (expected, after) = run(state, &op)?;
+        let (expected, after) = run(states.first()?, &op)?;
         match answer {
-            None => Some(after),
-            Some(answer) if code(answer) == expected => Some(after),
+            None => Some(vec![after]),
+            Some(answer) if code(answer) == expected => Some(vec![after]),
             Some(_) => None,
         }
     }
@@ -152,7 +153,9 @@ mod tests {
     use serde_json::json;
 
     fn step(state: &Value, op: Value, answer: OpResult) -> Option<Value> {
-        Namespace.step(state, &op, Some(&answer))
+        Namespace
+            .step(std::slice::from_ref(state), &op, Some(&answer))
+            .map(|mut v| v.remove(0))
     }
 
     #[test]
@@ -160,8 +163,8 @@ mod tests {
         let ns = Namespace;
         let mkdir = json!({"op": "mkdir", "path": "/v/b/d1"});
         let file = json!({"op": "put_file", "path": "/v/b/d1/f", "size": 3});
-        assert_eq!(ns.object(&mkdir, "om1"), "/v/b/d1");
-        assert_eq!(ns.object(&file, "om1"), "/v/b/d1");
+        assert_eq!(ns.objects(&mkdir, "om1"), ["/v/b/d1"]);
+        assert_eq!(ns.objects(&file, "om1"), ["/v/b/d1"]);
         let missing_parent =
             OpResult::error("DIRECTORY_NOT_FOUND Parent directory not found: /v/b/d1");
         assert_eq!(

@@ -20,7 +20,7 @@ use super::types::{
     delete_key, fso_key, snap_key, DeletedRow, DirRow, FileRow, SnapshotRow, Table,
 };
 use super::OmPoint;
-use crate::api::{EventKind, OpResult};
+use crate::api::{NodeEvent, OpResult};
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::rc::Rc;
@@ -133,22 +133,29 @@ async fn dds_run(node: &Shared, by_step: bool) -> String {
     let start_term = node.raft.term();
     let term = (!node.bug_17670).then_some(start_term);
     let label = format!("DDS run {number} on {me} (started in term {start_term})");
+    // Between the term read and the leader check: a leader change inside a
+    // stall here must fail the fix's comparison, not become the run's term.
+    if let Err(kind) = node
+        .ctx
+        .faults()
+        .hit(OmPoint::DirDeletingPostTermRead)
+        .await
+    {
+        panic!("dir_deleting.post_term_read declares no errors, got {kind}");
+    }
     if let Err(why) = check_leader(node) {
-        return skipped(node, &label, &why, by_step);
+        return skipped(node, "DDS", &label, &why, by_step);
     }
     let tasks = store_tasks(node);
     let stores: Vec<&str> = tasks.iter().map(|t| t.store.as_str()).collect();
-    let recorded = match term {
-        Some(t) => format!(", run term {t} recorded for the workers"),
-        None => String::new(),
-    };
-    node.ctx.record(
-        EventKind::Service,
+    let recorded = run_term_note(term, node.raft.term());
+    node.ctx.record(NodeEvent::service(
+        "DDS",
         format!(
             "{label}: shouldRun (leader ready) checked once{recorded}; tasks: {}",
             stores.join(", ")
         ),
-    );
+    ));
     let run = Rc::new(Run { label, term });
     let handles: Vec<_> = tasks
         .into_iter()
@@ -159,17 +166,19 @@ async fn dds_run(node: &Shared, by_step: bool) -> String {
         results.push(handle.await.unwrap_or_else(|e| format!("task failed: {e}")));
     }
     let summary = results.join("; ");
-    node.ctx
-        .record(EventKind::Service, format!("{} ends: {summary}", run.label));
+    node.ctx.record(NodeEvent::service(
+        "DDS",
+        format!("{} ends: {summary}", run.label),
+    ));
     summary
 }
 
 /// `shouldRun` was false: on the trail when a step asked for the run.
-fn skipped(node: &Shared, label: &str, why: &str, by_step: bool) -> String {
+fn skipped(node: &Shared, service: &str, label: &str, why: &str, by_step: bool) -> String {
     let summary = format!("skipped: shouldRun is false ({why})");
     if by_step {
         node.ctx
-            .record(EventKind::Service, format!("{label}: {summary}"));
+            .record(NodeEvent::service(service, format!("{label}: {summary}")));
     } else {
         node.om.borrow_mut().services.quiet_skips += 1;
     }
@@ -319,7 +328,7 @@ async fn worker(
             let text = format!("worker {n} failed ({why}); will retry at next run");
             let who = format!("{} ({})", run.label, task.store);
             node.ctx
-                .record(EventKind::Service, format!("{who}: {text}"));
+                .record(NodeEvent::service("DDS", format!("{who}: {text}")));
             return (false, text);
         }
         paths.extend(prepare(&node, &row, key, &mut remain, &mut sub_dirs));
@@ -494,7 +503,8 @@ async fn submit(
     }
     if let Some(why) = stale_run(run.term, node.raft.term()) {
         let why = format!("{why}: {} not submitted", request.cmd().name());
-        node.ctx.record(EventKind::Service, format!("{who}: {why}"));
+        node.ctx
+            .record(NodeEvent::service("DDS", format!("{who}: {why}")));
         return Err(why);
     }
     if from_worker {
@@ -503,10 +513,24 @@ async fn submit(
         }
     }
     submit_internal(node, request, who).await.map_err(|why| {
-        node.ctx
-            .record(EventKind::Service, format!("{who}: submit failed: {why}"));
+        node.ctx.record(NodeEvent::service(
+            "DDS",
+            format!("{who}: submit failed: {why}"),
+        ));
         why
     })
+}
+
+/// How the trail names the run's recorded term; when the term moved between the
+/// read and the leader check, it says so (the fix read it first on purpose).
+fn run_term_note(run_term: Option<u64>, at_check: u64) -> String {
+    match run_term {
+        Some(t) if t == at_check => format!(", run term {t} recorded for the workers"),
+        Some(t) => format!(
+            ", run term {t} recorded for the workers (read before the leader check, which ran in term {at_check})"
+        ),
+        None => String::new(),
+    }
 }
 
 /// The HDDS-17670 fix's check before each submit of a run: `Some(reason)` when
@@ -553,14 +577,14 @@ async fn kds_run(node: &Shared, by_step: bool) -> String {
         node.raft.term()
     );
     if let Err(why) = check_leader(node) {
-        return skipped(node, &label, &why, by_step);
+        return skipped(node, "KDS", &label, &why, by_step);
     }
     // isPreviousPurgeTransactionFlushed (HDDS-13760), as for DDS: the deleted
     // table is read from the DB, which must hold the last purge applied here.
     if let Some(skip) = aos_purge_unflushed(node) {
         let summary = format!("skipped ({skip})");
         node.ctx
-            .record(EventKind::Service, format!("{label}: {summary}"));
+            .record(NodeEvent::service("KDS", format!("{label}: {summary}")));
         return summary;
     }
     let (keys, expected_prev) = {
@@ -580,7 +604,7 @@ async fn kds_run(node: &Shared, by_step: bool) -> String {
         if let Err(why) = previous_snapshots_flushed(node, &row.bucket, None, 2) {
             let summary = format!("failed ({why}); will retry at next run");
             node.ctx
-                .record(EventKind::Service, format!("{label}: {summary}"));
+                .record(NodeEvent::service("KDS", format!("{label}: {summary}")));
             return summary;
         }
     }
@@ -596,14 +620,16 @@ async fn kds_run(node: &Shared, by_step: bool) -> String {
             Err(why) => format!("submit failed: {why}"),
         }
     };
-    node.ctx
-        .record(EventKind::Service, format!("{label} ends: {summary}"));
+    node.ctx.record(NodeEvent::service(
+        "KDS",
+        format!("{label} ends: {summary}"),
+    ));
     summary
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{stale_run, unflushed_previous};
+    use super::{run_term_note, stale_run, unflushed_previous};
     use crate::ozone::chain::SnapshotChain;
     use crate::ozone::types::{SnapshotRow, SnapshotStatus};
     use std::collections::BTreeMap;
@@ -665,5 +691,26 @@ mod tests {
             Some("term is 3, not the run's term 1")
         );
         assert_eq!(stale_run(None, 3), None, "buggy: no term was recorded");
+    }
+
+    /// The fix's ordering: the term is read before the leader check. A leader
+    /// change between the two (om1 leads in term 1, loses and regains leadership,
+    /// the check passes in term 3) leaves the run with term 1, and every submit
+    /// is refused. A term read after the check would be 3 and pass.
+    #[test]
+    fn a_term_read_before_the_leader_check_catches_a_change_between_them() {
+        let (read_first, at_check) = (1, 3);
+        assert_eq!(
+            run_term_note(Some(read_first), at_check),
+            ", run term 1 recorded for the workers (read before the leader check, which ran in term 3)"
+        );
+        assert!(stale_run(Some(read_first), at_check).is_some());
+        let read_after_check = at_check;
+        assert_eq!(stale_run(Some(read_after_check), at_check), None);
+        assert_eq!(
+            run_term_note(Some(3), 3),
+            ", run term 3 recorded for the workers"
+        );
+        assert_eq!(run_term_note(None, 3), "", "buggy: no term");
     }
 }

@@ -15,7 +15,7 @@ mod tests;
 use serde::{Deserialize, Serialize};
 
 pub use self::core::RaftCore;
-pub use self::shell::{role_name, Raft, RaftEvent};
+pub use self::shell::{api_role, role_name, Raft, RaftEvent};
 
 /// Index into the peer list; the cluster is `0..n`.
 pub type NodeId = usize;

@@ -9,7 +9,7 @@
 use super::{
     Config, Entry, HardState, Message, Output, ProposeError, RaftCore, Role, TransferError,
 };
-use crate::api::{Disk, EventKind, Net, NodeCtx, RecordLog};
+use crate::api::{Disk, Net, NodeCtx, NodeEvent, RecordLog};
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Duration;
@@ -30,6 +30,9 @@ pub enum RaftEvent {
         term: u64,
         leader: Option<String>,
     },
+    /// The durable log changed (appended or truncated): the state machine
+    /// publishes, so that what the harness sees of the log is never stale.
+    LogChanged { last_index: u64 },
 }
 
 /// A handle to this node's Raft server. Cheap to clone.
@@ -149,7 +152,11 @@ impl Raft {
                 Output::PersistLog {
                     truncate_from,
                     entries,
-                } => self.persist_log(truncate_from, entries),
+                } => {
+                    self.persist_log(truncate_from, entries);
+                    let last_index = self.inner.persisted.borrow().len() as u64;
+                    let _ = self.inner.events.send(RaftEvent::LogChanged { last_index });
+                }
                 Output::Send { to, msg } => {
                     let kind = message_kind(&msg);
                     self.inner.net.send(&self.inner.peers[to], kind, &msg);
@@ -159,15 +166,8 @@ impl Raft {
                 }
                 Output::RoleChanged { role, term, leader } => {
                     let leader = leader.map(|l| self.inner.peers[l].clone());
-                    let detail = match (&role, &leader) {
-                        (Role::Leader, _) => format!("leader term {term}"),
-                        (r, Some(l)) => format!("{} term {term} leader {l}", role_name(*r)),
-                        (r, None) => format!("{} term {term}", role_name(*r)),
-                    };
-                    self.inner.ctx_env.record(
-                        &self.inner.me,
-                        crate::api::NodeEvent::new(EventKind::Leader, detail),
-                    );
+                    let event = NodeEvent::role(api_role(role), term, leader.clone());
+                    self.inner.ctx_env.record(&self.inner.me, event);
                     let _ = self
                         .inner
                         .events
@@ -255,6 +255,15 @@ impl Raft {
     }
     pub fn leader_hint(&self, leader: Option<usize>) -> Option<String> {
         leader.map(|l| self.inner.peers[l].clone())
+    }
+}
+
+/// The node API's role for a Raft role (what checkers read).
+pub fn api_role(role: Role) -> crate::api::Role {
+    match role {
+        Role::Leader => crate::api::Role::Leader,
+        Role::Follower => crate::api::Role::Follower,
+        Role::Candidate => crate::api::Role::Candidate,
     }
 }
 

@@ -404,6 +404,8 @@ mod tests {
 
     /// Three election machines on a lossless network; `up` says who can talk.
     struct Net {
+        /// Server id of each machine, by index.
+        ids: Vec<u64>,
         nodes: Vec<Election>,
         states: Vec<ServerState>,
         up: Vec<bool>,
@@ -413,21 +415,31 @@ mod tests {
 
     impl Net {
         fn new(n: u64) -> Net {
-            let voters: Vec<u64> = (1..=n).collect();
+            Net::with_ids(&(1..=n).collect::<Vec<_>>())
+        }
+
+        /// Machine `i` has server id `ids[i]` (explicit `myid`s, any order).
+        fn with_ids(ids: &[u64]) -> Net {
+            let n = ids.len();
             Net {
-                nodes: voters
+                ids: ids.to_vec(),
+                nodes: ids
                     .iter()
-                    .map(|&id| Election::new(id, voters.clone()))
+                    .map(|&id| Election::new(id, ids.to_vec()))
                     .collect(),
-                states: vec![ServerState::Looking; n as usize],
-                up: vec![true; n as usize],
-                decided: vec![None; n as usize],
+                states: vec![ServerState::Looking; n],
+                up: vec![true; n],
+                decided: vec![None; n],
                 now_ms: 0,
             }
         }
 
+        fn index(&self, id: u64) -> usize {
+            self.ids.iter().position(|&i| i == id).expect("a server id")
+        }
+
         fn start(&mut self, id: u64, zxid: Zxid, epoch: u32) {
-            let i = (id - 1) as usize;
+            let i = self.index(id);
             self.states[i] = ServerState::Looking;
             self.decided[i] = None;
             let now = self.now_ms;
@@ -465,7 +477,7 @@ mod tests {
                     continue;
                 }
                 for (to, notification) in sends {
-                    let (from_i, to_i) = ((notification.sid - 1) as usize, (to - 1) as usize);
+                    let (from_i, to_i) = (self.index(notification.sid), self.index(to));
                     if self.up[from_i] && self.up[to_i] {
                         let now = self.now_ms;
                         let state = self.states[to_i];
@@ -511,6 +523,29 @@ mod tests {
             net.decided[0].unwrap(),
             (ServerState::Following, vote(2, 1, 3, 1))
         );
+    }
+
+    #[test]
+    fn explicit_server_ids_decide_the_tie_not_the_node_order() {
+        // zk1, zk2, zk3 with myids 2, 1, 3: a fresh ensemble elects zk3 (id 3);
+        // with zk3 gone and zk1, zk2 tied on epoch and zxid, zk1 (id 2) wins.
+        let mut net = Net::with_ids(&[2, 1, 3]);
+        for id in [2, 1, 3] {
+            net.start(id, Zxid::ZERO, 0);
+        }
+        net.run(2_000);
+        assert_eq!(net.decided[2].unwrap().0, ServerState::Leading);
+        let z = Zxid::new(1, 3);
+        let mut net = Net::with_ids(&[2, 1, 3]);
+        net.up[2] = false;
+        net.start(2, z, 1);
+        net.start(1, z, 1);
+        net.run(2_000);
+        assert_eq!(
+            net.decided[0].unwrap(),
+            (ServerState::Leading, vote(2, 1, 3, 1))
+        );
+        assert_eq!(net.decided[1].unwrap().1.leader, 2);
     }
 
     #[test]

@@ -4,14 +4,14 @@
 //! socket (nulling the field) and shuts its server down before LOOKING again.
 
 use super::election::ServerState;
-use super::server::{Active, Server};
+use super::server::{durable, Active, Server};
 use super::storage::EpochFile;
 use super::sync_thread::{AckTarget, LogRequest, SyncThread};
 use super::tree::Txn;
 use super::wire::{read_packet, Conn, Packet, QUORUM_PORT};
 use super::zab::{CommitError, PendingTxns};
 use super::zxid::{self, Zxid};
-use crate::api::EventKind;
+use crate::api::{NodeEvent, Role};
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::io;
@@ -115,13 +115,12 @@ impl FollowerServer {
             Ok(txn) => {
                 let _ = server.apply_committed(zxid, &txn);
             }
-            Err(CommitError::NoPending) => server.record(
-                EventKind::Note,
-                format!("committing {zxid} without seeing txn"),
-            ),
+            Err(CommitError::NoPending) => {
+                server.note(format!("committing {zxid} without seeing txn"))
+            }
             Err(CommitError::Mismatch { next }) => {
                 let reason = format!("committing zxid {zxid} but next pending txn {next}");
-                let _ = server.ctx.exit(&reason).await;
+                server.exit(&reason).await;
             }
         }
     }
@@ -138,10 +137,9 @@ pub(crate) async fn follow(server: &Rc<Server>, leader_sid: u64) {
     *server.active.borrow_mut() = Active::Follower(fzk.clone());
     server.publish();
     let reason = follow_leader(server, &fzk).await;
-    server.record(
-        EventKind::Leader,
-        format!("following {leader} ended: {reason}"),
-    );
+    // The peer goes back to LOOKING.
+    let text = format!("following {leader} ended: {reason}");
+    server.role_changed(Role::Candidate, server.current_epoch(), None, text);
     // Follower.followLeader's catch: close the socket (the field becomes null).
     learner.close_socket();
     server.established.set(false);
@@ -162,15 +160,15 @@ async fn shutdown(server: &Rc<Server>, fzk: &Rc<FollowerServer>) {
                 // LearnerZooKeeperServer only overrides shutdown(), which stops the
                 // sync thread. This one leaves it running with its queue.
                 if sync.is_running() {
-                    server.record(
-                        EventKind::Service,
+                    server.record(NodeEvent::service(
+                        "SyncThread",
                         format!(
                             "follower shutdown does not stop {} ({} request(s) in hand: {}): it leaks",
                             sync.name,
                             sync.len(),
                             sync.queued_zxids()
                         ),
-                    );
+                    ));
                 }
             } else {
                 sync.shutdown(server).await;
@@ -402,10 +400,7 @@ async fn sync_with_leader(
             | Packet::Trunc { .. }
             | Packet::Snap { .. }
             | Packet::Ack { .. }) => {
-                server.record(
-                    EventKind::Note,
-                    format!("ignoring {} during sync", other.kind()),
-                );
+                server.note(format!("ignoring {} during sync", other.kind()));
             }
         }
     }
@@ -434,14 +429,12 @@ async fn sync_with_leader(
         fzk.commit(server, zxid).await;
     }
     server.established.set(true);
-    server.record(
-        EventKind::Leader,
-        format!(
-            "following {} in epoch {epoch}: synced by {how}, last processed {}, then logging {logged}",
-            learner.leader,
-            server.last_processed()
-        ),
+    let text = format!(
+        "following {} in epoch {epoch}: synced by {how}, last processed {}, then logging {logged}",
+        learner.leader,
+        server.last_processed()
     );
+    server.role_changed(Role::Follower, epoch, Some(&learner.leader), text);
     server.publish();
     Ok(())
 }
@@ -458,10 +451,9 @@ fn persist_committed(
     let mut logged = Vec::new();
     while let Some(zxid) = committed.pop_front() {
         if not_logged.front().is_none_or(|(z, _)| *z != zxid) {
-            server.record(
-                EventKind::Note,
-                format!("committing {zxid} during sync, but it is not the next proposal"),
-            );
+            server.note(format!(
+                "committing {zxid} during sync, but it is not the next proposal"
+            ));
             continue;
         }
         let (zxid, txn) = not_logged.pop_front().expect("checked");
@@ -473,13 +465,11 @@ fn persist_committed(
         logged.push(zxid);
     }
     server.storage.sync().expect("simulated disk write");
-    server.record(
-        EventKind::Storage,
-        format!(
-            "txn log fsync {} (committed during sync, before the NEWLEADER ack)",
-            zxid::ranges(logged)
-        ),
+    let text = format!(
+        "txn log fsync {} (committed during sync, before the NEWLEADER ack)",
+        zxid::ranges(logged.iter().copied())
     );
+    server.record(durable("txn log", &logged, text));
 }
 
 /// `Follower.processPacket`.
@@ -499,7 +489,7 @@ async fn process_packet(
             Ok(())
         }
         Packet::UpToDate => {
-            server.record(EventKind::Note, "UPTODATE after Zab 1.0 sync: ignored");
+            server.note("UPTODATE after Zab 1.0 sync: ignored");
             Ok(())
         }
         other @ (Packet::FollowerInfo { .. }
@@ -510,10 +500,7 @@ async fn process_packet(
         | Packet::Snap { .. }
         | Packet::NewLeader { .. }
         | Packet::Ack { .. }) => {
-            server.record(
-                EventKind::Note,
-                format!("unexpected {} while following", other.kind()),
-            );
+            server.note(format!("unexpected {} while following", other.kind()));
             Ok(())
         }
     }

@@ -11,7 +11,7 @@ use super::wire::{read_packet, Conn, Packet, QUORUM_PORT};
 use super::zab::{select_sync, Proposals, SyncPlan};
 use super::zxid::Zxid;
 use super::ZkPoint;
-use crate::api::{EventKind, Fault, OpResult};
+use crate::api::{Fault, NodeEvent, OpResult, Role};
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
@@ -226,10 +226,13 @@ impl LeaderCore {
         self.proposals.borrow_mut().propose(zxid);
         self.txns.borrow_mut().insert(zxid, txn.clone());
         self.waiting.borrow_mut().insert(zxid, id);
-        server.record(
-            EventKind::Submit,
-            format!("propose {zxid} {}", txn.summary()),
-        );
+        server.record(NodeEvent::Submit {
+            by: "leader".into(),
+            what: txn.summary(),
+            term: Some(u64::from(zxid.epoch())),
+            index: Some(zxid.0),
+            text: format!("propose {zxid} {}", txn.summary()),
+        });
         self.forward(&Packet::Proposal {
             zxid,
             txn: txn.clone(),
@@ -311,14 +314,11 @@ impl LeaderCore {
                 tree: db.tree.clone(),
             }),
         }
-        server.record(
-            EventKind::Note,
-            format!(
-                "sync {}: {}",
-                server.name_of(handler.sid),
-                plan.describe(peer_last)
-            ),
-        );
+        server.note(format!(
+            "sync {}: {}",
+            server.name_of(handler.sid),
+            plan.describe(peer_last)
+        ));
         drop(db);
         let from = plan.synced_to(peer_last, last);
         let outstanding = self.proposals.borrow().after(from);
@@ -381,8 +381,7 @@ pub(crate) async fn lead(server: &Rc<Server>) {
     shutdown(server, &core, &reason).await;
     *server.active.borrow_mut() = Active::None;
     if exit {
-        server.publish();
-        let _ = server.ctx.exit(&reason).await;
+        server.exit(&reason).await;
     }
 }
 
@@ -438,13 +437,11 @@ async fn establish(server: &Rc<Server>, core: &Rc<LeaderCore>) -> Result<(), Lea
         .iter()
         .map(|s| server.name_of(*s))
         .collect::<Vec<_>>();
-    server.record(
-        EventKind::Leader,
-        format!(
-            "leader term {epoch}: NEWLEADER acked by {}, last zxid {last}",
-            acks.join(", ")
-        ),
+    let text = format!(
+        "leader term {epoch}: NEWLEADER acked by {}, last zxid {last}",
+        acks.join(", ")
     );
+    server.role_changed(Role::Leader, epoch, Some(server.name()), text);
     server.publish();
     Ok(())
 }
@@ -495,7 +492,9 @@ async fn broadcast(server: &Rc<Server>, core: &Rc<LeaderCore>) -> LeadEnd {
 /// `Leader.shutdown(reason)`: stop the server (its own sync thread drains), then
 /// close every learner socket.
 async fn shutdown(server: &Rc<Server>, core: &Rc<LeaderCore>, reason: &str) {
-    server.record(EventKind::Leader, format!("leading ended: {reason}"));
+    // The peer goes back to LOOKING.
+    let text = format!("leading ended: {reason}");
+    server.role_changed(Role::Candidate, server.current_epoch(), None, text);
     core.request_shutdown(reason.to_string());
     core.established.set(false);
     server.established.set(false);
@@ -564,10 +563,7 @@ async fn learner_handler(server: Rc<Server>, core: Rc<LeaderCore>, stream: TcpSt
         core.remove_handler(sid, &conn);
     }
     if let Err(reason) = result {
-        server.record(
-            EventKind::Note,
-            format!("learner handler for {peer} ended: {reason}"),
-        );
+        server.note(format!("learner handler for {peer} ended: {reason}"));
     }
 }
 
@@ -586,7 +582,7 @@ async fn handle(
         } => (sid, accepted_epoch),
         other => return Err(format!("expected FOLLOWERINFO, got {}", other.kind())),
     };
-    if sid == server.sid || sid == 0 || sid > server.names.len() as u64 {
+    if sid == server.sid || !server.ids.contains_key(&sid) {
         return Err(format!("FOLLOWERINFO from unknown server id {sid}"));
     }
     *sid_out = Some(sid);
@@ -644,10 +640,11 @@ async fn handle(
             Packet::Ack { zxid } if zxid.counter() != 0 => core.process_ack(server, sid, zxid),
             Packet::Ack { .. } | Packet::Ping => {}
             other => {
-                server.record(
-                    EventKind::Note,
-                    format!("unexpected {} from {}", other.kind(), server.name_of(sid)),
-                );
+                server.note(format!(
+                    "unexpected {} from {}",
+                    other.kind(),
+                    server.name_of(sid)
+                ));
             }
         }
     }

@@ -27,9 +27,10 @@ pub mod zxid;
 use crate::api::{
     parse_json, Answers, BugInfo, Check, ClusterView, Consistency, FailPoint, FailPointInfo,
     HistoryModel, InvariantInfo, InvariantKind, Model, ModelInfo, NodeCtx, OpInfo, ParamInfo,
-    ParsedOp, RoleInfo,
+    ParamKind, ParsedOp, RoleInfo,
 };
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::LazyLock;
@@ -116,6 +117,9 @@ pub enum ZkOp {
     CloseSession {
         session: String,
     },
+    /// Take a snapshot of this server's data tree now (the `snapshot` admin
+    /// command, `ZooKeeperServer.takeSnapshot`).
+    Snapshot {},
 }
 
 impl ZkOp {
@@ -132,6 +136,7 @@ impl ZkOp {
             ZkOp::Get { path } => format!("get {path}"),
             ZkOp::OpenSession { session } => format!("open_session {session}"),
             ZkOp::CloseSession { session } => format!("close_session {session}"),
+            ZkOp::Snapshot {} => "snapshot".to_string(),
         }
     }
 
@@ -152,7 +157,7 @@ impl ZkOp {
             ZkOp::SetData { path, data } => Some(Txn::SetData { path, data }),
             ZkOp::OpenSession { session } => Some(Txn::CreateSession { session }),
             ZkOp::CloseSession { session } => Some(Txn::CloseSession { session }),
-            ZkOp::Get { .. } => None,
+            ZkOp::Get { .. } | ZkOp::Snapshot {} => None,
         }
     }
 
@@ -162,7 +167,7 @@ impl ZkOp {
             | ZkOp::Delete { path }
             | ZkOp::SetData { path, .. }
             | ZkOp::Get { path } => Some(path),
-            ZkOp::OpenSession { .. } | ZkOp::CloseSession { .. } => None,
+            ZkOp::OpenSession { .. } | ZkOp::CloseSession { .. } | ZkOp::Snapshot {} => None,
         };
         if let Some(path) = path {
             tree::check_path(path).map_err(|_| {
@@ -189,6 +194,35 @@ pub struct Params {
     /// in a scenario unless lowered).
     #[serde(default)]
     pub snap_count: Option<u64>,
+    /// Server ids by node name (`myid`; FLE breaks ties by it). Unset: position
+    /// in `nodes`, from 1.
+    #[serde(default)]
+    pub sid: Option<BTreeMap<String, u64>>,
+}
+
+/// Server ids accepted (`myid`, 1..=255 as the ZooKeeper admin guide asks).
+pub const SID_BOUNDS: (i64, i64) = (1, 255);
+
+/// Each node's server id, in node order: the `sid` param's, or the position
+/// from 1. `Err` names a node the map leaves out or an id given twice.
+pub fn server_ids(
+    names: &[String],
+    sids: Option<&BTreeMap<String, u64>>,
+) -> Result<Vec<u64>, String> {
+    let Some(map) = sids else {
+        return Ok((1..=names.len() as u64).collect());
+    };
+    let mut ids = Vec::with_capacity(names.len());
+    for name in names {
+        let id = *map
+            .get(name)
+            .ok_or_else(|| format!("sid names no server id for {name}"))?;
+        if ids.contains(&id) {
+            return Err(format!("sid {id} is given twice"));
+        }
+        ids.push(id);
+    }
+    Ok(ids)
 }
 
 /// The effective configuration of a server.
@@ -266,7 +300,7 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
     summary: "a ZooKeeper ensemble: FastLeaderElection, Zab over learner TCP connections, a follower sync thread (append, fsync, ACK) and commit processor, DIFF/TRUNC/SNAP sync, snapshots + txn log on disk",
     roles: vec![RoleInfo {
         name: "server",
-        summary: "a voting ZooKeeper server (server id = position in `nodes`, from 1)",
+        summary: "a voting ZooKeeper server (server id = position in `nodes` from 1, or the `sid` param)",
         count_min: 3,
         count_max: 7,
     }],
@@ -316,6 +350,13 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
             consistency: Consistency::Linearizable,
             answers: WRITE_ANSWERS,
         },
+        OpInfo {
+            name: "snapshot",
+            summary: "take a snapshot of this server's data tree now (the snapshot admin command); answers its zxid; a server that is not serving (looking, syncing) refuses",
+            example: "{on: zk1, op: snapshot}",
+            consistency: Consistency::Unjudged,
+            answers: Answers::NONE,
+        },
     ],
     fail_points: vec![&FSYNC, &SNAPSHOT_TAKE, &LEADER_SHUTDOWN],
     invariants: vec![InvariantInfo {
@@ -324,6 +365,8 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
         summary: "every committed txn a server has applied is in its durable txn log or covered by its snapshot (no applied txn lost by a dead sync thread; at quiescence no hole against the leader's log)",
     }],
     bugs: vec![&BUG_4541],
+    probes: vec![],
+    index_format: crate::api::IndexFormat::Hex,
     has_leader: true,
     leader_transfer: false,
     params: params_info(),
@@ -365,6 +408,20 @@ fn params_info() -> Vec<ParamInfo> {
             Some(d.snap_count as i64),
             "snapCount: txns between the sync thread's snapshots (the default takes none in a scenario)",
         ),
+        ParamInfo {
+            name: "sid",
+            kind: ParamKind::PerNode {
+                value: Box::new(ParamKind::Integer {
+                    min: SID_BOUNDS.0,
+                    max: SID_BOUNDS.1,
+                }),
+                single: false,
+                every_node: true,
+                distinct: true,
+            },
+            default: None,
+            summary: "server ids (myid) by node: {zk1: 2, zk2: 1, zk3: 3}; FLE breaks equal votes by the higher id; unset: position in nodes, from 1",
+        },
     ]
 }
 
@@ -400,6 +457,18 @@ impl Model for ZooKeeper {
         if !(lo as u64..=hi as u64).contains(&config.snap_count) {
             return Err(format!("snap_count must be within {lo}..={hi}"));
         }
+        if let Some(sids) = &params.sid {
+            let (lo, hi) = SID_BOUNDS;
+            let mut seen = BTreeMap::new();
+            for (node, id) in sids {
+                if !(lo as u64..=hi as u64).contains(id) {
+                    return Err(format!("sid of {node} must be within {lo}..={hi}"));
+                }
+                if let Some(first) = seen.insert(*id, node) {
+                    return Err(format!("{first} and {node} both have sid {id}"));
+                }
+            }
+        }
         Ok(())
     }
 
@@ -418,4 +487,50 @@ impl Model for ZooKeeper {
 /// The model, registered.
 pub fn model() -> Option<&'static dyn Model> {
     Some(&MODEL)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn names() -> Vec<String> {
+        ["zk1", "zk2", "zk3"].map(String::from).to_vec()
+    }
+
+    #[test]
+    fn server_ids_are_positions_unless_the_sid_param_names_them() {
+        assert_eq!(server_ids(&names(), None), Ok(vec![1, 2, 3]));
+        let sids: BTreeMap<String, u64> =
+            [("zk1".into(), 2), ("zk2".into(), 1), ("zk3".into(), 3)].into();
+        assert_eq!(server_ids(&names(), Some(&sids)), Ok(vec![2, 1, 3]));
+        let partial: BTreeMap<String, u64> = [("zk1".into(), 2)].into();
+        assert_eq!(
+            server_ids(&names(), Some(&partial)),
+            Err("sid names no server id for zk2".into())
+        );
+        let twice: BTreeMap<String, u64> =
+            [("zk1".into(), 2), ("zk2".into(), 2), ("zk3".into(), 3)].into();
+        assert_eq!(
+            server_ids(&names(), Some(&twice)),
+            Err("sid 2 is given twice".into())
+        );
+    }
+
+    #[test]
+    fn the_sid_param_is_checked_and_the_snapshot_op_parses() {
+        let ok = json!({"sid": {"zk1": 2, "zk2": 1, "zk3": 3}});
+        assert_eq!(MODEL.parse_params(&ok), Ok(()));
+        let twice = json!({"sid": {"zk1": 2, "zk2": 2}});
+        assert_eq!(
+            MODEL.parse_params(&twice),
+            Err("zk1 and zk2 both have sid 2".into())
+        );
+        assert!(MODEL.parse_params(&json!({"sid": {"zk1": 256}})).is_err());
+        let op = MODEL.parse_op(&json!({"op": "snapshot"})).expect("parses");
+        assert_eq!(op.summary, "snapshot");
+        assert!(MODEL
+            .parse_op(&json!({"op": "snapshot", "path": "/k"}))
+            .is_err());
+    }
 }

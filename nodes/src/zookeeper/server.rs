@@ -10,8 +10,10 @@ use super::sync_thread::SyncThread;
 use super::tree::{DataTree, Txn, ZkError};
 use super::wire::ELECTION_PORT;
 use super::zxid::{self, Zxid};
-use super::{Config, Params, ZkOp, ZkPoint, BUG_4541};
-use crate::api::{parse_json, Command, EventKind, Net, NodeCtx, NodeEvent, Observation, OpResult};
+use super::{server_ids, Config, Params, ZkOp, ZkPoint, BUG_4541};
+use crate::api::{
+    parse_json, ApplyResult, Command, Net, NodeCtx, NodeEvent, Observation, OpResult, Role,
+};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use std::cell::{Cell, RefCell};
@@ -43,8 +45,8 @@ pub(crate) enum Active {
 pub(crate) struct Server {
     pub ctx: NodeCtx,
     pub sid: u64,
-    /// Server names by id - 1.
-    pub names: Vec<String>,
+    /// Server names by server id (position in `nodes`, or the `sid` param).
+    pub ids: BTreeMap<u64, String>,
     pub cfg: Config,
     pub buggy: bool,
     pub storage: Storage,
@@ -88,8 +90,11 @@ impl Server {
         let params: Params = parse_json(ctx.params()).unwrap_or_default();
         let cfg = Config::from_params(&params);
         let names: Vec<String> = ctx.nodes().iter().map(|n| n.name.clone()).collect();
-        let sid = ctx.index() as u64 + 1;
-        let voters: Vec<u64> = (1..=names.len() as u64).collect();
+        let sids =
+            server_ids(&names, params.sid.as_ref()).expect("validated by the sid param's check");
+        let sid = sids[ctx.index()];
+        let voters = sids.clone();
+        let ids: BTreeMap<u64, String> = sids.into_iter().zip(names).collect();
         let storage = Storage::open(ctx.disk());
         let current_epoch = storage.epoch(EpochFile::Current)?;
         let accepted_epoch = storage.epoch(EpochFile::Accepted)?;
@@ -100,7 +105,7 @@ impl Server {
         let (stop, _) = watch::channel(false);
         let server = Rc::new(Server {
             sid,
-            names,
+            ids,
             cfg,
             buggy,
             storage,
@@ -135,27 +140,46 @@ impl Server {
         self.ctx.name()
     }
 
+    /// The name of a voter (every sid the server uses is one of `ids`: a
+    /// FOLLOWERINFO or notification from an unknown id is refused first).
     pub fn name_of(&self, sid: u64) -> &str {
-        &self.names[(sid - 1) as usize]
+        self.ids
+            .get(&sid)
+            .map(String::as_str)
+            .expect("a known server id")
     }
 
     pub fn sid_of(&self, name: &str) -> Option<u64> {
-        self.names
+        self.ids
             .iter()
-            .position(|n| n == name)
-            .map(|i| i as u64 + 1)
+            .find(|(_, n)| *n == name)
+            .map(|(sid, _)| *sid)
     }
 
     pub fn quorum(&self) -> usize {
-        self.names.len() / 2 + 1
+        self.ids.len() / 2 + 1
     }
 
     pub fn now_ms(&self) -> u64 {
         self.ctx.now_ms()
     }
 
-    pub fn record(&self, kind: EventKind, detail: impl Into<String>) {
-        self.ctx.record(kind, detail);
+    pub fn record(&self, event: NodeEvent) {
+        self.ctx.record(event);
+    }
+
+    pub fn note(&self, text: impl Into<String>) {
+        self.ctx.note(text);
+    }
+
+    /// A role change: `term` is the Zab epoch.
+    pub fn role_changed(&self, role: Role, epoch: u32, leader: Option<&str>, text: String) {
+        self.record(NodeEvent::Leader {
+            role,
+            term: u64::from(epoch),
+            leader: leader.map(str::to_string),
+            text,
+        });
     }
 
     pub fn current_epoch(&self) -> u32 {
@@ -193,18 +217,16 @@ impl Server {
             }
             db.initialized = true;
         }
-        self.record(
-            EventKind::Storage,
+        self.record(durable(
+            "snapshot and txn log loaded",
+            &[last],
             format!(
                 "loaded snapshot {} + txn log {replayed}: last processed {last}",
                 loaded.snapshot_zxid
             ),
-        );
+        ));
         for (zxid, error) in loaded.failed {
-            self.record(
-                EventKind::Note,
-                format!("replay of {zxid} failed on the tree: {error}"),
-            );
+            self.note(format!("replay of {zxid} failed on the tree: {error}"));
         }
         Ok(())
     }
@@ -234,17 +256,24 @@ impl Server {
             }
             result
         };
-        let (outcome, keys) = match &result {
-            Ok(keys) => ("ok".to_string(), keys.clone()),
-            Err(error) => (format!("{error} (this tree disagrees)"), Vec::new()),
+        let (outcome, keys, applied) = match &result {
+            Ok(keys) => ("ok".to_string(), keys.clone(), ApplyResult::Ok),
+            Err(error) => (
+                format!("{error} (this tree disagrees)"),
+                Vec::new(),
+                ApplyResult::Failed {
+                    error: error.to_string(),
+                },
+            ),
         };
-        self.ctx.record_event(
-            NodeEvent::new(
-                EventKind::Apply,
-                format!("apply {zxid} {}: {outcome}", txn.summary()),
-            )
-            .with_keys(keys),
-        );
+        self.record(NodeEvent::Apply {
+            term: Some(u64::from(zxid.epoch())),
+            index: Some(zxid.0),
+            what: txn.summary(),
+            result: applied,
+            keys,
+            text: format!("apply {zxid} {}: {outcome}", txn.summary()),
+        });
         result.map(|_| ())
     }
 
@@ -262,27 +291,43 @@ impl Server {
         for (zxid, txn) in &records {
             let _ = self.apply_committed(*zxid, txn);
         }
-        self.record(
-            EventKind::Note,
-            format!("fast-forward from the txn log: applied {zxids}"),
-        );
+        self.note(format!("fast-forward from the txn log: applied {zxids}"));
     }
 
     /// `takeSnapshot`: the whole in-memory tree. A failed snapshot is fatal.
     pub async fn take_snapshot(&self, why: &str) {
         if let Err(kind) = self.ctx.faults().hit(ZkPoint::SnapshotTake).await {
             let reason = format!("Severe unrecoverable error, exiting: snapshot failed ({kind})");
-            let _ = self.ctx.exit(&reason).await;
+            self.exit(&reason).await;
         }
+        self.write_snapshot(why);
+        self.txns_since_snapshot.set(0);
+    }
+
+    /// The snapshot admin command (`takeSnapshot(false, false)`): an IOException
+    /// is the command's error, not a reason to exit. Answers the snapshot's zxid.
+    async fn take_snapshot_now(&self) -> OpResult {
+        if let Err(kind) = self.ctx.faults().hit(ZkPoint::SnapshotTake).await {
+            let why = format!("snapshot failed: IOException ({kind})");
+            self.note(format!("snapshot admin command: {why}"));
+            return OpResult::error(why);
+        }
+        OpResult::value(self.write_snapshot("snapshot admin command").to_string())
+    }
+
+    /// Save the live data tree as the latest snapshot (FileTxnSnapLog.save).
+    fn write_snapshot(&self, why: &str) -> Zxid {
         let tree = self.db.borrow().tree.clone();
         self.storage
             .save_snapshot(&tree)
             .expect("simulated disk write");
-        self.txns_since_snapshot.set(0);
-        self.record(
-            EventKind::Storage,
-            format!("snapshot at {} ({why})", tree.last_processed()),
-        );
+        let at = tree.last_processed();
+        self.record(durable(
+            "snapshot",
+            &[at],
+            format!("snapshot at {at} ({why})"),
+        ));
+        at
     }
 
     /// SyncRequestProcessor.shouldSnapshot after an append: snapCount/2 plus a
@@ -357,7 +402,7 @@ impl Server {
             self.leader_sid.set(None);
             self.publish();
         }
-        self.record(EventKind::Note, "QuorumPeer shut down cleanly");
+        self.note("QuorumPeer shut down cleanly");
         self.publish();
         self.ctx.stopped();
         std::future::pending::<()>().await;
@@ -380,16 +425,14 @@ impl Server {
             election.start(self.now_ms(), init);
             election.drain()
         };
-        self.record(
-            EventKind::Leader,
-            format!(
-                "looking: vote epoch {} zxid {} sid {} (round {})",
-                init.peer_epoch,
-                init.zxid,
-                init.leader,
-                self.election.borrow().logical_clock()
-            ),
+        let text = format!(
+            "looking: vote epoch {} zxid {} sid {} (round {})",
+            init.peer_epoch,
+            init.zxid,
+            init.leader,
+            self.election.borrow().logical_clock()
         );
+        self.role_changed(Role::Candidate, init.peer_epoch, None, text);
         self.publish();
         let mut stop = self.stop.subscribe();
         let mut decided = self.send_notifications(outputs);
@@ -400,13 +443,10 @@ impl Server {
                     ServerState::Leading => "elected leader".to_string(),
                     _ => format!("elected {leader}"),
                 };
-                self.record(
-                    EventKind::Note,
-                    format!(
-                        "{what} in round {round} with vote epoch {} zxid {} sid {}",
-                        vote.peer_epoch, vote.zxid, vote.leader
-                    ),
-                );
+                self.note(format!(
+                    "{what} in round {round} with vote epoch {} zxid {} sid {}",
+                    vote.peer_epoch, vote.zxid, vote.leader
+                ));
                 return Some((state, vote));
             }
             let now = self.now_ms();
@@ -429,17 +469,24 @@ impl Server {
 
     // ---- client operations ----
 
-    fn on_op(&self, id: u64, op: serde_json::Value) {
+    fn on_op(self: &Rc<Self>, id: u64, op: serde_json::Value) {
         let op: ZkOp = serde_json::from_value(op).expect("validated by parse_op");
         let Some(txn) = op.txn() else {
-            let ZkOp::Get { path } = &op else {
-                unreachable!("every op but get is a write")
-            };
-            let answer = match self.db.borrow().tree.get(path) {
-                Some(node) => OpResult::value(node.data.clone()),
-                None => OpResult::error(ZkError::NoNode.to_string()),
-            };
-            self.ctx.complete(id, answer);
+            match &op {
+                ZkOp::Get { path } => {
+                    let answer = match self.db.borrow().tree.get(path) {
+                        Some(node) => OpResult::value(node.data.clone()),
+                        None => OpResult::error(ZkError::NoNode.to_string()),
+                    };
+                    self.ctx.complete(id, answer);
+                }
+                ZkOp::Snapshot {} => self.snapshot_command(id),
+                ZkOp::Create { .. }
+                | ZkOp::Delete { .. }
+                | ZkOp::SetData { .. }
+                | ZkOp::OpenSession { .. }
+                | ZkOp::CloseSession { .. } => unreachable!("writes become txns"),
+            }
             return;
         };
         let leader = match &*self.active.borrow() {
@@ -461,7 +508,31 @@ impl Server {
         }
     }
 
+    /// The admin server's `snapshot` command: it needs a running ZooKeeperServer
+    /// (a synced follower or an established leader), then snapshots the live tree
+    /// on a task of its own (a stalled snapshot holds only the command).
+    fn snapshot_command(self: &Rc<Self>, id: u64) {
+        if !self.established.get() {
+            let refused = "This ZooKeeper instance is not currently serving requests";
+            self.ctx.complete(id, OpResult::error(refused));
+            return;
+        }
+        let server = self.clone();
+        tokio::task::spawn_local(async move {
+            let result = server.take_snapshot_now().await;
+            server.ctx.complete(id, result);
+            server.publish();
+        });
+    }
+
     // ---- observations ----
+
+    /// The process terminates (ZooKeeper's `ServiceUtils.requestSystemExit`). It
+    /// publishes first: a node that dies still reports what it had applied.
+    pub async fn exit(&self, reason: &str) {
+        self.publish();
+        let _ = self.ctx.exit(reason).await;
+    }
 
     pub fn publish(&self) {
         let db = self.db.borrow();
@@ -481,6 +552,10 @@ impl Server {
         fact("accepted_epoch", self.accepted_epoch().to_string());
         fact("log_zxids", zxid::ranges(self.storage.durable()));
         fact("log_unsynced", self.storage.unsynced().to_string());
+        fact(
+            "log_unsynced_zxids",
+            zxid::ranges(self.storage.unsynced_zxids()),
+        );
         fact("snapshot_zxid", self.storage.snapshot_zxid().to_string());
         let vote = self.election.borrow().proposal();
         fact(
@@ -593,12 +668,21 @@ async fn command_loop(
                 OpResult::error("the zookeeper model does not transfer leadership"),
             ),
             Command::Stop => {
-                server.record(
-                    EventKind::Note,
-                    "QuorumPeer.shutdown: clean shutdown requested",
-                );
+                server.note("QuorumPeer.shutdown: clean shutdown requested");
                 server.stop.send_replace(true);
             }
         }
+    }
+}
+
+/// A storage event over zxids: durable through the highest, covering each.
+pub(crate) fn durable(what: &str, zxids: &[Zxid], text: String) -> NodeEvent {
+    let last = zxids.iter().copied().max();
+    NodeEvent::Storage {
+        what: what.to_string(),
+        term: last.map(|z| u64::from(z.epoch())),
+        index: last.map(|z| z.0),
+        entries: zxids.iter().map(|z| z.0).collect(),
+        text,
     }
 }

@@ -133,6 +133,11 @@ impl Storage {
         self.appended.borrow()[..self.synced.get()].to_vec()
     }
 
+    /// Appended but not fsynced yet, in log order (the log's tail).
+    pub fn unsynced_zxids(&self) -> Vec<Zxid> {
+        self.appended.borrow()[self.synced.get()..].to_vec()
+    }
+
     pub fn unsynced(&self) -> usize {
         self.appended.borrow().len() - self.synced.get()
     }

@@ -6,7 +6,8 @@
 //! stalled fsync waits for it. A request of death ends the loop without flushing;
 //! `shutdown()` flushes what is left after joining the thread. A thread that dies
 //! (an exception escapes its loop) drops everything still queued: those requests
-//! are never appended.
+//! are never appended. What it had appended and not flushed stays in `toFlush`,
+//! so a later `shutdown()` flushes it again (an fsync that failed is retried).
 
 use std::collections::VecDeque;
 
@@ -169,7 +170,7 @@ impl<R: Clone> SyncQueue<R> {
             .collect();
         Lost {
             unlogged,
-            unacked: std::mem::take(&mut self.to_flush),
+            unacked: self.to_flush.clone(),
         }
     }
 }
@@ -210,6 +211,9 @@ mod tests {
         // Nobody reads the queue any more.
         q.push("W");
         assert_eq!(q.next_step(), Next::Stopped);
+        // shutdown() after the death flushes the batch the loop left: X, not Z.
+        q.push_death();
+        assert_eq!(q.take_unflushed(), vec!["X"]);
     }
 
     #[test]

@@ -5,13 +5,13 @@
 
 use super::follower::{FollowerServer, Learner};
 use super::leader::LeaderCore;
-use super::server::Server;
+use super::server::{durable, Server};
 use super::sync_queue::{Next, QueueState, SyncQueue, BATCH_MAX};
 use super::tree::Txn;
 use super::wire::Packet;
 use super::zxid::{self, Zxid};
 use super::ZkPoint;
-use crate::api::EventKind;
+use crate::api::NodeEvent;
 use std::cell::RefCell;
 use std::rc::{Rc, Weak};
 use tokio::sync::{watch, Notify};
@@ -132,14 +132,13 @@ impl SyncThread {
             .storage
             .sync()
             .map_err(|e| format!("IOException: fsync of the txn log failed ({e})"))?;
-        server.record(
-            EventKind::Storage,
-            format!(
-                "{}: txn log fsync {}",
-                self.name,
-                zxid::ranges(batch.iter().map(|r| r.zxid))
-            ),
+        let zxids: Vec<Zxid> = batch.iter().map(|r| r.zxid).collect();
+        let text = format!(
+            "{}: txn log fsync {}",
+            self.name,
+            zxid::ranges(zxids.iter().copied())
         );
+        server.record(durable("txn log", &zxids, text));
         for request in batch {
             self.send_ack(server, request.zxid)?;
         }
@@ -159,13 +158,10 @@ impl SyncThread {
         let Err(error) = learner.write(&Packet::Ack { zxid }) else {
             return Ok(());
         };
-        server.record(
-            EventKind::Note,
-            format!(
-                "{}: ACK {zxid} to {} failed: {error}",
-                self.name, learner.leader
-            ),
-        );
+        server.note(format!(
+            "{}: ACK {zxid} to {} failed: {error}",
+            self.name, learner.leader
+        ));
         if server.buggy {
             // SendAckRequestProcessor before ZOOKEEPER-4409:
             //   if (!learner.sock.isClosed()) learner.sock.close();
@@ -199,8 +195,8 @@ impl SyncThread {
         let unlogged: Vec<Zxid> = lost.unlogged.iter().map(|r| r.zxid).collect();
         let applied: Vec<Zxid> = unlogged.iter().copied().filter(|z| *z <= last).collect();
         server.lost.borrow_mut().extend(applied.iter().copied());
-        server.record(
-            EventKind::Service,
+        server.record(NodeEvent::service(
+            "SyncThread",
             format!(
                 "{} exited: {reason}; {} queued request(s) never logged: {} (already applied to the data tree: {})",
                 self.name,
@@ -208,7 +204,7 @@ impl SyncThread {
                 zxid::ranges(unlogged.iter().copied()),
                 zxid::ranges(applied.iter().copied()),
             ),
-        );
+        ));
         match &self.target {
             AckTarget::Follower { server: fzk, .. } => {
                 if let Some(fzk) = fzk.upgrade() {
@@ -238,19 +234,19 @@ impl SyncThread {
         let _ = exited.wait_for(|e| *e).await;
         let rest = self.queue.borrow_mut().take_unflushed();
         if let Err(reason) = self.flush(server, &rest).await {
-            server.record(
-                EventKind::Service,
+            server.record(NodeEvent::service(
+                "SyncThread",
                 format!("{}: flush at shutdown failed: {reason}", self.name),
-            );
+            ));
         }
-        server.record(
-            EventKind::Service,
+        server.record(NodeEvent::service(
+            "SyncThread",
             format!(
                 "{} shut down: drained {in_hand} request(s) in hand ({zxids}); txn log durable to {}",
                 self.name,
                 server.storage.durable().last().copied().unwrap_or(Zxid::ZERO)
             ),
-        );
+        ));
         server.publish();
     }
 }

@@ -3,12 +3,15 @@
 //! in which a node was down; the spans in which a node led.
 //!
 //! The trail is the only input on purpose: a report re-rendered from a saved
-//! `report.json` (or one written by an older harness) draws the same picture, and
-//! the picture can never show a fault the trail does not record. The network and
-//! heal details parsed here are written by the harness itself (`runner/interpret.rs`,
-//! `runner/mod.rs`); anything that does not parse is still drawn as a mark.
+//! `report.json` draws the same picture, and the picture can never show a fault
+//! the trail does not record. Everything here reads the events' typed payloads
+//! (actions, fail-point hits, the heal phase, leader events), never their text.
 
-use crate::trail::{Event, Kind};
+use crate::action::{Action, FaultAction};
+use crate::duration::format as fmt_duration;
+use crate::scenario::Cut;
+use crate::trail::{Data, Event, HealStep};
+use nodes::api::{NodeEvent, Role};
 use std::collections::{BTreeMap, BTreeSet};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -59,7 +62,7 @@ pub struct Span {
     pub end_ms: u64,
     pub opened_by: usize,
     pub closed_by: Option<usize>,
-    /// For leader spans, the term the node announced, when its detail says `term N`.
+    /// For leader spans, the term the node announced.
     pub term: Option<u64>,
 }
 
@@ -89,6 +92,29 @@ impl Walk {
         band.end_ms = t_ms.max(band.start_ms);
         band.closed_by = by;
         self.out.bands.push(band);
+    }
+
+    fn open_partition(
+        &mut self,
+        links: Vec<(usize, usize)>,
+        nodes: &[String],
+        e: &Event,
+        i: usize,
+    ) {
+        let mut lanes: Vec<usize> = links.iter().flat_map(|&(a, b)| [a, b]).collect();
+        lanes.sort_unstable();
+        lanes.dedup();
+        let label = partition_label(&links, nodes).unwrap_or_else(|| e.detail.clone());
+        self.partitions.push(Band {
+            kind: BandKind::Partition,
+            lanes,
+            start_ms: e.t_ms,
+            end_ms: e.t_ms,
+            links,
+            opened_by: i,
+            closed_by: None,
+            label,
+        });
     }
 
     fn close_partitions(&mut self, t_ms: u64, by: usize) {
@@ -145,125 +171,160 @@ impl Walk {
 /// lanes that ended at `end_ms`.
 pub fn derive(events: &[Event], nodes: &[String], end_ms: u64) -> Derived {
     let lane_of = |name: &str| nodes.iter().position(|n| n == name);
+    let pair_of = |[a, b]: &[String; 2]| {
+        let (a, b) = (lane_of(a)?, lane_of(b)?);
+        Some((a.min(b), a.max(b)))
+    };
     let mut w = Walk::default();
     for (i, e) in events.iter().enumerate() {
         let t = e.t_ms;
         let lane = e.node.as_deref().and_then(lane_of);
-        match e.kind {
-            Kind::Network => {
-                let d = e.detail.as_str();
-                if let Some(cuts) = d.strip_prefix("partition ") {
-                    let mut links = Vec::new();
-                    for cut in cuts.split(", ") {
-                        let (pair, both) = match cut.split_once(" <-/-> ") {
-                            Some(pair) => (Some(pair), true),
-                            None => (cut.split_once(" -/-> "), false),
+        match &e.data {
+            Data::Action(acted) => {
+                if !acted.result.took_effect() {
+                    continue;
+                }
+                match &acted.action {
+                    Action::Partition { groups } => {
+                        let lanes: Vec<Vec<usize>> = groups
+                            .iter()
+                            .map(|g| g.iter().filter_map(|n| lane_of(n)).collect())
+                            .collect();
+                        // Each cut is both ways: one link per direction.
+                        let links = Cut::between_groups(&lanes)
+                            .into_iter()
+                            .flat_map(|c| [(c.from, c.to), (c.to, c.from)])
+                            .collect();
+                        w.open_partition(links, nodes, e, i);
+                    }
+                    Action::PartitionOneWay { from, to } => {
+                        let links = match lane_of(from) {
+                            Some(from) => to
+                                .iter()
+                                .filter_map(|t| lane_of(t))
+                                .map(|t| (from, t))
+                                .collect(),
+                            None => Vec::new(),
                         };
-                        let Some((a, b)) = pair else { continue };
-                        if let (Some(a), Some(b)) = (lane_of(a.trim()), lane_of(b.trim())) {
-                            links.push((a, b));
-                            if both {
-                                links.push((b, a));
-                            }
+                        w.open_partition(links, nodes, e, i);
+                    }
+                    Action::Heal => w.close_partitions(t, i),
+                    Action::Hold { between } => {
+                        if let Some(pair) = pair_of(between) {
+                            w.holds.entry(pair).or_insert(Band {
+                                kind: BandKind::Hold,
+                                lanes: vec![pair.0, pair.1],
+                                start_ms: t,
+                                end_ms: t,
+                                links: vec![pair, (pair.1, pair.0)],
+                                opened_by: i,
+                                closed_by: None,
+                                label: e.detail.clone(),
+                            });
                         }
                     }
-                    let mut lanes: Vec<usize> = links.iter().flat_map(|&(a, b)| [a, b]).collect();
-                    lanes.sort_unstable();
-                    lanes.dedup();
-                    let label = partition_label(&links, nodes).unwrap_or_else(|| d.to_string());
-                    w.partitions.push(Band {
-                        kind: BandKind::Partition,
-                        lanes,
-                        start_ms: t,
-                        end_ms: t,
-                        links,
-                        opened_by: i,
-                        closed_by: None,
-                        label,
-                    });
-                } else if d.starts_with("heal") {
-                    w.close_partitions(t, i);
-                } else if let Some(pair) = d
-                    .strip_prefix("hold messages between ")
-                    .and_then(|rest| pair_of(rest, &lane_of))
-                {
-                    w.holds.entry(pair).or_insert(Band {
-                        kind: BandKind::Hold,
-                        lanes: vec![pair.0, pair.1],
-                        start_ms: t,
-                        end_ms: t,
-                        links: vec![pair, (pair.1, pair.0)],
-                        opened_by: i,
-                        closed_by: None,
-                        label: d.to_string(),
-                    });
-                } else if let Some(pair) = d
-                    .strip_prefix("release messages between ")
-                    .and_then(|rest| pair_of(rest, &lane_of))
-                {
-                    if let Some(band) = w.holds.remove(&pair) {
-                        w.close(band, t, Some(i));
+                    Action::Release { between } => {
+                        if let Some(band) = pair_of(between).and_then(|p| w.holds.remove(&p)) {
+                            w.close(band, t, Some(i));
+                        }
                     }
-                } else if let Some(pair) = d
-                    .strip_prefix("latency ")
-                    .and_then(|rest| rest.split_once(" between "))
-                    .and_then(|(_, rest)| pair_of(rest, &lane_of))
-                {
-                    // A new latency on a link replaces the previous one.
-                    if let Some(band) = w.latencies.remove(&pair) {
-                        w.close(band, t, Some(i));
+                    Action::Latency { between, delay_ms } => {
+                        let Some(pair) = pair_of(between) else {
+                            continue;
+                        };
+                        // A new latency on a link replaces the previous one; the
+                        // default ends it.
+                        if let Some(band) = w.latencies.remove(&pair) {
+                            w.close(band, t, Some(i));
+                        }
+                        if delay_ms.is_some() {
+                            w.latencies.insert(
+                                pair,
+                                Band {
+                                    kind: BandKind::Latency,
+                                    lanes: vec![pair.0, pair.1],
+                                    start_ms: t,
+                                    end_ms: t,
+                                    links: vec![pair, (pair.1, pair.0)],
+                                    opened_by: i,
+                                    closed_by: None,
+                                    label: e.detail.clone(),
+                                },
+                            );
+                        }
                     }
-                    w.latencies.insert(
-                        pair,
-                        Band {
-                            kind: BandKind::Latency,
-                            lanes: vec![pair.0, pair.1],
-                            start_ms: t,
-                            end_ms: t,
-                            links: vec![pair, (pair.1, pair.0)],
-                            opened_by: i,
-                            closed_by: None,
-                            label: d.to_string(),
-                        },
-                    );
+                    Action::Crash { .. } => {
+                        if let Some(lane) = lane {
+                            w.go_down(lane, t, i);
+                        }
+                    }
+                    Action::Restart { .. } => {
+                        if let Some(lane) = lane {
+                            // A restart of a running node is a crash and a start at one
+                            // instant: its lane shows a restart mark, not a gap.
+                            w.stop_leading(lane, t, i);
+                            w.close_stalls_on(lane, None, t, i);
+                            w.come_up(lane, t, i);
+                        }
+                    }
+                    Action::Start { .. } => {
+                        if let Some(lane) = lane {
+                            w.come_up(lane, t, i);
+                        }
+                    }
+                    Action::ClearFailPoint { point, .. }
+                    | Action::ReleaseFailPoint { point, .. } => {
+                        if let Some(lane) = lane {
+                            w.close_stalls_on(lane, Some(point), t, i);
+                        }
+                    }
+                    // The node is down at the stop's end (`Stopped`), not at the request.
+                    Action::Stop { .. }
+                    | Action::Client { .. }
+                    | Action::TransferLeader { .. }
+                    | Action::ArmFailPoint { .. } => {}
                 }
             }
-            Kind::Heal => {
-                if let Some(band) = w.heal.take() {
-                    // The heal phase's second event: the replicas settled (or not).
+            Data::Heal(HealStep::Began { .. }) => {
+                // The heal phase repairs every cut, releases every hold, resets
+                // latencies and clears every fail point (waking stalled tasks).
+                w.close_partitions(t, i);
+                for band in std::mem::take(&mut w.holds).into_values() {
                     w.close(band, t, Some(i));
-                } else {
-                    // The heal phase repairs every cut, releases every hold, resets
-                    // latencies and clears every fail point (waking stalled tasks).
-                    w.close_partitions(t, i);
-                    for band in std::mem::take(&mut w.holds).into_values() {
-                        w.close(band, t, Some(i));
-                    }
-                    for band in std::mem::take(&mut w.latencies).into_values() {
-                        w.close(band, t, Some(i));
-                    }
-                    for band in std::mem::take(&mut w.stalls).into_values() {
-                        w.close(band, t, Some(i));
-                    }
-                    w.heal = Some(Band {
-                        kind: BandKind::Heal,
-                        lanes: Vec::new(),
-                        start_ms: t,
-                        end_ms: t,
-                        links: Vec::new(),
-                        opened_by: i,
-                        closed_by: None,
-                        label: "heal phase: faults removed, down nodes started, waiting for the replicas to settle".into(),
-                    });
+                }
+                for band in std::mem::take(&mut w.latencies).into_values() {
+                    w.close(band, t, Some(i));
+                }
+                for band in std::mem::take(&mut w.stalls).into_values() {
+                    w.close(band, t, Some(i));
+                }
+                w.heal = Some(Band {
+                    kind: BandKind::Heal,
+                    lanes: Vec::new(),
+                    start_ms: t,
+                    end_ms: t,
+                    links: Vec::new(),
+                    opened_by: i,
+                    closed_by: None,
+                    label: "heal phase: faults removed, down nodes started, waiting for the replicas to settle".into(),
+                });
+            }
+            Data::Heal(HealStep::Ended { .. }) => {
+                if let Some(band) = w.heal.take() {
+                    w.close(band, t, Some(i));
                 }
             }
-            Kind::FailPointHit => {
+            Data::Heal(HealStep::Start) => {
+                if let Some(lane) = lane {
+                    w.come_up(lane, t, i);
+                }
+            }
+            Data::FailPointHit(hit) => {
                 let Some(lane) = lane else { continue };
-                let Some((point, action)) = e.detail.split_once(" fired: ") else {
-                    continue;
-                };
-                let Some(stall) = action.strip_prefix("stall ") else {
-                    continue;
+                let (stall, until) = match &hit.fired {
+                    Some(FaultAction::Stall(d)) => (fmt_duration(*d), Some(*d)),
+                    Some(FaultAction::StallUntilRelease) => ("until release".to_string(), None),
+                    Some(FaultAction::Error(_) | FaultAction::Panic) | None => continue,
                 };
                 let band = Band {
                     kind: BandKind::Stall,
@@ -273,50 +334,27 @@ pub fn derive(events: &[Event], nodes: &[String], end_ms: u64) -> Derived {
                     links: Vec::new(),
                     opened_by: i,
                     closed_by: None,
-                    label: format!("{point} stalled: {stall}"),
+                    label: format!("{} stalled: {stall}", hit.point),
                 };
-                if stall == "until release" {
-                    w.stalls.entry((lane, point.to_string())).or_insert(band);
-                } else if let Ok(d) = crate::duration::parse(stall) {
-                    let end = t.saturating_add(d.as_millis() as u64).min(end_ms.max(t));
-                    w.close(band, end, None);
+                match until {
+                    None => {
+                        w.stalls.entry((lane, hit.point.clone())).or_insert(band);
+                    }
+                    Some(d) => {
+                        let end = t.saturating_add(d.as_millis() as u64).min(end_ms.max(t));
+                        w.close(band, end, None);
+                    }
                 }
             }
-            Kind::FailPointRelease | Kind::FailPointClear => {
-                if let (Some(lane), Some((point, _))) = (lane, e.detail.split_once(':')) {
-                    w.close_stalls_on(lane, Some(point), t, i);
-                }
-            }
-            Kind::Crash => {
+            Data::Exited { .. } | Data::Stopped { .. } => {
                 if let Some(lane) = lane {
                     w.go_down(lane, t, i);
                 }
             }
-            Kind::Stop => {
-                // "stop: clean shutdown requested" comes first; the node is down at
-                // the second event ("stopped cleanly" or "... killed").
-                if let Some(lane) = lane.filter(|_| !e.detail.starts_with("stop:")) {
-                    w.go_down(lane, t, i);
-                }
-            }
-            Kind::Restart => {
-                if let Some(lane) = lane {
-                    // A restart of a running node is a crash and a start at one
-                    // instant: its lane shows a restart mark, not a gap.
-                    w.stop_leading(lane, t, i);
-                    w.close_stalls_on(lane, None, t, i);
-                    w.come_up(lane, t, i);
-                }
-            }
-            Kind::Start => {
-                if let Some(lane) = lane {
-                    w.come_up(lane, t, i);
-                }
-            }
-            Kind::Leader => {
+            Data::Node(NodeEvent::Leader { role, term, .. }) => {
                 let Some(lane) = lane else { continue };
-                if announces_leadership(&e.detail) {
-                    let term = term_of(&e.detail);
+                if *role == Role::Leader {
+                    let term = Some(*term);
                     let same = w.leading.get(&lane).is_some_and(|s| s.term == term);
                     if !same {
                         w.stop_leading(lane, t, i);
@@ -336,7 +374,25 @@ pub fn derive(events: &[Event], nodes: &[String], end_ms: u64) -> Derived {
                     w.stop_leading(lane, t, i);
                 }
             }
-            _ => {}
+            // Nothing else opens or closes an interval.
+            Data::OpEnd(_)
+            | Data::NoNode { .. }
+            | Data::InvalidOp { .. }
+            | Data::Sleep { .. }
+            | Data::Await(_)
+            | Data::Check(_)
+            | Data::Limit { .. }
+            | Data::Chaos(_)
+            | Data::Workload(_)
+            | Data::Node(
+                NodeEvent::Apply { .. }
+                | NodeEvent::Storage { .. }
+                | NodeEvent::Service { .. }
+                | NodeEvent::Submit { .. }
+                | NodeEvent::Exit { .. }
+                | NodeEvent::Probe { .. }
+                | NodeEvent::Note { .. },
+            ) => {}
         }
     }
     // Whatever is still open lasts until the end of the run.
@@ -406,105 +462,76 @@ fn partition_label(links: &[(usize, usize)], nodes: &[String]) -> Option<String>
     complete.then(|| format!("{} | {}", names(&a), names(&b)))
 }
 
-/// "A and B" -> the two lanes, lower first.
-fn pair_of(text: &str, lane_of: &impl Fn(&str) -> Option<usize>) -> Option<(usize, usize)> {
-    let (a, b) = text.split_once(" and ")?;
-    let (a, b) = (lane_of(a.trim())?, lane_of(b.trim())?);
-    Some((a.min(b), a.max(b)))
-}
-
-/// A leader event whose first word says the node now leads ("leader term 3",
-/// "leading ..."); any other leader event on that node ends its leadership.
-pub fn announces_leadership(detail: &str) -> bool {
-    let first = detail
-        .split(|c: char| !c.is_alphanumeric())
-        .next()
-        .unwrap_or("")
-        .to_ascii_lowercase();
-    first == "leader" || first == "leading"
-}
-
-/// The number after the word `term`, if any.
-pub fn term_of(detail: &str) -> Option<u64> {
-    let mut words = detail.split_whitespace();
-    while let Some(word) = words.next() {
-        if word.eq_ignore_ascii_case("term") {
-            return words
-                .next()?
-                .trim_matches(|c: char| !c.is_ascii_digit())
-                .parse()
-                .ok();
-        }
+/// The role and term a leader event announces.
+pub fn role_of(e: &Event) -> Option<(Role, u64)> {
+    if let Some(NodeEvent::Leader { role, term, .. }) = e.node_event() {
+        Some((*role, *term))
+    } else {
+        None
     }
-    None
+}
+
+/// A leader event in which the node says it now leads.
+pub fn announces_leadership(e: &Event) -> bool {
+    role_of(e).is_some_and(|(role, _)| role == Role::Leader)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::action::ActionResult;
+    use crate::trail::sample::*;
+    use std::time::Duration;
 
-    fn ev(t_ms: u64, node: Option<&str>, kind: Kind, detail: &str) -> Event {
-        Event {
-            t_ms,
-            node: node.map(str::to_string),
-            kind,
-            detail: detail.into(),
-            keys: vec![],
-            line: None,
-            step: None,
-        }
-    }
-
-    fn names() -> Vec<String> {
-        ["n1", "n2", "n3", "n4"].map(String::from).to_vec()
+    fn lanes() -> Vec<String> {
+        names(&["n1", "n2", "n3", "n4"])
     }
 
     #[test]
     fn partitions_holds_latency_and_stalls_become_bands() {
         let trail = vec![
-            ev(
-                10,
-                None,
-                Kind::Network,
-                "partition n3 <-/-> n1, n3 <-/-> n2",
+            done(10, partition(&[&["n3"], &["n1", "n2"]])),
+            done(
+                20,
+                Action::Hold {
+                    between: pair("n1", "n4"),
+                },
             ),
-            ev(20, None, Kind::Network, "hold messages between n1 and n4"),
-            ev(
+            hit(
                 25,
-                Some("n2"),
-                Kind::FailPointHit,
-                "apply fired: stall 50ms",
+                "n2",
+                "apply",
+                FaultAction::Stall(Duration::from_millis(50)),
             ),
-            ev(
-                30,
-                Some("n4"),
-                Kind::FailPointHit,
-                "flush fired: stall until release",
+            hit(30, "n4", "flush", FaultAction::StallUntilRelease),
+            done(
+                35,
+                Action::Latency {
+                    between: pair("n2", "n1"),
+                    delay_ms: Some(20),
+                },
             ),
-            ev(35, None, Kind::Network, "latency 20ms between n2 and n1"),
-            ev(
+            act(
                 40,
-                None,
-                Kind::Network,
-                "release messages between n4 and n1",
+                Action::Release {
+                    between: pair("n4", "n1"),
+                },
+                ActionResult::Released { held: true },
             ),
-            ev(50, None, Kind::Network, "heal: repaired 2 cut link(s)"),
-            ev(
+            act(50, Action::Heal, ActionResult::Healed { links: 2 }),
+            act(
                 60,
-                Some("n4"),
-                Kind::FailPointRelease,
-                "flush: released 1 stalled task(s)",
+                Action::ReleaseFailPoint {
+                    node: "n4".into(),
+                    point: "flush".into(),
+                },
+                ActionResult::Woken { tasks: 1 },
             ),
-            ev(
-                70,
-                Some("n4"),
-                Kind::FailPointHit,
-                "flush fired: stall until release",
-            ),
-            ev(80, None, Kind::Heal, "heal: repaired 0 cut(s), ..."),
-            ev(95, None, Kind::Heal, "heal: replicas settled"),
+            hit(70, "n4", "flush", FaultAction::StallUntilRelease),
+            heal_began(80),
+            heal_ended(95),
         ];
-        let d = derive(&trail, &names(), 100);
+        let d = derive(&trail, &lanes(), 100);
         type Row = (BandKind, Vec<usize>, u64, u64, Option<usize>);
         let got: Vec<Row> = d
             .bands
@@ -524,6 +551,7 @@ mod tests {
             ]
         );
         assert_eq!(d.bands[3].label, "flush stalled: until release");
+        assert_eq!(d.bands[2].label, "apply stalled: 50ms");
         assert_eq!(d.bands[0].label, "n3 | n1, n2");
         assert_eq!(d.bands[0].links, vec![(2, 0), (0, 2), (2, 1), (1, 2)]);
         assert_eq!(d.bands[1].links, vec![(0, 3), (3, 0)]);
@@ -532,16 +560,17 @@ mod tests {
     #[test]
     fn open_bands_last_until_the_end_and_oneway_cuts_count() {
         let trail = vec![
-            ev(5, None, Kind::Network, "partition n1 -/-> n2, n1 -/-> n3"),
-            ev(
-                6,
-                None,
-                Kind::Network,
-                "partition n1 <-/-> n3, n1 <-/-> n4, n2 <-/-> n3, n2 <-/-> n4",
+            done(
+                5,
+                Action::PartitionOneWay {
+                    from: "n1".into(),
+                    to: names(&["n2", "n3"]),
+                },
             ),
-            ev(7, None, Kind::Network, "partition n1 <-/-> n2, n2 <-/-> n3"),
+            done(6, partition(&[&["n1", "n2"], &["n3", "n4"]])),
+            done(7, partition(&[&["n2"], &["n1", "n3"]])),
         ];
-        let d = derive(&trail, &names(), 40);
+        let d = derive(&trail, &lanes(), 40);
         assert_eq!(d.bands.len(), 3);
         assert_eq!(
             (d.bands[0].lanes.clone(), d.bands[0].end_ms),
@@ -556,34 +585,67 @@ mod tests {
     }
 
     #[test]
+    fn a_latency_back_to_default_ends_the_band() {
+        let trail = vec![
+            done(
+                5,
+                Action::Latency {
+                    between: pair("n1", "n2"),
+                    delay_ms: Some(30),
+                },
+            ),
+            done(
+                9,
+                Action::Latency {
+                    between: pair("n2", "n1"),
+                    delay_ms: None,
+                },
+            ),
+        ];
+        let d = derive(&trail, &lanes(), 40);
+        assert_eq!(d.bands.len(), 1);
+        assert_eq!((d.bands[0].start_ms, d.bands[0].end_ms), (5, 9));
+    }
+
+    #[test]
     fn crashes_stops_and_restarts_are_down_spans() {
         let trail = vec![
-            ev(1, Some("n1"), Kind::Leader, "leader term 1"),
-            ev(10, Some("n1"), Kind::Crash, "crash (unsynced writes lost)"),
-            ev(12, Some("n1"), Kind::Crash, "crash: already down"),
-            ev(
+            leader(1, "n1", 1),
+            done(10, Action::Crash { node: "n1".into() }),
+            act(
+                12,
+                Action::Crash { node: "n1".into() },
+                ActionResult::NodeDown,
+            ),
+            act(
                 20,
-                Some("n1"),
-                Kind::Restart,
-                "restart: start from durable state (was down)",
+                Action::Restart { node: "n1".into() },
+                ActionResult::Restarted { was_up: false },
             ),
-            ev(30, Some("n2"), Kind::Stop, "stop: clean shutdown requested"),
-            ev(33, Some("n2"), Kind::Stop, "stopped cleanly"),
-            ev(
-                40,
-                Some("n3"),
-                Kind::Restart,
-                "restart: crash, then start from durable state",
-            ),
-            ev(
-                50,
+            done(30, Action::Stop { node: "n2".into() }),
+            harness(
+                33,
                 Some("n2"),
-                Kind::Start,
-                "heal: start from durable state",
+                Data::Stopped {
+                    clean: true,
+                    timeout_ms: 10_000,
+                },
             ),
-            ev(60, Some("n4"), Kind::Crash, "process exited: disk full"),
+            act(
+                40,
+                Action::Restart { node: "n3".into() },
+                ActionResult::Restarted { was_up: true },
+            ),
+            harness(50, Some("n2"), Data::Heal(HealStep::Start)),
+            harness(
+                60,
+                Some("n4"),
+                Data::Exited {
+                    reason: "disk full".into(),
+                },
+            ),
         ];
-        let d = derive(&trail, &names(), 90);
+        let d = derive(&trail, &lanes(), 90);
         let down: Vec<(usize, u64, u64)> = d
             .down
             .iter()
@@ -597,37 +659,42 @@ mod tests {
 
     #[test]
     fn leader_spans_follow_leader_events_and_terms() {
+        let zk = NodeEvent::Leader {
+            role: Role::Leader,
+            term: 2,
+            leader: Some("n2".into()),
+            text: "leader term 2: NEWLEADER acked by n2, n3, last zxid 0x100000003".into(),
+        };
         let trail = vec![
-            ev(1, Some("n1"), Kind::Leader, "candidate term 1"),
-            ev(2, Some("n1"), Kind::Leader, "leader term 1"),
-            ev(3, Some("n1"), Kind::Leader, "leader term 1 (lease renewed)"),
-            ev(9, Some("n1"), Kind::Leader, "follower term 2"),
-            ev(9, Some("n2"), Kind::Leader, "leader term 2"),
+            role(1, "n1", Role::Candidate, 1),
+            leader(2, "n1", 1),
+            leader(3, "n1", 1),
+            role(9, "n1", Role::Follower, 2),
+            node(9, "n2", zk),
         ];
-        let d = derive(&trail, &names(), 20);
+        let d = derive(&trail, &lanes(), 20);
         let spans: Vec<(usize, u64, u64, Option<u64>)> = d
             .leading
             .iter()
             .map(|s| (s.lane, s.start_ms, s.end_ms, s.term))
             .collect();
         assert_eq!(spans, vec![(0, 2, 9, Some(1)), (1, 9, 20, Some(2))]);
-        assert_eq!(term_of("follower term 11 leader n1"), Some(11));
-        assert_eq!(term_of("no term here"), None);
-        assert!(announces_leadership("Leading epoch 4"));
-        assert!(!announces_leadership("follower term 1 leader n3"));
+        assert!(announces_leadership(&trail[4]));
+        assert!(!announces_leadership(&trail[3]));
+        assert_eq!(role_of(&trail[0]), Some((Role::Candidate, 1)));
     }
 
     #[test]
-    fn unknown_nodes_and_unparsed_details_draw_no_band() {
+    fn unknown_nodes_draw_a_band_on_no_lane() {
         let trail = vec![
-            ev(1, None, Kind::Network, "partition x9 <-/-> y9"),
-            ev(2, None, Kind::Network, "something new"),
-            ev(3, Some("zz"), Kind::Crash, "crash"),
+            done(1, partition(&[&["x9"], &["y9"]])),
+            done(3, Action::Crash { node: "zz".into() }),
         ];
-        let d = derive(&trail, &names(), 10);
+        let d = derive(&trail, &lanes(), 10);
         // Still shown, across every lane (an empty lane list means all lanes).
         assert_eq!(d.bands.len(), 1);
         assert!(d.bands[0].lanes.is_empty());
+        assert_eq!(d.bands[0].label, "partition x9 | y9");
         assert!(d.down.is_empty());
     }
 }

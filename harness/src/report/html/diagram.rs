@@ -20,13 +20,15 @@
 //! rows x lanes x [`GROUP_SHOWN_MAX`], arrows by [`ARROWS_MAX`], op spans by
 //! [`OP_SPANS_MAX`].
 
-use super::derive::{announces_leadership, BandKind, Derived};
+use super::derive::{announces_leadership, role_of, BandKind, Derived};
 use super::escape::{clip, esc};
 use super::scale::Scale;
 use super::{fmt_dur, fmt_ms};
+use crate::action::{Action, ActionResult};
 use crate::runner::env::MESSAGE_BUCKET_MS;
 use crate::runner::RunResult;
-use crate::trail::{Event, Kind};
+use crate::trail::{Data, Event, Kind, OpEndKind};
+use nodes::api::Role;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
@@ -86,7 +88,7 @@ impl Layout {
 /// in the row's text. A `match` without a wildcard: a new event kind must be placed.
 fn priority(e: &Event) -> u8 {
     match e.kind {
-        Kind::Check if !e.detail.ends_with(": pass") => 0,
+        Kind::Check if check_failed(e) => 0,
         Kind::Network
         | Kind::Crash
         | Kind::Restart
@@ -98,8 +100,14 @@ fn priority(e: &Event) -> u8 {
         | Kind::Limit => 0,
         Kind::FailPointHit | Kind::FailPointRelease | Kind::FailPointClear | Kind::Check => 1,
         Kind::OpInvoke | Kind::OpOk | Kind::OpError | Kind::OpTimeout => 2,
-        Kind::Leader if announces_leadership(&e.detail) => 3,
-        Kind::Apply | Kind::Storage | Kind::Service | Kind::Submit | Kind::Exit | Kind::Note => 4,
+        Kind::Leader if announces_leadership(e) => 3,
+        Kind::Apply
+        | Kind::Storage
+        | Kind::Service
+        | Kind::Submit
+        | Kind::Exit
+        | Kind::Probe
+        | Kind::Note => 4,
         Kind::Leader => 5,
         Kind::Await | Kind::Sleep => 6,
     }
@@ -107,13 +115,12 @@ fn priority(e: &Event) -> u8 {
 
 /// The symbol (in the SVG's `<defs>`) that marks an event.
 pub fn symbol_of(e: &Event) -> &'static str {
-    let d = e.detail.as_str();
     match e.kind {
         Kind::OpInvoke => "m-invoke",
         Kind::OpOk => "m-ok",
         Kind::OpError => "m-err",
         Kind::OpTimeout => "m-timeout",
-        Kind::Network if d.starts_with("heal") || d.starts_with("release") => "m-net-heal",
+        Kind::Network if repairs(e) => "m-net-heal",
         Kind::Network => "m-net",
         Kind::Crash => "m-crash",
         Kind::Restart => "m-restart",
@@ -121,25 +128,55 @@ pub fn symbol_of(e: &Event) -> &'static str {
         Kind::Start => "m-start",
         Kind::Transfer => "m-transfer",
         Kind::FailPointArm => "m-arm",
-        Kind::FailPointHit if d.contains(" fired: ") => "m-hit",
+        Kind::FailPointHit if fired(e) => "m-hit",
         Kind::FailPointHit => "m-reach",
         Kind::FailPointClear | Kind::FailPointRelease => "m-fp-release",
         Kind::Sleep => "m-sleep",
         Kind::Await => "m-await",
-        Kind::Check if d.ends_with(": pass") => "m-check-ok",
+        Kind::Check if !check_failed(e) => "m-check-ok",
         Kind::Check => "m-check-fail",
         Kind::Heal => "m-heal",
         Kind::Limit => "m-limit",
-        Kind::Leader if announces_leadership(d) => "m-leader",
-        Kind::Leader if d.to_ascii_lowercase().starts_with("candidate") => "m-candidate",
+        Kind::Leader if announces_leadership(e) => "m-leader",
+        Kind::Leader if role_of(e).is_some_and(|(r, _)| r == Role::Candidate) => "m-candidate",
         Kind::Leader => "m-follower",
         Kind::Apply => "m-apply",
         Kind::Storage => "m-storage",
         Kind::Service => "m-service",
         Kind::Submit => "m-submit",
         Kind::Exit => "m-exit",
+        Kind::Probe => "m-probe",
         Kind::Note => "m-note",
     }
+}
+
+/// A mid-run check that found something.
+pub fn check_failed(e: &Event) -> bool {
+    matches!(&e.data, Data::Check(c) if !c.passed())
+}
+
+/// A fail-point hit that fired (not one the probability draw let pass).
+fn fired(e: &Event) -> bool {
+    matches!(&e.data, Data::FailPointHit(hit) if hit.fired.is_some())
+}
+
+/// A network action that repairs: a heal or a release of held messages.
+fn repairs(e: &Event) -> bool {
+    matches!(&e.data, Data::Action(a) if matches!(a.action, Action::Heal | Action::Release { .. }))
+}
+
+/// The op id of a client op's invocation or end, for pairing the two.
+fn op_id(e: &Event) -> Option<u64> {
+    if let Data::OpEnd(end) = &e.data {
+        return Some(end.op);
+    }
+    let Data::Action(acted) = &e.data else {
+        return None;
+    };
+    let (Action::Client { .. }, ActionResult::Sent { op }) = (&acted.action, &acted.result) else {
+        return None;
+    };
+    Some(*op)
 }
 
 /// Faults and fail-point firings: what the report's reader looks for first.
@@ -188,6 +225,7 @@ pub const DEFS: &str = r##"<defs>
 <g id="m-service"><circle r="7.5" fill="transparent"/><path d="M-3.2,-3.6 L4,0 L-3.2,3.6 z" fill="#00838f"/></g>
 <g id="m-submit"><circle r="7.5" fill="transparent"/><circle r="3" fill="#3949ab"/></g>
 <g id="m-exit"><circle r="7.5" fill="transparent"/><rect x="-3.8" y="-3.8" width="7.6" height="7.6" fill="#b71c1c"/></g>
+<g id="m-probe"><circle r="7.5" fill="transparent"/><path d="M0,-4 L4,0 L0,4 L-4,0 z" fill="none" stroke="#6a1b9a" stroke-width="1.5"/></g>
 <g id="m-note"><circle r="7.5" fill="transparent"/><circle r="2.6" fill="#78909c"/></g>
 </defs>"##;
 
@@ -213,6 +251,7 @@ pub const LEGEND: &[(&str, &str)] = &[
     ("m-apply", "apply"),
     ("m-storage", "storage"),
     ("m-service", "service"),
+    ("m-probe", "probe reached"),
     ("m-check-ok", "check passed"),
     ("m-check-fail", "check failed"),
     ("m-heal", "heal phase"),
@@ -236,8 +275,8 @@ pub fn event_text(i: usize, e: &Event) -> String {
         e.kind.name(),
         e.detail
     );
-    if !e.keys.is_empty() {
-        text.push_str(&format!("\nkeys: {}", e.keys.join(", ")));
+    if !e.keys().is_empty() {
+        text.push_str(&format!("\nkeys: {}", e.keys().join(", ")));
     }
     if let Some(line) = e.line {
         text.push_str(&format!("\nscenario line {line}"));
@@ -811,14 +850,12 @@ pub fn render(r: &RunResult, d: &Derived, touched: &BTreeSet<usize>) -> Rendered
     // Leadership transfers: a dashed arrow from the leader to the target.
     s.push_str(r#"<g class="transfers">"#);
     for (i, e) in events.iter().enumerate() {
-        if e.kind != Kind::Transfer {
-            continue;
-        }
-        let Some(rest) = e.detail.strip_prefix("transfer leadership ") else {
+        let Data::Action(acted) = &e.data else {
             continue;
         };
-        let parts: Vec<&str> = rest.split(" -> ").collect();
-        let [a, b] = parts[..] else { continue };
+        let Action::TransferLeader { from: a, to: b } = &acted.action else {
+            continue;
+        };
         let (Some(a), Some(b)) = (
             names.iter().position(|n| n == a),
             names.iter().position(|n| n == b),
@@ -844,24 +881,22 @@ pub fn render(r: &RunResult, d: &Derived, touched: &BTreeSet<usize>) -> Rendered
 
     // Client operations: from invocation to result; unanswered ones to the moment
     // the harness gave up on them (their `op_timeout` event), else to the end.
-    let mut gave_up: BTreeMap<&str, Vec<(u64, &str)>> = BTreeMap::new();
-    for e in events.iter().filter(|e| e.kind == Kind::OpTimeout) {
-        if let Some(node) = e.node.as_deref() {
-            gave_up.entry(node).or_default().push((e.t_ms, &e.detail));
-        }
-    }
+    let gave_up: BTreeMap<u64, u64> = events
+        .iter()
+        .filter_map(|e| {
+            let Data::OpEnd(end) = &e.data else {
+                return None;
+            };
+            matches!(end.end, OpEndKind::GaveUp(_)).then_some((end.op, e.t_ms))
+        })
+        .collect();
     let mut op_spans = 0usize;
     s.push_str(r#"<g class="ops">"#);
     for op in r.ops.iter().take(OP_SPANS_MAX) {
         let Some(lane) = names.iter().position(|n| *n == op.node) else {
             continue;
         };
-        let no_answer = format!("{} -> no answer", op.summary);
-        let timed_out_at = gave_up.get(op.node.as_str()).and_then(|list| {
-            list.iter()
-                .find(|(t, detail)| *t >= op.invoked_ms && detail.starts_with(&no_answer))
-                .map(|(t, _)| *t)
-        });
+        let timed_out_at = gave_up.get(&op.id).copied();
         let end = op.completed_ms.or(timed_out_at).unwrap_or(scale.end_ms);
         let (y0, y1) = (scale.y(op.invoked_ms), scale.y(end));
         if y1 - y0 < 4.0 {
@@ -1018,20 +1053,14 @@ pub fn render(r: &RunResult, d: &Derived, touched: &BTreeSet<usize>) -> Rendered
     for (slot, mut members) in per_slot {
         members.sort_by_key(|&i| (priority(&events[i]), i));
         // An op sent and answered in one row reads as one item: its answer.
-        let answered: BTreeSet<(Option<&str>, &str)> = members
+        let answered: BTreeSet<u64> = members
             .iter()
             .filter(|&&i| matches!(events[i].kind, Kind::OpOk | Kind::OpError))
-            .filter_map(|&i| {
-                let e = &events[i];
-                e.detail
-                    .split_once(" -> ")
-                    .map(|(summary, _)| (e.node.as_deref(), summary))
-            })
+            .filter_map(|&i| op_id(&events[i]))
             .collect();
         members.retain(|&i| {
             let e = &events[i];
-            !(e.kind == Kind::OpInvoke
-                && answered.contains(&(e.node.as_deref(), e.detail.as_str())))
+            !(e.kind == Kind::OpInvoke && op_id(e).is_some_and(|op| answered.contains(&op)))
         });
         let y = scale.ys[slot];
         let _ = write!(
@@ -1068,11 +1097,7 @@ pub fn render(r: &RunResult, d: &Derived, touched: &BTreeSet<usize>) -> Rendered
                 3 => "a-leader",
                 _ => "a-node",
             };
-            let class = if e.kind == Kind::Check && !e.detail.ends_with(": pass") {
-                "a-fault"
-            } else {
-                class
-            };
+            let class = if check_failed(e) { "a-fault" } else { class };
             let _ = write!(
                 s,
                 r#"{}<tspan class="{class}" data-ev="{i}">{}</tspan>"#,

@@ -27,6 +27,7 @@ use crate::runner::RunResult;
 use crate::trail::{Event, Kind};
 use derive::BandKind;
 use escape::clip;
+use nodes::api::IndexFormat;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
@@ -83,6 +84,14 @@ fn expected_words(r: &RunResult) -> String {
     }
 }
 
+/// How the run's model writes a log position (decimal when the model is unknown,
+/// e.g. a report of a model this build no longer has).
+fn index_format(r: &RunResult) -> IndexFormat {
+    nodes::registry::find(&r.model)
+        .map(|m| m.info().index_format)
+        .unwrap_or_default()
+}
+
 /// Does `detail` mention `key` as a whole word (not inside a longer name)?
 pub fn mentions(detail: &str, key: &str) -> bool {
     if key.is_empty() {
@@ -128,7 +137,7 @@ impl<'a> Divergence<'a> {
         for (i, e) in r.trail.events.iter().enumerate() {
             if d.keys
                 .iter()
-                .any(|k| e.keys.contains(k) || mentions(&e.detail, k))
+                .any(|k| e.keys().contains(k) || mentions(&e.detail, k))
             {
                 d.touched.insert(i);
             }
@@ -333,7 +342,7 @@ fn divergence(page: &mut String, r: &RunResult, d: &Divergence) {
                 .detail
                 .get("applied")
                 .and_then(|a| a.as_u64())
-                .map(|a| format!(" at applied index <b>{a}</b>"))
+                .map(|a| format!(" at applied index <b>{}</b>", index_format(r).show(a)))
                 .unwrap_or_default();
             let differing = first
                 .detail
@@ -668,7 +677,7 @@ fn nodes_section(page: &mut String, r: &RunResult, div: &Divergence) {
             facts.push(("believes leader".into(), leader.clone()));
         }
         if let Some(applied) = o.applied {
-            facts.push(("applied index".into(), applied.to_string()));
+            facts.push(("applied index".into(), index_format(r).show(applied)));
         }
         facts.push(("pending work".into(), o.pending.to_string()));
         let _ = write!(
@@ -879,11 +888,11 @@ fn trail_section(page: &mut String, r: &RunResult, div: &Divergence) {
         if div.touched.contains(&i) {
             class.push_str(if class.is_empty() { "touch" } else { " touch" });
         }
-        let keys = if e.keys.is_empty() {
+        let keys = if e.keys().is_empty() {
             String::new()
         } else {
             let ks: Vec<String> = e
-                .keys
+                .keys()
                 .iter()
                 .map(|k| format!("<code>{}</code>", esc(k)))
                 .collect();

@@ -2,24 +2,14 @@
 //! view, bounds on big runs, determinism.
 
 use super::*;
+use crate::action::{Action, ActionResult};
 use crate::check::Finding;
 use crate::runner::env::OpRecord;
 use crate::runner::{FinalNode, MessageCount};
-use crate::trail::Trail;
-use nodes::api::{Observation, OpResult};
+use crate::trail::sample::*;
+use crate::trail::{Data, Trail};
+use nodes::api::{NodeEvent, Observation, OpResult, Role};
 use serde_json::json;
-
-pub(crate) fn ev(t_ms: u64, node: Option<&str>, kind: Kind, detail: &str) -> Event {
-    Event {
-        t_ms,
-        node: node.map(str::to_string),
-        kind,
-        detail: detail.into(),
-        keys: vec![],
-        line: None,
-        step: None,
-    }
-}
 
 fn final_node(name: &str, state: &[(&str, &str)]) -> FinalNode {
     let mut observation = Observation {
@@ -61,44 +51,35 @@ pub(crate) fn result(nodes: Vec<FinalNode>, events: Vec<Event>) -> RunResult {
         replay: "faultline run scenarios/hand-made.yaml --variant buggy --seed 7".into(),
         nodes,
         ops: vec![],
+        clients: Default::default(),
         messages_total: 0,
         messages: vec![],
+        swarm: None,
         trail: Trail { events },
     }
 }
 
 /// A canary-like diverged run: n3 isolated, writes on both sides of the cut.
 fn diverged() -> RunResult {
-    let mut events = vec![
-        ev(200, Some("n3"), Kind::Leader, "leader term 1"),
-        ev(201, Some("n3"), Kind::OpInvoke, "put k=start"),
-        ev(201, Some("n3"), Kind::OpOk, "put k=start -> ok"),
-        ev(
-            202,
-            None,
-            Kind::Network,
-            "partition n3 <-/-> n1, n3 <-/-> n2",
-        ),
-        ev(202, Some("n3"), Kind::OpInvoke, "put k=minority"),
-        ev(202, Some("n3"), Kind::OpOk, "put k=minority -> ok"),
-        ev(450, Some("n1"), Kind::Leader, "leader term 2"),
-        ev(500, Some("n2"), Kind::Note, "compacted link k2"),
-        ev(2203, Some("n1"), Kind::OpInvoke, "put k=majority"),
-        ev(2203, Some("n1"), Kind::OpOk, "put k=majority -> ok"),
-        ev(2204, None, Kind::Network, "heal: repaired 2 cut link(s)"),
-        ev(
-            2300,
-            Some("n2"),
-            Kind::Crash,
-            "crash (unsynced writes lost)",
-        ),
-        ev(2400, Some("n2"), Kind::Start, "start from durable state"),
-        ev(3400, None, Kind::Heal, "heal: repaired 0 cut(s)"),
-        ev(4400, None, Kind::Heal, "heal: replicas settled"),
+    let ok = OpResult::ok;
+    let events = vec![
+        leader(200, "n3", 1),
+        invoke(201, "n3", 1, "put k=start"),
+        answer(201, "n3", 1, "put k=start", ok()),
+        done(202, partition(&[&["n3"], &["n1", "n2"]])),
+        invoke(202, "n3", 2, "put k=minority"),
+        answer(202, "n3", 2, "put k=minority", ok()),
+        leader(450, "n1", 2),
+        note(500, "n2", "compacted link k2"),
+        invoke(2203, "n1", 3, "put k=majority"),
+        answer(2203, "n1", 3, "put k=majority", ok()),
+        act(2204, Action::Heal, ActionResult::Healed { links: 2 }),
+        apply(2205, "n2", 8, &["k"], "apply index 8"),
+        done(2300, Action::Crash { node: "n2".into() }),
+        done(2400, Action::Start { node: "n2".into() }),
+        heal_began(3400),
+        heal_ended(4400),
     ];
-    let mut apply = ev(2205, Some("n2"), Kind::Apply, "apply index 8");
-    apply.keys = vec!["k".into()];
-    events.insert(11, apply);
     let mut r = result(
         vec![
             final_node("n1", &[("k", "majority"), ("k2", "x")]),
@@ -176,29 +157,31 @@ fn hostile_scenario_data_cannot_inject_markup_or_script() {
     let svg_node = "</svg><img src=x onerror=alert(3)>";
     let key = "]]><script>alert(4)</script>";
     let value = "</script><script>alert(5)</script>'";
-    let mut events = vec![
-        ev(1, Some(evil_node), Kind::Leader, "leader term 1 <blink>"),
-        ev(
-            2,
-            None,
-            Kind::Network,
-            &format!("partition {evil_node} <-/-> {svg_node}"),
-        ),
-        ev(
+    let blink = NodeEvent::Leader {
+        role: Role::Leader,
+        term: 1,
+        leader: None,
+        text: "leader term 1 <blink>".into(),
+    };
+    let events = vec![
+        node(1, evil_node, blink),
+        done(2, partition(&[&[evil_node], &[svg_node]])),
+        apply(
             3,
-            Some(quote_node),
-            Kind::OpOk,
+            quote_node,
+            1,
+            &[key],
             &format!("put {key}={value} -> ok"),
         ),
-        ev(4, Some(svg_node), Kind::Crash, "crash </text></svg>]]>"),
-        ev(
-            5,
-            Some("stranger<kbd>"),
-            Kind::Note,
-            "not a node of the run",
+        harness(
+            4,
+            Some(svg_node),
+            Data::Exited {
+                reason: "crash </text></svg>]]>".into(),
+            },
         ),
+        note(5, "stranger<kbd>", "not a node of the run"),
     ];
-    events[2].keys = vec![key.into()];
     let mut r = result(
         vec![
             final_node(evil_node, &[(key, value)]),
@@ -270,7 +253,7 @@ fn the_diagram_has_one_lane_per_node_in_order() {
     let names = ["a", "b", "c", "d", "e"];
     let r = result(
         names.iter().map(|n| final_node(n, &[])).collect(),
-        vec![ev(10, Some("c"), Kind::Leader, "leader term 1")],
+        vec![leader(10, "c", 1)],
     );
     let page = run_html(&r);
     assert_eq!(page.matches(r#"<g class="lane""#).count(), 5);
@@ -356,7 +339,7 @@ fn the_divergence_view_shows_the_key_the_replicas_the_invariant_and_the_events()
 fn converged_runs_have_no_divergence_view() {
     let r = result(
         vec![final_node("n1", &[]), final_node("n2", &[])],
-        vec![ev(1, Some("n1"), Kind::Leader, "leader term 1")],
+        vec![leader(1, "n1", 1)],
     );
     let page = run_html(&r);
     assert!(!page.contains(r#"<section id="divergence""#));
@@ -411,16 +394,11 @@ fn a_long_busy_run_stays_bounded() {
         let t = i * 30;
         let node = names[(i % 5) as usize];
         let e = match i % 200 {
-            0 => ev(t, None, Kind::Network, "partition n1 <-/-> n2, n1 <-/-> n3"),
-            100 => ev(t, None, Kind::Network, "heal: repaired 2 cut link(s)"),
-            50 => ev(t, Some(node), Kind::Crash, "crash (unsynced writes lost)"),
-            60 => ev(t, Some(node), Kind::Start, "start from durable state"),
-            7 => ev(
-                t,
-                Some(node),
-                Kind::Leader,
-                &format!("leader term {}", i / 7),
-            ),
+            0 => done(t, partition(&[&["n1"], &["n2", "n3"]])),
+            100 => act(t, Action::Heal, ActionResult::Healed { links: 2 }),
+            50 => done(t, Action::Crash { node: node.into() }),
+            60 => done(t, Action::Start { node: node.into() }),
+            7 => leader(t, node, i / 7),
             k if k % 3 == 0 => {
                 if ops.len() < 2_000 {
                     ops.push(OpRecord {
@@ -434,9 +412,10 @@ fn a_long_busy_run_stays_bounded() {
                         admin: false,
                     });
                 }
-                ev(t, Some(node), Kind::OpOk, &format!("put k{i}=v -> ok"))
+                let id = ops.len() as u64;
+                answer(t, node, id, &format!("put k{i}=v"), OpResult::ok())
             }
-            _ => ev(t, Some(node), Kind::Apply, &format!("apply index {i}")),
+            _ => apply(t, node, i, &[], &format!("apply index {i}")),
         };
         events.push(e);
     }
@@ -482,9 +461,9 @@ fn a_long_busy_run_stays_bounded() {
 #[test]
 fn trail_rows_keep_head_tail_and_faults() {
     let mut events: Vec<Event> = (0..TRAIL_ROWS_MAX as u64 * 3)
-        .map(|t| ev(t, Some("n1"), Kind::Apply, "apply"))
+        .map(|t| apply(t, "n1", t, &[], "apply"))
         .collect();
-    events[15_000] = ev(15_000, Some("n1"), Kind::Crash, "crash");
+    events[15_000] = done(15_000, Action::Crash { node: "n1".into() });
     let rows = trail_rows(&events);
     assert!(rows.len() <= TRAIL_ROWS_MAX);
     assert!(rows.contains(&0) && rows.contains(&(events.len() - 1)));

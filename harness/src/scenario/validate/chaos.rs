@@ -23,7 +23,7 @@ impl Reader<'_, '_> {
         (min, max)
     }
 
-    pub(super) fn chaos(&mut self, node: &Node) -> Option<Chaos> {
+    pub(super) fn chaos(&mut self, node: &Node, base: Option<&serde_json::Value>) -> Option<Chaos> {
         let raw = self.e.read::<raw::Chaos>(node)?;
         let window = self.e.duration(&raw.window)?;
         if window.is_zero() {
@@ -47,6 +47,10 @@ impl Reader<'_, '_> {
         );
         let faults = self.chaos_faults(node.get("faults").expect("serde checked"));
         let workload = node.get("workload").and_then(|w| self.workload(w));
+        let params = node
+            .get("params")
+            .map(|p| self.chaos_params(p, base))
+            .unwrap_or_default();
         if faults.is_empty() && workload.is_none() {
             self.e.error(
                 node.loc,
@@ -62,7 +66,88 @@ impl Reader<'_, '_> {
             duration,
             faults,
             workload,
+            params,
         })
+    }
+
+    /// `params: {name: {min: A, max: B}, other: [x, y]}`: each must be a param the
+    /// model accepts at every extreme, laid over the scenario's own params.
+    fn chaos_params(&mut self, node: &Node, base: Option<&serde_json::Value>) -> Vec<ChaosParam> {
+        let Value::Map(entries) = &node.value else {
+            self.e.error_hint(
+                node.loc,
+                "chaos `params` maps model params to what to draw",
+                "e.g. {heartbeat_ms: {min: 20, max: 200}, metadata_entries: [true, false]}",
+            );
+            return Vec::new();
+        };
+        let mut params = Vec::new();
+        for (key, body) in entries {
+            let name = key.as_str().unwrap_or("").to_string();
+            if self.info.param(&name).is_none() {
+                self.e.unknown_name(
+                    key.loc,
+                    "param",
+                    &name,
+                    self.info.params.iter().map(|p| p.name),
+                );
+                continue;
+            }
+            let draw = match &body.value {
+                Value::Seq(items) if !items.is_empty() => {
+                    ParamDraw::Choices(items.iter().map(|i| i.to_json()).collect())
+                }
+                Value::Map(_) => {
+                    let Some(range) = self.e.read::<raw::IntRange>(body) else {
+                        continue;
+                    };
+                    if range.min.value > range.max.value {
+                        self.e.error(range.min.loc, "`min` is greater than `max`");
+                        continue;
+                    }
+                    ParamDraw::Range {
+                        min: range.min.value,
+                        max: range.max.value,
+                    }
+                }
+                _ => {
+                    self.e.error_hint(
+                        body.loc,
+                        format!("cannot draw param `{name}` from this"),
+                        "write a range {min: A, max: B} or a non-empty list of choices [x, y]",
+                    );
+                    continue;
+                }
+            };
+            let samples: Vec<serde_json::Value> = match &draw {
+                ParamDraw::Range { min, max } => vec![(*min).into(), (*max).into()],
+                ParamDraw::Choices(choices) => choices.clone(),
+            };
+            let mut ok = true;
+            for sample in samples {
+                let mut merged = match base {
+                    Some(serde_json::Value::Object(map)) => map.clone(),
+                    _ => serde_json::Map::new(),
+                };
+                merged.insert(name.clone(), sample.clone());
+                if let Err(message) = self.model.parse_params(&serde_json::Value::Object(merged)) {
+                    self.e.error(
+                        key.loc,
+                        format!("chaos param `{name}` = {sample}: invalid params: {message}"),
+                    );
+                    ok = false;
+                    break;
+                }
+            }
+            if ok {
+                params.push(ChaosParam {
+                    name,
+                    loc: key.loc,
+                    draw,
+                });
+            }
+        }
+        params
     }
 
     pub(super) fn chaos_faults(&mut self, node: &Node) -> Vec<ChaosFault> {
@@ -167,10 +252,22 @@ impl Reader<'_, '_> {
         for name in raw.value.nodes.iter().flatten() {
             nodes.push(self.target(name)?);
         }
+        let weight = match &raw.value.weight {
+            Some(w) if w.value == 0 => {
+                self.e.error(
+                    w.loc,
+                    "a point's `weight` is at least 1 (leave the point out instead)",
+                );
+                return None;
+            }
+            Some(w) => w.value,
+            None => 1,
+        };
         Some(ChaosPoint {
             point,
             action,
             nodes,
+            weight,
         })
     }
 
@@ -192,8 +289,10 @@ impl Reader<'_, '_> {
             return None;
         };
         let mut ops = Vec::new();
-        for item in items {
-            ops.push(self.workload_op(item)?);
+        for (index, item) in items.iter().enumerate() {
+            let mut op = self.workload_op(item)?;
+            op.index = index;
+            ops.push(op);
         }
         if ops.is_empty() {
             self.e
@@ -243,7 +342,21 @@ impl Reader<'_, '_> {
             }
             None => None,
         };
-        let op_node = super::errors::map_filtered(item, |k| k != "on");
+        let weight = match item.get("weight") {
+            Some(w) => {
+                let w: Spanned<u32> = self.e.read(w)?;
+                if w.value == 0 {
+                    self.e.error(
+                        w.loc,
+                        "an op's `weight` is at least 1 (leave the op out instead)",
+                    );
+                    return None;
+                }
+                w.value
+            }
+            None => 1,
+        };
+        let op_node = super::errors::map_filtered(item, |k| k != "on" && k != "weight");
         if let Err((loc, message)) = super::templates::placeholders(&op_node) {
             self.e.error(loc, message);
             return None;
@@ -268,7 +381,12 @@ impl Reader<'_, '_> {
                 return None;
             }
         }
-        Some(WorkloadOp { target, template })
+        Some(WorkloadOp {
+            target,
+            template,
+            weight,
+            index: 0,
+        })
     }
 }
 

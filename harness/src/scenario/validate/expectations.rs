@@ -185,7 +185,7 @@ impl Reader<'_, '_> {
                 {
                     Ok(k) => Some(k),
                     Err(_) => {
-                        let names: Vec<String> = all_kinds().iter().map(|k| k.name()).collect();
+                        let names: Vec<String> = Kind::ALL.iter().map(|k| k.name()).collect();
                         self.e.unknown_name(
                             kind.loc,
                             "event kind",
@@ -255,36 +255,4 @@ impl Reader<'_, '_> {
         }
         inner.map(Box::new)
     }
-}
-
-fn all_kinds() -> Vec<Kind> {
-    use Kind::*;
-    vec![
-        OpInvoke,
-        OpOk,
-        OpError,
-        OpTimeout,
-        Network,
-        Crash,
-        Restart,
-        Stop,
-        Start,
-        Transfer,
-        FailPointArm,
-        FailPointHit,
-        FailPointClear,
-        FailPointRelease,
-        Sleep,
-        Await,
-        Check,
-        Heal,
-        Limit,
-        Leader,
-        Apply,
-        Storage,
-        Service,
-        Submit,
-        Exit,
-        Note,
-    ]
 }

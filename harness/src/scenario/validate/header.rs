@@ -19,6 +19,8 @@ pub(super) struct Header {
     pub variants: Vec<Variant>,
     /// The variant names as the file writes them, for steps that name variants.
     pub variant_names: Vec<String>,
+    /// The top-level `params` (what chaos-drawn params are laid over).
+    pub params: Option<serde_json::Value>,
 }
 
 /// Read the header of `root`; `None` when the model (or the file's shape) is
@@ -69,6 +71,7 @@ pub(super) fn read(e: &mut Errors, root: &Node) -> Option<Header> {
         settings,
         variants,
         variant_names,
+        params: params.map(|(_, v)| v),
     })
 }
 
@@ -239,15 +242,25 @@ impl Errors<'_> {
                         continue;
                     };
                     let json = value.to_json();
-                    match param.kind.check(&json, &names) {
+                    match param.kind.check_entry(&json, &names) {
                         Ok(()) => {
                             checked.insert(name.to_string(), json);
                         }
-                        Err(message) => self.error_hint(
-                            value.loc,
-                            format!("param `{name}`: {message}"),
-                            format!("`{name}`: {}, {}", param.kind.describe(), param.summary),
-                        ),
+                        Err((entry, message)) => {
+                            // A per-node map's error points at the node's entry.
+                            let loc = match (&entry, &value.value) {
+                                (Some(node), Value::Map(items)) => items
+                                    .iter()
+                                    .find(|(k, _)| k.as_str() == Some(node.as_str()))
+                                    .map_or(value.loc, |(k, _)| k.loc),
+                                _ => value.loc,
+                            };
+                            self.error_hint(
+                                loc,
+                                format!("param `{name}`: {message}"),
+                                format!("`{name}`: {}, {}", param.kind.describe(), param.summary),
+                            )
+                        }
                     }
                 }
                 Some((node.loc, serde_json::Value::Object(checked)))

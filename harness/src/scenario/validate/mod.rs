@@ -100,7 +100,9 @@ fn read(e: &mut Errors, root: &Node, sha256: String) -> Option<Scenario> {
         &header.settings,
         &header.variant_names,
     );
-    let chaos = root.get("chaos").and_then(|node| reader.chaos(node));
+    let chaos = root
+        .get("chaos")
+        .and_then(|node| reader.chaos(node, header.params.as_ref()));
     let workload_node = root.get("workload");
     let workload = workload_node.and_then(|node| reader.workload(node));
     reader.has_workload = workload_node.is_some();

@@ -1,0 +1,99 @@
+//! `faultline hunt`: the command side of the rediscovery benchmark
+//! (`crate::hunt`): flags in, the table out, and the exit code.
+
+use super::exit;
+use std::path::PathBuf;
+
+pub struct HuntArgs {
+    pub paths: Vec<PathBuf>,
+    pub seeds: String,
+    pub fixed_seeds: Option<String>,
+    pub jobs: Option<usize>,
+    pub keys: Vec<String>,
+    pub no_fixed: bool,
+    pub must_find: Vec<String>,
+    pub out: Option<PathBuf>,
+    pub json: bool,
+}
+
+pub fn hunt(args: HuntArgs) -> u8 {
+    let seeds = match crate::sweep::parse_seeds(&args.seeds) {
+        Ok(s) => s,
+        Err(message) => {
+            eprintln!("error: --seeds: {message}");
+            return exit::BAD_INPUT;
+        }
+    };
+    let fixed_seeds = match args.fixed_seeds.as_deref().map(crate::sweep::parse_seeds) {
+        None => seeds.clone(),
+        Some(Ok(s)) => s,
+        Some(Err(message)) => {
+            eprintln!("error: --fixed-seeds: {message}");
+            return exit::BAD_INPUT;
+        }
+    };
+    let jobs = args.jobs.unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    });
+    let options = crate::hunt::HuntOptions {
+        paths: args.paths,
+        seeds,
+        fixed_seeds,
+        jobs,
+        keys: args.keys,
+        no_fixed: args.no_fixed,
+        quiet: args.json,
+    };
+    let table = match crate::hunt::hunt(&options) {
+        Ok(table) => table,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return exit::BAD_INPUT;
+        }
+    };
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string(&table).expect("the table serializes")
+        );
+    } else {
+        print!("{}", crate::hunt::render::terminal(&table));
+    }
+    if let Some(out) = &args.out {
+        let command: Vec<String> = std::env::args().skip(1).collect();
+        let mut text = crate::hunt::markdown(
+            &table,
+            &format!("faultline {}", command.join(" ")),
+            &crate::bench::machine(),
+        );
+        let old = std::fs::read_to_string(out).unwrap_or_default();
+        if let Some(at) = old.find(crate::hunt::NOTES_MARKER) {
+            text.push('\n');
+            text.push_str(&old[at..]);
+        } else {
+            text.push('\n');
+            text.push_str(crate::hunt::NOTES_MARKER);
+            text.push('\n');
+        }
+        if let Err(e) = crate::report::atomic_write(out, text.as_bytes()) {
+            eprintln!("error: writing {}: {e}", out.display());
+            return exit::BAD_INPUT;
+        }
+        eprintln!("hunt: wrote {}", out.display());
+    }
+    let false_positives = table.false_positives();
+    let missed = table.missed(&args.must_find);
+    if false_positives > 0 {
+        eprintln!("hunt: {false_positives} failure(s) with every bug fixed: the finds are not attributable");
+    }
+    if !missed.is_empty() {
+        eprintln!("hunt: not found: {}", missed.join(", "));
+    }
+    if false_positives > 0 || !missed.is_empty() {
+        exit::FAILED
+    } else {
+        exit::OK
+    }
+}

@@ -1,0 +1,238 @@
+//! Swarm testing and drawn params: what one seed makes of a chaos section.
+//!
+//! Uniform random schedules rarely line up the two or three events a defect
+//! needs. Swarm testing (Groce et al., as FoundationDB and TigerBeetle use it)
+//! gives each seed its own configuration instead: every fault kind, fail point
+//! and workload op gets a random weight factor (off, 1, 2 or 4), and random sub-ranges
+//! of fault spacing and duration, so that some seeds press hard on a few things
+//! rather than every seed touching everything lightly. Model params listed under
+//! `chaos.params` are drawn per seed within the author's ranges (with or without
+//! swarm), laid over the variant's own.
+//!
+//! Every draw comes from the run's seed on a stream of its own, before the
+//! simulation is built, and the draw is recorded on the trail and in the report.
+
+use crate::scenario::{Chaos, ChaosKind, ParamDraw, Scenario, Variant};
+pub use crate::trail::SwarmDraw;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::time::Duration;
+
+/// The RNG stream of the swarm draw (disjoint from the nemesis's and the faults').
+const SWARM_STREAM: u64 = 0x5a4a_4d00;
+/// Each fault kind's, fail point's and workload op's weight is multiplied by one
+/// of these, drawn uniformly: off a quarter of the time, else 1, 2 or 4 times as
+/// frequent as written.
+const WEIGHT_FACTORS: [u32; 4] = [0, 1, 2, 4];
+
+fn factor(rng: &mut ChaCha8Rng) -> u32 {
+    WEIGHT_FACTORS[rng.random_range(0..WEIGHT_FACTORS.len())]
+}
+
+/// One run's chaos as this seed configures it.
+pub struct Plan {
+    pub chaos: Option<Chaos>,
+    /// The variant's params with the drawn ones laid over them.
+    pub params: serde_json::Value,
+    /// `None` when there was nothing to draw.
+    pub draw: Option<SwarmDraw>,
+}
+
+/// Draw this seed's configuration.
+pub fn plan(scenario: &Scenario, variant: &Variant, seed: u64) -> Plan {
+    let Some(chaos) = &scenario.chaos else {
+        return Plan {
+            chaos: None,
+            params: variant.params.clone(),
+            draw: None,
+        };
+    };
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    rng.set_stream(SWARM_STREAM);
+    let mut chaos = chaos.clone();
+    let mut draw = SwarmDraw {
+        swarm: chaos.swarm,
+        ..SwarmDraw::default()
+    };
+    if chaos.swarm {
+        swarm(&mut rng, &mut chaos);
+    }
+    draw.faults = chaos
+        .faults
+        .iter()
+        .map(|f| (f.kind.name().to_string(), f.weight))
+        .collect();
+    for fault in &chaos.faults {
+        if let ChaosKind::FailPoint(points) = &fault.kind {
+            draw.points.extend(
+                points
+                    .iter()
+                    .map(|p| format!("{}: {}:{}", p.point.name, p.action, p.weight)),
+            );
+        }
+    }
+    if let Some(workload) = &chaos.workload {
+        draw.ops = workload
+            .ops
+            .iter()
+            .map(|op| {
+                let name = op
+                    .template
+                    .get("op")
+                    .and_then(|o| o.as_str())
+                    .unwrap_or("?")
+                    .to_string();
+                (op.index, name, op.weight)
+            })
+            .collect();
+    }
+    draw.spacing_ms = (ms(chaos.spacing.0), ms(chaos.spacing.1));
+    draw.duration_ms = (ms(chaos.duration.0), ms(chaos.duration.1));
+    draw.concurrent_max = chaos.concurrent_max;
+    let mut params = match &variant.params {
+        serde_json::Value::Object(map) => map.clone(),
+        _ => serde_json::Map::new(),
+    };
+    for param in &chaos.params {
+        let value: serde_json::Value = match &param.draw {
+            ParamDraw::Range { min, max } => rng.random_range(*min..=*max).into(),
+            ParamDraw::Choices(choices) => choices[rng.random_range(0..choices.len())].clone(),
+        };
+        draw.params.insert(param.name.clone(), value.clone());
+        params.insert(param.name.clone(), value);
+    }
+    let drew = chaos.swarm || !chaos.params.is_empty();
+    Plan {
+        chaos: Some(chaos),
+        params: serde_json::Value::Object(params),
+        draw: drew.then_some(draw),
+    }
+}
+
+fn ms(d: Duration) -> u64 {
+    d.as_millis() as u64
+}
+
+/// A random sub-range of `(lo, hi)`.
+fn sub_range(rng: &mut ChaCha8Rng, (lo, hi): (Duration, Duration)) -> (Duration, Duration) {
+    let (lo, hi) = (ms(lo), ms(hi));
+    let a = rng.random_range(lo..=hi);
+    let b = rng.random_range(lo..=hi);
+    (
+        Duration::from_millis(a.min(b)),
+        Duration::from_millis(a.max(b)),
+    )
+}
+
+/// When every item drew factor 0, one of them (drawn) keeps its written weight.
+fn revive_one<T>(
+    rng: &mut ChaCha8Rng,
+    items: &mut [T],
+    written: &[u32],
+    weight: impl Fn(&mut T) -> &mut u32,
+) {
+    if items.is_empty() || items.iter_mut().any(|i| *weight(i) > 0) {
+        return;
+    }
+    let at = rng.random_range(0..items.len());
+    *weight(&mut items[at]) = written[at];
+}
+
+fn swarm(rng: &mut ChaCha8Rng, chaos: &mut Chaos) {
+    let written: Vec<u32> = chaos.faults.iter().map(|f| f.weight).collect();
+    for fault in chaos.faults.iter_mut() {
+        fault.weight *= factor(rng);
+        if let ChaosKind::FailPoint(points) = &mut fault.kind {
+            let written: Vec<u32> = points.iter().map(|p| p.weight).collect();
+            for point in points.iter_mut() {
+                point.weight *= factor(rng);
+            }
+            revive_one(rng, points, &written, |p| &mut p.weight);
+            points.retain(|p| p.weight > 0);
+        }
+    }
+    revive_one(rng, &mut chaos.faults, &written, |f| &mut f.weight);
+    chaos.faults.retain(|f| f.weight > 0);
+    if let Some(workload) = &mut chaos.workload {
+        let written: Vec<u32> = workload.ops.iter().map(|op| op.weight).collect();
+        for op in workload.ops.iter_mut() {
+            op.weight *= factor(rng);
+        }
+        revive_one(rng, &mut workload.ops, &written, |op| &mut op.weight);
+        workload.ops.retain(|op| op.weight > 0);
+    }
+    chaos.spacing = sub_range(rng, chaos.spacing);
+    chaos.duration = sub_range(rng, chaos.duration);
+    chaos.concurrent_max = rng.random_range(1..=chaos.concurrent_max.max(1));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::load_str;
+
+    const TEXT: &str = r#"
+model: raftkv
+nodes: [n1, n2, n3]
+expect: converged
+steps:
+  - await: {leader: any, within: 5s}
+chaos:
+  window: 5s
+  swarm: true
+  spacing: {min: 100ms, max: 2s}
+  params:
+    heartbeat_ms: {min: 20, max: 80}
+  faults: {partition: 1, crash: 2, restart: 1, transfer_leader: 1}
+  workload:
+    every: 100ms
+    ops:
+      - {op: put, key: "k{1..3}", value: "v{seq}", weight: 3}
+      - {op: delete, key: "k{1..3}"}
+"#;
+
+    #[test]
+    fn the_draw_is_a_function_of_the_seed_and_seeds_differ() {
+        let scenario = load_str("swarm.yaml", TEXT).expect("valid");
+        let variant = &scenario.variants[0];
+        let a = plan(&scenario, variant, 7).draw.expect("drawn");
+        let b = plan(&scenario, variant, 7).draw.expect("drawn");
+        assert_eq!(a, b);
+        let draws: std::collections::BTreeSet<String> = (1..=40)
+            .map(|s| plan(&scenario, variant, s).draw.expect("drawn").describe())
+            .collect();
+        assert!(draws.len() > 30, "only {} distinct draws", draws.len());
+    }
+
+    #[test]
+    fn every_draw_keeps_something_and_stays_in_range() {
+        let scenario = load_str("swarm.yaml", TEXT).expect("valid");
+        let variant = &scenario.variants[0];
+        for seed in 1..=200 {
+            let p = plan(&scenario, variant, seed);
+            let chaos = p.chaos.expect("chaos");
+            assert!(!chaos.faults.is_empty());
+            assert!(!chaos.workload.as_ref().expect("workload").ops.is_empty());
+            assert!(chaos.spacing.0 >= Duration::from_millis(100));
+            assert!(chaos.spacing.1 <= Duration::from_secs(2));
+            assert!(chaos.spacing.0 <= chaos.spacing.1);
+            let hb = p.params["heartbeat_ms"].as_i64().expect("drawn");
+            assert!((20..=80).contains(&hb));
+            for (kind, weight) in &p.draw.expect("drawn").faults {
+                let base = if kind == "crash" { 2 } else { 1 };
+                assert!(*weight >= base && *weight <= base * 4);
+            }
+        }
+    }
+
+    #[test]
+    fn without_swarm_only_params_are_drawn() {
+        let text = TEXT.replace("  swarm: true\n", "");
+        let scenario = load_str("swarm.yaml", &text).expect("valid");
+        let p = plan(&scenario, &scenario.variants[0], 3);
+        assert_eq!(p.chaos.expect("chaos").faults.len(), 4);
+        let draw = p.draw.expect("params drawn");
+        assert!(!draw.swarm);
+        assert!(draw.params.contains_key("heartbeat_ms"));
+    }
+}
