@@ -19,6 +19,7 @@ pub mod hunt;
 pub mod import;
 pub mod outcome;
 pub mod panic;
+pub mod progress;
 pub mod report;
 pub mod runner;
 pub mod scenario;

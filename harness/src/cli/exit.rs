@@ -13,8 +13,9 @@ pub const OK: u8 = 0;
 pub const FAILED: u8 = 1;
 /// Bad input or usage: nothing was judged.
 pub const BAD_INPUT: u8 = 2;
-/// A sweep or merge that did not cover every run it was asked for (time budget,
-/// `--fail-fast`, a missing shard, unreadable records).
+/// A sweep or merge that did not cover every run it was asked for (time budget, a
+/// missing shard, unreadable records). A sweep stopped by `--fail-fast` exits with
+/// its failure's code instead: the failure is the verdict.
 pub const INCOMPLETE: u8 = 3;
 /// A rerun of the same scenario and seed gave another trail.
 pub const NONDETERMINISM: u8 = 4;
@@ -125,6 +126,7 @@ mod tests {
 
     fn run(outcome: Outcome, expected: Outcome, passed: bool) -> RunRecord {
         RunRecord {
+            schema_version: crate::report::RECORD_SCHEMA_VERSION,
             scenario: "s".into(),
             file: "s.yaml".into(),
             variant: "v".into(),
@@ -140,6 +142,8 @@ mod tests {
             report: None,
             ended_ms: None,
             nondeterminism: None,
+            trail_excerpt: vec![],
+            started_unix_ms: None,
         }
     }
 

@@ -16,7 +16,7 @@ mod result;
 pub mod swarm;
 mod workload;
 
-pub use result::{replay_command, FinalNode, MessageCount, RunResult};
+pub use result::{replay_command, FinalNode, MessageCount, RunResult, REPORT_SCHEMA_VERSION};
 
 use crate::check::{self, divergence, expect, history, invariants, Finding};
 use crate::faults::FaultTable;

@@ -13,6 +13,10 @@ use std::time::Duration;
 
 pub const HARNESS_VERSION: &str = env!("CARGO_PKG_VERSION");
 
+/// The version of `report.json`'s shape (`docs/schema/report.schema.json`). Raised when a
+/// field changes meaning or goes away, so a reader can refuse what it cannot read.
+pub const REPORT_SCHEMA_VERSION: u32 = 1;
+
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct FinalNode {
     pub name: String,
@@ -44,6 +48,9 @@ pub struct Clients {
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RunResult {
+    /// [`REPORT_SCHEMA_VERSION`] when written; 0 in reports older than versioning.
+    #[serde(default)]
+    pub schema_version: u32,
     pub harness_version: String,
     pub scenario: String,
     pub file: String,
@@ -114,6 +121,7 @@ impl RunResult {
             })
             .collect();
         RunResult {
+            schema_version: REPORT_SCHEMA_VERSION,
             harness_version: HARNESS_VERSION.to_string(),
             scenario: scenario.name.clone(),
             file: scenario.file.clone(),

@@ -294,6 +294,7 @@ mod tests {
 
     fn record(seed: u64, digest: &str, report: Option<&str>) -> RunRecord {
         RunRecord {
+            schema_version: crate::report::RECORD_SCHEMA_VERSION,
             scenario: "s".into(),
             file: "s.yaml".into(),
             variant: "v".into(),
@@ -309,6 +310,8 @@ mod tests {
             report: report.map(str::to_string),
             ended_ms: None,
             nondeterminism: None,
+            trail_excerpt: vec![],
+            started_unix_ms: None,
         }
     }
 

@@ -353,10 +353,11 @@ fn execute(
     }
     if !options.quiet {
         let secs = progress.elapsed().as_secs_f64();
-        eprintln!(
+        // Above the bar, which is still drawn.
+        crate::progress::eprintln(&format!(
             "sweep: {ran_here} run(s) in {secs:.1}s ({:.1} runs/s)",
             progress.rate(ran_here)
-        );
+        ));
     }
     Ok((ended, ran_here))
 }
@@ -420,7 +421,7 @@ fn describe_difference(first: &RunResult, second: &RunResult) -> String {
 
 /// The record of one finished run; failing runs also get their full report.
 fn record(options: &SweepOptions, done: Done, elapsed: Duration) -> Result<RunRecord, String> {
-    let mut record = RunRecord::of(&done.result);
+    let mut record = RunRecord::of(&done.result).started_now();
     record.ended_ms = Some(elapsed.as_millis() as u64);
     if let Some(diff) = done.nondeterminism {
         record.nondeterminism = Some(diff);

@@ -16,5 +16,5 @@ pub fn write(
     let mut sorted = records.to_vec();
     sorted.sort_by_key(results::key);
     report::write_summaries_with(dir, &sorted, incomplete)?;
-    report::write_dashboard(dir, &sorted).map(|_| ())
+    report::write_dashboard_with(dir, &sorted, incomplete).map(|_| ())
 }

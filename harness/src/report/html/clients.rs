@@ -64,11 +64,14 @@ pub fn describe(op: &Op) -> String {
     format!("{}({}) -> {answer}", op.f, args.join(", "))
 }
 
-pub fn section(page: &mut String, r: &RunResult) {
+/// The section's markup, every piece of text in it escaped; empty without ops.
+pub fn section(r: &RunResult) -> String {
+    let mut out = String::new();
+    let page = &mut out;
     let clients = &r.clients;
     let ops = clients.history.history.ops();
     if ops.is_empty() {
-        return;
+        return out;
     }
     page.push_str(r#"<section id="clients"><h2>What clients saw</h2><p class="explain">Every client operation of the run as its client saw it: one lane per client process, simulated time running right, each op a bar from its invoke to its answer. <b class="k-ok">ok</b>: it took effect and this is its answer; <b class="k-fail">fail</b>: it definitely did not; <b class="k-info">info</b>: unknown (a timeout, a crash of its node, no answer before the end). The consistency checker looks for one order of the ops that every answer fits.</p>"#);
     let witness: BTreeSet<usize> = clients
@@ -93,6 +96,7 @@ pub fn section(page: &mut String, r: &RunResult) {
     lanes(page, r, &witness, &context);
     history_table(page, r, &witness);
     page.push_str("</section>");
+    out
 }
 
 fn verdict(page: &mut String, r: &RunResult) {

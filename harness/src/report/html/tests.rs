@@ -32,6 +32,7 @@ fn final_node(name: &str, state: &[(&str, &str)]) -> FinalNode {
 
 pub(crate) fn result(nodes: Vec<FinalNode>, events: Vec<Event>) -> RunResult {
     RunResult {
+        schema_version: crate::runner::REPORT_SCHEMA_VERSION,
         harness_version: "0.1.0".into(),
         scenario: "hand-made".into(),
         file: "scenarios/hand-made.yaml".into(),
