@@ -328,12 +328,12 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
         },
         OpInfo {
             name: "get",
-            summary: "read a znode from the local tree of the server the op is sent to",
+            summary: "read a znode from the local tree of the server the op is sent to; a server that is not serving (looking, syncing) refuses",
             example: "{on: zk1, op: get, path: /k}",
             consistency: Consistency::SessionMonotonic,
             answers: Answers {
                 definite: &["NoNode"],
-                refused: &[],
+                refused: &[server::NOT_SERVING],
             },
         },
         OpInfo {
