@@ -10,6 +10,7 @@ pub mod bench;
 pub mod check;
 pub mod cli;
 pub mod consistency;
+pub mod coverage;
 pub mod diag;
 pub mod duration;
 pub mod faults;

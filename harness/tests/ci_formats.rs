@@ -204,6 +204,7 @@ fn record(scenario: &str, variant: &str, outcome: Outcome, passed: bool) -> RunR
         ended_ms: None,
         nondeterminism: None,
         trail_excerpt: vec![],
+        coverage: None,
     }
 }
 

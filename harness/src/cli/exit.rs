@@ -19,6 +19,10 @@ pub const BAD_INPUT: u8 = 2;
 pub const INCOMPLETE: u8 = 3;
 /// A rerun of the same scenario and seed gave another trail.
 pub const NONDETERMINISM: u8 = 4;
+/// A sweep (unsharded) or merge whose runs all met their expectations, but
+/// never reached a probe its model does not mark rare: it tested less than it
+/// claims (FoundationDB's rule for code probes).
+pub const UNREACHED: u8 = 5;
 /// One run that missed its expectation without a failing outcome: it converged
 /// where a failure was expected, or evidence (trail, observed state, a fail point
 /// that fired) was missing.
@@ -51,6 +55,10 @@ pub const TABLE: &[(u8, &str)] = &[
     (
         NONDETERMINISM,
         "a rerun of the same seed gave another trail",
+    ),
+    (
+        UNREACHED,
+        "a sweep or merge passed but never reached a declared (not rare) probe",
     ),
     (
         EXPECTATION_UNMET,
@@ -120,6 +128,22 @@ pub fn of_sweep<'a>(
     }
 }
 
+/// `of_sweep`, then: a sweep that passed but left a judged probe unreached.
+pub fn of_covered_sweep<'a>(
+    interrupted: bool,
+    complete: bool,
+    records: impl IntoIterator<Item = &'a RunRecord>,
+    coverage: Option<&crate::sweep::meta::CoverageReport>,
+) -> u8 {
+    let code = of_sweep(interrupted, complete, records);
+    let unreached = coverage.is_some_and(|c| c.judged && !c.verdict.unreached.is_empty());
+    if code == OK && unreached {
+        UNREACHED
+    } else {
+        code
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -143,6 +167,7 @@ mod tests {
             ended_ms: None,
             nondeterminism: None,
             trail_excerpt: vec![],
+            coverage: None,
             started_unix_ms: None,
         }
     }

@@ -530,6 +530,7 @@ mod tests {
             ended_ms: Some(seed * 400),
             nondeterminism: None,
             trail_excerpt: vec![],
+            coverage: None,
             started_unix_ms: None,
         }
     }

@@ -226,6 +226,7 @@ mod tests {
             ended_ms: None,
             nondeterminism: None,
             trail_excerpt: vec![],
+            coverage: None,
         }
     }
 

@@ -91,15 +91,17 @@ pub fn write_run_in(
 
 /// Write `junit.xml` and `summary.md` over all runs.
 pub fn write_summaries(root: &Path, records: &[RunRecord]) -> Result<(), crate::fsio::Error> {
-    write_summaries_with(root, records, None)
+    write_summaries_with(root, records, None, "")
 }
 
 /// `write_summaries`, with a note on coverage that was lost (an incomplete sweep
 /// or merge) at the top of `summary.md` and as an error test case in `junit.xml`.
+/// `sections` is Markdown appended to `summary.md` (a sweep's coverage ledger).
 pub fn write_summaries_with(
     root: &Path,
     records: &[RunRecord],
     incomplete: Option<&str>,
+    sections: &str,
 ) -> Result<(), crate::fsio::Error> {
     crate::fsio::tree_write(
         root,
@@ -117,6 +119,7 @@ pub fn write_summaries_with(
             ),
         );
     }
+    md.push_str(sections);
     crate::fsio::tree_write(root, Path::new("summary.md"), md.as_bytes())?;
     Ok(())
 }
@@ -171,6 +174,10 @@ pub struct RunRecord {
     /// each (empty for a passing run; report.json has the whole trail).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub trail_excerpt: Vec<String>,
+    /// What the run exercised (the sweep ledger adds these up; absent in
+    /// records written before the ledger).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coverage: Option<crate::coverage::Coverage>,
 }
 
 impl RunRecord {
@@ -198,6 +205,7 @@ impl RunRecord {
             } else {
                 trail_excerpt(result)
             },
+            coverage: Some(result.coverage.clone()),
         }
     }
 

@@ -57,6 +57,13 @@ pub struct RunResult {
     pub scenario_sha256: String,
     pub model: String,
     pub variant: String,
+    /// The bug modes this run had (the variant's, with any `--bug` override).
+    #[serde(default)]
+    pub bugs: nodes::api::BugSet,
+    /// The model params the nodes started with (the variant's, with any drawn by
+    /// the chaos section laid over them).
+    #[serde(default)]
+    pub params: serde_json::Value,
     pub seed: u64,
     pub outcome: Outcome,
     pub expected: Vec<Outcome>,
@@ -76,6 +83,9 @@ pub struct RunResult {
     pub clients: Clients,
     pub messages_total: u64,
     pub messages: Vec<MessageCount>,
+    /// What the run exercised: probes, fail points, faults (the ledger's input).
+    #[serde(default)]
+    pub coverage: crate::coverage::Coverage,
     /// What the seed drew for the chaos section (swarm testing, drawn params).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub swarm: Option<super::swarm::SwarmDraw>,
@@ -120,6 +130,13 @@ impl RunResult {
                 count: *count,
             })
             .collect();
+        let fail_points = state.faults.summaries();
+        let coverage = crate::coverage::Coverage::of(
+            scenario.model.info().name,
+            scenario.chaos.is_some(),
+            &trail,
+            &fail_points,
+        );
         RunResult {
             schema_version: REPORT_SCHEMA_VERSION,
             harness_version: HARNESS_VERSION.to_string(),
@@ -128,6 +145,8 @@ impl RunResult {
             scenario_sha256: scenario.sha256.clone(),
             model: scenario.model.info().name.to_string(),
             variant: variant.name.clone(),
+            bugs: variant.bugs.clone(),
+            params: driver.params.clone(),
             seed: driver.seed,
             outcome,
             expected,
@@ -137,13 +156,14 @@ impl RunResult {
             sim_steps: driver.sim_steps,
             wall_ms: wall.as_millis() as u64,
             findings,
-            fail_points: state.faults.summaries(),
+            fail_points,
             replay: replay_command(&scenario.file, &variant.name, driver.seed),
             nodes,
             ops: state.ops.values().cloned().collect(),
             clients,
             messages_total: state.messages_total,
             messages,
+            coverage,
             swarm: driver.swarm.clone(),
             trail,
         }

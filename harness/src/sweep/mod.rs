@@ -5,6 +5,7 @@
 //! and its [`Summary`]; the command line gives it an exit code of its own.
 
 mod error;
+pub mod ledger;
 pub mod merge;
 pub mod meta;
 pub mod plan;
@@ -99,6 +100,8 @@ pub struct Summary {
     /// Runs done by this invocation.
     pub ran_now: usize,
     pub stop: Stop,
+    /// What the coverage ledger concluded (judged for an unsharded sweep).
+    pub coverage: meta::CoverageReport,
 }
 
 impl Summary {
@@ -202,6 +205,7 @@ pub fn sweep(options: &SweepOptions) -> Result<Summary, Error> {
         complete: todo.is_empty(),
         stopped_by: "running".into(),
         incomplete: None,
+        coverage: None,
     };
     meta::write(&options.out, &meta)?;
     let mut records = previous.records;
@@ -247,6 +251,20 @@ pub fn sweep(options: &SweepOptions) -> Result<Summary, Error> {
             },
         })
     })?;
+    let complete = recorded >= items.len() as u64;
+    let incomplete = (!complete).then(|| {
+        format!(
+            "ran {recorded} of {} planned run(s): {}",
+            items.len(),
+            stop.why()
+        )
+    });
+    let ledger = write_summaries(&options.out, &records, incomplete.as_deref())?;
+    let coverage = meta::CoverageReport {
+        verdict: ledger.verdict(),
+        ledger,
+        judged: options.shard.is_none(),
+    };
     let summary = Summary {
         out: options.out.clone(),
         records,
@@ -254,16 +272,13 @@ pub fn sweep(options: &SweepOptions) -> Result<Summary, Error> {
         recorded,
         ran_now,
         stop,
+        coverage,
     };
     meta.recorded = summary.recorded;
     meta.complete = summary.complete();
     meta.stopped_by = stop.word().into();
     meta.incomplete = summary.incomplete();
-    write_summaries(
-        &options.out,
-        &summary.records,
-        summary.incomplete().as_deref(),
-    )?;
+    meta.coverage = Some(summary.coverage.clone());
     meta::write(&options.out, &meta)?;
     Ok(summary)
 }

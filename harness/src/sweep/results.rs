@@ -245,6 +245,7 @@ mod tests {
             ended_ms: None,
             nondeterminism: None,
             trail_excerpt: vec![],
+            coverage: None,
             started_unix_ms: None,
         }
     }

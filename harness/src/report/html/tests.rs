@@ -39,6 +39,8 @@ pub(crate) fn result(nodes: Vec<FinalNode>, events: Vec<Event>) -> RunResult {
         scenario_sha256: "ab".repeat(32),
         model: "raftkv".into(),
         variant: "buggy".into(),
+        bugs: Default::default(),
+        params: serde_json::Value::Null,
         seed: 7,
         outcome: Outcome::Converged,
         expected: vec![Outcome::Converged],
@@ -55,6 +57,7 @@ pub(crate) fn result(nodes: Vec<FinalNode>, events: Vec<Event>) -> RunResult {
         clients: Default::default(),
         messages_total: 0,
         messages: vec![],
+        coverage: Default::default(),
         swarm: None,
         trail: Trail { events },
     }
