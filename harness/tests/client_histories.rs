@@ -175,7 +175,11 @@ fn a_real_runs_history_exports_as_jsonl_and_as_the_edn_jepsen_reads() {
     // JSON lines: reads back as the very history of the report.
     let jsonl = dir.join("history.jsonl");
     let out = common::faultline(&["history", report, "-o", jsonl.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let back = from_jsonl(&std::fs::read_to_string(&jsonl).unwrap()).unwrap();
     assert_eq!(back, recorded);
 
@@ -192,7 +196,11 @@ fn a_real_runs_history_exports_as_jsonl_and_as_the_edn_jepsen_reads() {
         "-o",
         edn.to_str().unwrap(),
     ]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = std::fs::read_to_string(&edn).unwrap();
     let events = assert_jepsen_shape(&text, &["read", "write", "cas"]);
     let invokes = events
@@ -214,11 +222,17 @@ fn a_real_runs_history_exports_as_jsonl_and_as_the_edn_jepsen_reads() {
 
     // The generic shape: every op as it is, the arguments as a map of keywords.
     let out = common::faultline(&["history", report, "--edn"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let events = assert_jepsen_shape(&String::from_utf8(out.stdout).unwrap(), &["get", "put"]);
     let first_get = events
         .iter()
-        .find(|e| kw(e, "f").as_deref() == Some("get") && kw(e, "type").as_deref() == Some("invoke"))
+        .find(|e| {
+            kw(e, "f").as_deref() == Some("get") && kw(e, "type").as_deref() == Some("invoke")
+        })
         .unwrap();
     assert_eq!(
         first_get.get("value").and_then(|v| v.get("key")),

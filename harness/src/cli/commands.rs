@@ -173,12 +173,18 @@ pub fn list(scenarios_dir: Option<&Path>) -> u8 {
                 p.summary
             );
         }
-        println!("  ops (history judged as {}):", history_model_name(info.history));
+        println!(
+            "  ops (history judged as {}):",
+            history_model_name(info.history)
+        );
         for op in &info.ops {
             println!("    {:<20} {}  e.g. {}", op.name, op.summary, op.example);
             let mut promise = format!("      {}", op.consistency.name());
             if !op.answers.definite.is_empty() {
-                promise.push_str(&format!("; definite answers: {}", op.answers.definite.join(", ")));
+                promise.push_str(&format!(
+                    "; definite answers: {}",
+                    op.answers.definite.join(", ")
+                ));
             }
             if !op.answers.refused.is_empty() {
                 promise.push_str(&format!("; not applied: {}", op.answers.refused.join(", ")));
