@@ -121,8 +121,6 @@ pub(crate) struct Driver<'s> {
     seq: u64,
     /// Workloads sending ops, or waiting for their last ops' answers.
     workloads: Vec<workload::Running>,
-    /// The model params of this run (the variant's, with any drawn by the seed).
-    params: serde_json::Value,
 }
 
 impl<'s> Driver<'s> {
@@ -177,7 +175,6 @@ impl<'s> Driver<'s> {
             placeholders: crate::streams::rng(seed, crate::streams::PLACEHOLDERS),
             seq: 0,
             workloads: Vec::new(),
-            params: plan.params.clone(),
         }
     }
 
