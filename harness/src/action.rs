@@ -100,6 +100,28 @@ pub enum Action {
 }
 
 impl Action {
+    /// The kind of action as the coverage ledger counts it (`crash`, `partition`,
+    /// `failpoint`, ...): a step kind's name.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Action::Client { .. } => "client",
+            Action::TransferLeader { .. } => "transfer_leader",
+            Action::Partition { .. } => "partition",
+            Action::PartitionOneWay { .. } => "oneway",
+            Action::Heal => "heal",
+            Action::Hold { .. } => "hold",
+            Action::Release { .. } => "release",
+            Action::Latency { .. } => "latency",
+            Action::Crash { .. } => "crash",
+            Action::Restart { .. } => "restart",
+            Action::Stop { .. } => "stop",
+            Action::Start { .. } => "start",
+            Action::ArmFailPoint { .. } => "failpoint",
+            Action::ClearFailPoint { .. } => "clear_failpoint",
+            Action::ReleaseFailPoint { .. } => "release_failpoint",
+        }
+    }
+
     /// The node the action is about, for the trail event's `node` (network
     /// actions are about links: none).
     pub fn node(&self) -> Option<&str> {

@@ -138,6 +138,24 @@ pub fn read_capped(path: &Path, limit: u64) -> Result<Vec<u8>, Error> {
     Ok(bytes)
 }
 
+/// The text of a file faultline is about to rewrite while keeping part of it (a
+/// doc whose hand-written notes survive a `--out` rewrite): empty when the file
+/// is not there yet, else its text; an error when it cannot be read, is not a
+/// regular file, is over `limit` or is not UTF-8, so nothing is overwritten unread.
+pub fn read_existing_text(path: &Path, limit: u64) -> Result<String, Error> {
+    match read_capped(path, limit) {
+        Ok(bytes) => String::from_utf8(bytes).map_err(|_| {
+            Error::io(
+                path,
+                "reading",
+                io::Error::new(io::ErrorKind::InvalidData, "not UTF-8 text"),
+            )
+        }),
+        Err(e) if e.is_not_found() => Ok(String::new()),
+        Err(e) => Err(e),
+    }
+}
+
 /// Open a regular file for reading (following a symlink), refusing anything else.
 pub fn open_regular(path: &Path) -> Result<File, Error> {
     let file = OpenOptions::new()
@@ -381,6 +399,28 @@ impl DirLock {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn existing_text_is_empty_when_absent_and_refused_when_unreadable() {
+        let d = dir("existing");
+        let path = d.path().join("doc.md");
+        assert_eq!(read_existing_text(&path, 100).unwrap(), "");
+        std::fs::write(&path, "notes").unwrap();
+        assert_eq!(read_existing_text(&path, 100).unwrap(), "notes");
+        assert!(matches!(
+            read_existing_text(&path, 2).unwrap_err().kind,
+            ErrorKind::TooLarge { limit: 2 }
+        ));
+        std::fs::write(&path, b"\xff\xfe").unwrap();
+        assert!(read_existing_text(&path, 100)
+            .unwrap_err()
+            .to_string()
+            .contains("not UTF-8"));
+        assert!(matches!(
+            read_existing_text(d.path(), 100).unwrap_err().kind,
+            ErrorKind::NotRegular(_)
+        ));
+    }
 
     fn dir(name: &str) -> tempfile::TempDir {
         tempfile::Builder::new()

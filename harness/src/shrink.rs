@@ -115,8 +115,20 @@ impl Template {
         if !header.iter().any(|(k, _)| k == "defaults") {
             header.push(("defaults".into(), json!({ "seed": result.seed })));
         }
+        // The run's own bug modes and params (a `hunt` find runs with a `--bug`
+        // override, a chaos run with drawn params): the shrunk scenario keeps them.
+        let run_bugs = if result.bugs.0.is_empty() {
+            &variant.bugs
+        } else {
+            &result.bugs
+        };
+        let run_params = if result.params.as_object().is_some_and(|p| !p.is_empty()) {
+            &result.params
+        } else {
+            &variant.params
+        };
         let mut bugs = serde_json::Map::new();
-        for (key, mode) in &variant.bugs.0 {
+        for (key, mode) in &run_bugs.0 {
             bugs.insert(key.clone(), serde_json::to_value(mode).expect("serializes"));
         }
         let outcomes: Vec<&str> = variant.expect.outcomes.iter().map(|o| o.name()).collect();
@@ -124,8 +136,8 @@ impl Template {
         if !bugs.is_empty() {
             body["bugs"] = serde_json::Value::Object(bugs);
         }
-        if variant.params.as_object().is_some_and(|p| !p.is_empty()) {
-            body["params"] = variant.params.clone();
+        if run_params.as_object().is_some_and(|p| !p.is_empty()) {
+            body["params"] = run_params.clone();
         }
         Ok(Template {
             header,

@@ -45,7 +45,7 @@ fn a_passing_run_exits_0_and_writes_every_report() {
     }
     let junit = std::fs::read_to_string(dir.join("junit.xml")).unwrap();
     assert!(
-        junit.contains("<testcase classname=\"raftkv-leader-crash\" name=\"default seed=1\""),
+        junit.contains("<testcase name=\"default seed=1\" classname=\"raftkv-leader-crash\""),
         "{junit}"
     );
     assert!(std::fs::read_to_string(dir.join("summary.md"))
@@ -180,4 +180,50 @@ fn list_shows_every_probe_with_its_summary_and_rarity() {
         }
     }
     assert!(listed >= 5 + 5 + 5 + 3, "only {listed} probes listed");
+}
+
+#[test]
+fn completions_and_man_pages_come_from_the_command_definitions() {
+    for (shell, marker) in [
+        ("bash", "_faultline()"),
+        ("zsh", "#compdef faultline"),
+        ("fish", "complete -c faultline"),
+    ] {
+        let out = faultline(&["completions", shell]);
+        assert_eq!(out.status.code(), Some(0), "{shell}");
+        let script = String::from_utf8_lossy(&out.stdout);
+        assert!(script.contains(marker), "{shell}: {script}");
+        for flag in ["check-determinism", "report-dir", "time-budget"] {
+            assert!(script.contains(flag), "{shell} completes {flag}");
+        }
+    }
+    // The bash script parses.
+    let out = faultline(&["completions", "bash"]);
+    let dir = temp_dir("completions");
+    let script = dir.join("faultline.bash");
+    std::fs::write(&script, &out.stdout).unwrap();
+    let check = std::process::Command::new("bash")
+        .arg("-n")
+        .arg(&script)
+        .output()
+        .unwrap();
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+    assert_eq!(faultline(&["completions", "tcsh"]).status.code(), Some(2));
+
+    let out = faultline(&["man"]);
+    assert_eq!(out.status.code(), Some(0));
+    let page = String::from_utf8_lossy(&out.stdout);
+    assert!(page.contains(".TH faultline 1"), "{page}");
+    assert!(page.contains("faultline\\-sweep(1)"), "{page}");
+    assert!(page.contains("RUST_LOG"), "the environment is documented");
+    let out = faultline(&["man", "--out-dir", dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0));
+    let sweep = std::fs::read_to_string(dir.join("faultline-sweep.1")).unwrap();
+    assert!(sweep.contains("\\-\\-check\\-determinism"), "{sweep}");
+    assert!(dir.join("faultline.1").exists() && dir.join("faultline-run.1").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
 }

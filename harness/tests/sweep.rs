@@ -281,6 +281,16 @@ fn a_sweep_stopped_by_its_time_budget_is_incomplete_and_exits_3() {
     assert!(stderr.contains(&note), "{stderr}");
     let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
     assert!(summary.contains(&note), "{summary}");
+    // The dashboard and junit.xml say so too: neither shows green.
+    let dashboard = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(dashboard.contains(&note), "{dashboard}");
+    assert!(!dashboard.contains("all passed"), "{dashboard}");
+    let junit = std::fs::read_to_string(out.join("junit.xml")).unwrap();
+    assert!(
+        junit.contains(&format!(r#"<error message="incomplete: {note}"#))
+            && junit.contains(r#"type="incomplete">"#),
+        "{junit}"
+    );
     let meta = sweep::meta::read(&out).unwrap().unwrap();
     assert!(!meta.complete);
     assert_eq!(meta.stopped_by, "time_budget");

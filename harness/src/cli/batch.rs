@@ -104,13 +104,17 @@ pub fn sweep(args: SweepArgs, verbosity: Verbosity) -> u8 {
     if let Some(note) = summary.incomplete() {
         term::warning(format!("incomplete: {note}"));
     }
+    print_coverage(&summary.coverage);
     match summary.stop {
         Stop::Interrupted(_) => exit::INTERRUPTED,
         // Asked to stop at a failure: the failure is the verdict.
         Stop::FailFast => exit::of_runs(&summary.records),
-        Stop::Finished | Stop::Budget => {
-            exit::of_sweep(false, summary.complete(), &summary.records)
-        }
+        Stop::Finished | Stop::Budget => exit::of_covered_sweep(
+            false,
+            summary.complete(),
+            &summary.records,
+            Some(&summary.coverage),
+        ),
     }
 }
 
@@ -139,7 +143,38 @@ pub fn merge(dirs: Vec<PathBuf>, out: PathBuf, shards: Option<u64>, verbosity: V
     if let Some(note) = summary.incomplete() {
         term::warning(format!("incomplete: {note}"));
     }
-    exit::of_sweep(false, summary.complete(), &summary.records)
+    if let Some(coverage) = &summary.coverage {
+        print_coverage(coverage);
+    }
+    exit::of_covered_sweep(
+        false,
+        summary.complete(),
+        &summary.records,
+        summary.coverage.as_ref(),
+    )
+}
+
+/// The ledger's verdict on the terminal: unreached probes (an error when judged)
+/// and variants with few distinct trails (a warning).
+fn print_coverage(coverage: &crate::sweep::meta::CoverageReport) {
+    for u in &coverage.verdict.unreached {
+        let text = format!(
+            "probe `{}` of model `{}` was never reached: {}",
+            u.probe, u.model, u.summary
+        );
+        if coverage.judged {
+            term::error(text);
+        } else {
+            term::warning(format!(
+                "{text} (this shard; merge judges the shards together)"
+            ));
+        }
+    }
+    for (variant, runs, distinct) in &coverage.verdict.few_trails {
+        term::warning(format!(
+            "{variant}: {runs} run(s) gave only {distinct} distinct trail(s)"
+        ));
+    }
 }
 
 pub fn shrink(report: PathBuf, out: Option<PathBuf>, budget: u64, verbosity: Verbosity) -> u8 {

@@ -77,7 +77,7 @@ pub fn run(args: &RunArgs) -> u8 {
             } else if args.verbosity != Verbosity::Quiet || !result.passed {
                 anstream::print!("{}", report::run_lines(&result, args.verbosity.detail()));
             }
-            let mut record = report::RunRecord::of(&result);
+            let mut record = report::RunRecord::of(&result).started_now();
             if let Some(dir) = &args.report_dir {
                 // Written as each run ends, so a later failure loses nothing.
                 match report::write_run(dir, &result) {

@@ -13,11 +13,16 @@ pub const OK: u8 = 0;
 pub const FAILED: u8 = 1;
 /// Bad input or usage: nothing was judged.
 pub const BAD_INPUT: u8 = 2;
-/// A sweep or merge that did not cover every run it was asked for (time budget,
-/// `--fail-fast`, a missing shard, unreadable records).
+/// A sweep or merge that did not cover every run it was asked for (time budget, a
+/// missing shard, unreadable records). A sweep stopped by `--fail-fast` exits with
+/// its failure's code instead: the failure is the verdict.
 pub const INCOMPLETE: u8 = 3;
 /// A rerun of the same scenario and seed gave another trail.
 pub const NONDETERMINISM: u8 = 4;
+/// A sweep (unsharded) or merge whose runs all met their expectations, but
+/// never reached a probe its model does not mark rare: it tested less than it
+/// claims (FoundationDB's rule for code probes).
+pub const UNREACHED: u8 = 5;
 /// One run that missed its expectation without a failing outcome: it converged
 /// where a failure was expected, or evidence (trail, observed state, a fail point
 /// that fired) was missing.
@@ -50,6 +55,10 @@ pub const TABLE: &[(u8, &str)] = &[
     (
         NONDETERMINISM,
         "a rerun of the same seed gave another trail",
+    ),
+    (
+        UNREACHED,
+        "a sweep or merge passed but never reached a declared (not rare) probe",
     ),
     (
         EXPECTATION_UNMET,
@@ -119,12 +128,29 @@ pub fn of_sweep<'a>(
     }
 }
 
+/// `of_sweep`, then: a sweep that passed but left a judged probe unreached.
+pub fn of_covered_sweep<'a>(
+    interrupted: bool,
+    complete: bool,
+    records: impl IntoIterator<Item = &'a RunRecord>,
+    coverage: Option<&crate::sweep::meta::CoverageReport>,
+) -> u8 {
+    let code = of_sweep(interrupted, complete, records);
+    let unreached = coverage.is_some_and(|c| c.judged && !c.verdict.unreached.is_empty());
+    if code == OK && unreached {
+        UNREACHED
+    } else {
+        code
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn run(outcome: Outcome, expected: Outcome, passed: bool) -> RunRecord {
         RunRecord {
+            schema_version: crate::report::RECORD_SCHEMA_VERSION,
             scenario: "s".into(),
             file: "s.yaml".into(),
             variant: "v".into(),
@@ -140,6 +166,9 @@ mod tests {
             report: None,
             ended_ms: None,
             nondeterminism: None,
+            trail_excerpt: vec![],
+            coverage: None,
+            started_unix_ms: None,
         }
     }
 

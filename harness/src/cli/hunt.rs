@@ -2,6 +2,8 @@
 //! (`crate::hunt`): flags in, the table out, and the exit code.
 
 use super::exit;
+use super::term;
+use crate::text::printable;
 use std::path::PathBuf;
 
 pub struct HuntArgs {
@@ -20,7 +22,7 @@ pub fn hunt(args: HuntArgs) -> u8 {
     let seeds = match crate::sweep::parse_seeds(&args.seeds) {
         Ok(s) => s,
         Err(message) => {
-            eprintln!("error: --seeds: {message}");
+            term::error(format!("--seeds: {message}"));
             return exit::BAD_INPUT;
         }
     };
@@ -28,7 +30,7 @@ pub fn hunt(args: HuntArgs) -> u8 {
         None => seeds.clone(),
         Some(Ok(s)) => s,
         Some(Err(message)) => {
-            eprintln!("error: --fixed-seeds: {message}");
+            term::error(format!("--fixed-seeds: {message}"));
             return exit::BAD_INPUT;
         }
     };
@@ -49,7 +51,7 @@ pub fn hunt(args: HuntArgs) -> u8 {
     let table = match crate::hunt::hunt(&options) {
         Ok(table) => table,
         Err(message) => {
-            eprintln!("error: {message}");
+            term::error(message);
             return exit::BAD_INPUT;
         }
     };
@@ -68,7 +70,15 @@ pub fn hunt(args: HuntArgs) -> u8 {
             &format!("faultline {}", command.join(" ")),
             &crate::bench::machine(),
         );
-        let old = std::fs::read_to_string(out).unwrap_or_default();
+        // The notes below the marker survive the rewrite; an unreadable file is
+        // refused rather than overwritten.
+        let old = match crate::fsio::read_existing_text(out, crate::hunt::DOC_BYTES_MAX) {
+            Ok(old) => old,
+            Err(e) => {
+                term::error(e);
+                return exit::BAD_INPUT;
+            }
+        };
         if let Some(at) = old.find(crate::hunt::NOTES_MARKER) {
             text.push('\n');
             text.push_str(&old[at..]);
@@ -78,10 +88,10 @@ pub fn hunt(args: HuntArgs) -> u8 {
             text.push('\n');
         }
         if let Err(e) = crate::report::atomic_write(out, text.as_bytes()) {
-            eprintln!("error: writing {}: {e}", out.display());
+            term::error(e);
             return exit::BAD_INPUT;
         }
-        eprintln!("hunt: wrote {}", out.display());
+        eprintln!("hunt: wrote {}", printable(&out.display().to_string()));
     }
     let false_positives = table.false_positives();
     let missed = table.missed(&args.must_find);

@@ -7,6 +7,7 @@ mod batch;
 mod commands;
 pub mod exit;
 mod hunt;
+mod manual;
 mod term;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -21,7 +22,8 @@ pub use term::Verbosity;
     name = "faultline",
     version,
     about = "Deterministic fault-injection scenarios on turmoil",
-    after_help = exit_help()
+    after_help = exit_help(),
+    after_long_help = long_help()
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -46,6 +48,22 @@ pub enum ColorWhen {
 
 fn exit_help() -> String {
     exit::help()
+}
+
+/// The end of `faultline --help` and of the man page: the exit codes, then the
+/// environment and where the documentation is.
+fn long_help() -> String {
+    format!(
+        "{}\n{}",
+        exit::help(),
+        "\
+Environment: RUST_LOG sets the log filter (default `warn`); log lines go to \
+stderr, stamped with simulated time. `RUST_LOG=faultline::trail=debug faultline \
+run FILE` prints every trail event as it is recorded; add `,turmoil=trace` for the \
+simulator's own steps and messages. NO_COLOR turns colour off (as --color never).
+
+Documentation: the README, docs/scenario-format.md, docs/json.md."
+    )
 }
 
 #[derive(Subcommand, Debug)]
@@ -203,6 +221,17 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Print a completion script: `faultline completions bash > /etc/bash_completion.d/faultline`.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff): `faultline man | man -l -`; with --out-dir, write
+    /// faultline.1 and one page per subcommand there.
+    Man {
+        #[arg(long)]
+        out_dir: Option<PathBuf>,
+    },
     /// Render the HTML report of a saved report.json (no rerun).
     Report {
         report: PathBuf,
@@ -326,6 +355,8 @@ pub fn main_with(cli: Cli) -> ExitCode {
             out,
             json,
         }),
+        Command::Completions { shell } => manual::completions(shell),
+        Command::Man { out_dir } => manual::man(out_dir.as_deref()),
     };
     ExitCode::from(code)
 }

@@ -147,7 +147,9 @@ pub fn bench(out: Option<&std::path::Path>) -> Result<String, Error> {
         )));
     }
     if let Some(out) = out {
-        let old = std::fs::read_to_string(out).unwrap_or_default();
+        // The rest of the file survives; an unreadable one is refused, not overwritten.
+        let old = crate::fsio::read_existing_text(out, 16 * 1024 * 1024)
+            .map_err(|e| Error::Write(e.to_string()))?;
         crate::fsio::atomic_write(out, splice(&old, &section).as_bytes())
             .map_err(|e| Error::Write(format!("writing {}: {e}", out.display())))?;
         eprintln!("bench: wrote {}", out.display());

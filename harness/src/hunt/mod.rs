@@ -57,6 +57,10 @@ pub struct Done {
     pub result: runner::RunResult,
 }
 
+/// The largest `--out` document a hunt rewrites (it keeps the notes below
+/// [`NOTES_MARKER`]).
+pub const DOC_BYTES_MAX: u64 = 16 * 1024 * 1024;
+
 /// The scenarios a hunt takes from `paths`: those with a chaos section and an
 /// all-fixed variant, in file order.
 pub fn hunted(paths: &[PathBuf]) -> Result<Vec<Scenario>, String> {
@@ -132,21 +136,16 @@ pub fn hunt(options: &HuntOptions) -> Result<Hunt, String> {
         }));
     }
     drop(sender);
-    let mut done = 0usize;
-    let mut last_print = Instant::now(); // wall-clock ok: progress lines only
+    let mut done = 0u64;
+    // A bar on a terminal, a plain line every few seconds otherwise (CI logs).
+    let mut bar = crate::progress::Bar::new("hunt", "runs", total as u64, 0, options.quiet);
     for message in receiver {
         let done_run = message?;
         hunt.record(done_run);
         done += 1;
-        if !options.quiet && (last_print.elapsed().as_secs() >= 5 || done == total) {
-            last_print = Instant::now(); // wall-clock ok: progress lines only
-            eprintln!(
-                "hunt: {done}/{total} run(s), {:.0}s, {} find(s) so far",
-                started.elapsed().as_secs_f64(),
-                hunt.finds()
-            );
-        }
+        bar.set(done, format!("{} find(s) so far", hunt.finds()));
     }
+    bar.finish();
     for worker in workers {
         let _ = worker.join();
     }

@@ -5,13 +5,15 @@
 //! It reads only [`RunRecord`]s (the lines a sweep appends to its results file), so
 //! it can be rebuilt from that file alone. Same rules as the run report: one
 //! self-contained file, everything from the records escaped, links made only by
-//! [`href_path`], deterministic for given records. No script at all.
+//! [`href_path`], deterministic for given records. No script at all. The markup
+//! is in askama templates (`harness/templates/dashboard/`); this module counts,
+//! bins and lays out the charts.
 
-use super::html::{esc, fmt_dur, href_path};
+use super::html::{fmt_dur, href_path};
 use super::{safe_component, RunRecord};
 use crate::outcome::Outcome;
+use askama::Template;
 use std::collections::BTreeMap;
-use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
 /// Most bars in the duration histogram and in the throughput chart.
@@ -117,17 +119,28 @@ pub fn shrink_command(record: &RunRecord, dir: Option<&Path>) -> Option<String> 
 
 /// The dashboard page; commands name report paths relative to the report directory.
 pub fn dashboard_html(records: &[RunRecord], title: &str) -> String {
-    render(records, title, None)
+    render(records, title, None, None)
 }
 
 /// Write `index.html` into `dir` (atomically); returns its path. Commands in it name
 /// report paths under `dir`, as seen from where the sweep ran.
 pub fn write_dashboard(dir: &Path, records: &[RunRecord]) -> Result<PathBuf, crate::fsio::Error> {
+    write_dashboard_with(dir, records, None)
+}
+
+/// `write_dashboard`, with the note of a sweep or merge that lost coverage
+/// (`ran X of Y`): the page then says "incomplete" where it would say "all
+/// passed", since a sweep that did not run every seed is not green.
+pub fn write_dashboard_with(
+    dir: &Path,
+    records: &[RunRecord],
+    incomplete: Option<&str>,
+) -> Result<PathBuf, crate::fsio::Error> {
     let title = format!("faultline sweep: {}", dir.display());
     crate::fsio::tree_write(
         dir,
         Path::new("index.html"),
-        render(records, &title, Some(dir)).as_bytes(),
+        render(records, &title, Some(dir), incomplete).as_bytes(),
     )
 }
 
@@ -136,53 +149,57 @@ fn f(x: f64) -> String {
     s.strip_suffix(".0").map(str::to_string).unwrap_or(s)
 }
 
-fn render(records: &[RunRecord], title: &str, dir: Option<&Path>) -> String {
+fn render(
+    records: &[RunRecord],
+    title: &str,
+    dir: Option<&Path>,
+    incomplete: Option<&str>,
+) -> String {
     let passed = records.iter().filter(|r| r.passed).count();
-    let failed = records.len() - passed;
     let sweep_ms = records.iter().filter_map(|r| r.ended_ms).max();
-    let mut page = String::with_capacity(32 * 1024);
-    let _ = write!(
-        page,
-        r#"<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{}</title>
-<style>{}{}</style>
-</head><body>
-<header class="top"><div class="kicker">faultline sweep dashboard</div><h1>{}</h1>
-<div class="outcome-line"><span class="big {}">{}</span><span class="expect">{} run(s): {passed} met their expectation, {failed} did not</span></div>"#,
-        esc(title),
-        super::html::assets::STYLE,
-        STYLE,
-        esc(title),
-        if failed == 0 {
-            "o-converged"
-        } else {
-            "o-diverged"
-        },
-        if failed == 0 {
-            "all passed"
-        } else {
-            "failures"
-        },
-        records.len(),
-    );
-    if let Some(ms) = sweep_ms {
-        let _ = write!(
-            page,
-            r#"<p class="explain">The sweep ran for {} of wall time: {:.1} runs per second on average.</p>"#,
-            esc(&fmt_dur(ms)),
-            records.len() as f64 * 1000.0 / ms.max(1) as f64
-        );
+    Dashboard {
+        title,
+        incomplete,
+        style: super::html::assets::STYLE,
+        dashboard_style: STYLE,
+        runs: records.len(),
+        passed,
+        failed: records.len() - passed,
+        wall: sweep_ms.map(fmt_dur),
+        rate: sweep_ms
+            .map(|ms| records.len() as f64 * 1000.0 / ms.max(1) as f64)
+            .unwrap_or(0.0),
+        outcome_names: Outcome::ALL.map(|o| o.name()),
+        outcome_rows: outcome_rows(records),
+        durations: DurationChart::of(records),
+        throughput: ThroughputChart::of(records),
+        failures: Failures::of(records, dir),
     }
-    page.push_str(r##"</header><nav class="toc"><a href="#outcomes">Outcomes</a><a href="#durations">Simulated durations</a><a href="#throughput">Runs per second</a><a href="#failures">Failures</a></nav><main>"##);
-    outcomes(&mut page, records);
-    durations(&mut page, records);
-    throughput(&mut page, records);
-    failures(&mut page, records, dir);
-    page.push_str("</main><footer>faultline · generated from the sweep's run records; fetches nothing</footer></body></html>\n");
-    page
+    .render()
+    .map(|page| page + "\n") // askama drops the template file's last newline
+    .expect("the dashboard templates render to a String")
+}
+
+/// What `templates/dashboard/index.html` shows.
+#[derive(Template)]
+#[template(path = "dashboard/index.html")]
+struct Dashboard<'a> {
+    title: &'a str,
+    /// Why the sweep or merge did not cover every planned run, when it did not.
+    incomplete: Option<&'a str>,
+    style: &'static str,
+    dashboard_style: &'static str,
+    runs: usize,
+    passed: usize,
+    failed: usize,
+    /// Wall time of the sweep, when the records carry end times.
+    wall: Option<String>,
+    rate: f64,
+    outcome_names: [&'static str; 6],
+    outcome_rows: Vec<OutcomeRow>,
+    durations: Option<DurationChart>,
+    throughput: Option<ThroughputChart>,
+    failures: Failures<'a>,
 }
 
 const STYLE: &str = r#"
@@ -212,118 +229,141 @@ fn outcome_color(o: Outcome) -> &'static str {
     }
 }
 
-fn outcomes(page: &mut String, records: &[RunRecord]) {
-    page.push_str(r#"<section id="outcomes"><h2>Outcomes per scenario and variant</h2><div class="scroll"><table class="grid"><thead><tr><th>scenario</th><th>variant</th><th>runs</th><th>met expectation</th><th>did not</th>"#);
-    for o in Outcome::ALL {
-        let _ = write!(page, "<th>{}</th>", o.name());
-    }
-    page.push_str("<th></th></tr></thead><tbody>");
-    for ((scenario, variant), c) in counts(records) {
-        let _ = write!(
-            page,
-            r#"<tr><td>{}</td><td>{}</td><td class="n">{}</td><td class="n">{}</td><td class="n{}">{}</td>"#,
-            esc(&scenario),
-            esc(&variant),
-            c.runs,
-            c.passed,
-            if c.runs == c.passed { " zero" } else { "" },
-            c.runs - c.passed
-        );
-        for o in Outcome::ALL {
-            let n = c.outcomes.get(&o).copied().unwrap_or(0);
-            let _ = write!(
-                page,
-                r#"<td class="n{}">{n}</td>"#,
-                if n == 0 { " zero" } else { "" }
-            );
-        }
-        // A stacked bar of the outcomes, in severity order.
-        page.push_str(r#"<td><svg class="bar" width="160" height="12" viewBox="0 0 160 12">"#);
-        let mut x = 0.0;
-        for o in Outcome::ALL {
-            let n = c.outcomes.get(&o).copied().unwrap_or(0);
-            if n == 0 {
-                continue;
-            }
-            let w = 160.0 * n as f64 / c.runs as f64;
-            let _ = write!(
-                page,
-                r#"<rect x="{}" y="0" width="{}" height="12" fill="{}"><title>{}: {n}</title></rect>"#,
-                f(x),
-                f(w),
-                outcome_color(o),
-                o.name()
-            );
-            x += w;
-        }
-        page.push_str("</svg></td></tr>");
-    }
-    page.push_str("</tbody></table></div></section>");
+struct OutcomeRow {
+    scenario: String,
+    variant: String,
+    runs: usize,
+    passed: usize,
+    /// Runs per outcome, in [`Outcome::ALL`] order.
+    per_outcome: Vec<usize>,
+    bar: Vec<BarSegment>,
 }
 
-fn durations(page: &mut String, records: &[RunRecord]) {
-    page.push_str(r#"<section id="durations"><h2>Simulated duration of the runs</h2>"#);
-    let values: Vec<(u64, bool)> = records
-        .iter()
-        .map(|r| (r.sim_elapsed_ms, r.passed))
-        .collect();
-    let Some(h) = histogram(&values, BINS_MAX) else {
-        page.push_str(r#"<p class="faint">No runs.</p></section>"#);
-        return;
-    };
-    let (w, ht, left, bottom) = (760.0, 220.0, 44.0, 34.0);
-    let plot_w = w - left - 10.0;
-    let plot_h = ht - bottom - 10.0;
-    let max = h.bins.iter().map(|b| b.0 + b.1).max().unwrap_or(1).max(1) as f64;
-    let bar_w = plot_w / h.bins.len() as f64;
-    let _ = write!(
-        page,
-        r#"<p class="explain">Runs per bin of {}; green met their expectation, red did not.</p><svg class="chart" width="{w}" height="{ht}" viewBox="0 0 {w} {ht}">"#,
-        esc(&fmt_dur(h.width))
-    );
-    let _ = write!(
-        page,
-        r#"<line class="axis" x1="{left}" x2="{}" y1="{y}" y2="{y}"/><text class="lbl" x="{}" y="14" text-anchor="end">{}</text><text class="lbl" x="{}" y="{}" text-anchor="end">0</text>"#,
-        f(w - 10.0),
-        f(left - 6.0),
-        max as usize,
-        f(left - 6.0),
-        f(ht - bottom),
-        y = f(ht - bottom)
-    );
-    let label_every = (h.bins.len() / 8).max(1);
-    for (i, &(p, fl)) in h.bins.iter().enumerate() {
-        let x = left + i as f64 * bar_w;
-        let lo = h.start + i as u64 * h.width;
-        let hp = plot_h * p as f64 / max;
-        let hf = plot_h * fl as f64 / max;
+/// One outcome's share of a 160-pixel stacked bar.
+struct BarSegment {
+    x: String,
+    w: String,
+    color: &'static str,
+    outcome: &'static str,
+    n: usize,
+}
+
+fn outcome_rows(records: &[RunRecord]) -> Vec<OutcomeRow> {
+    counts(records)
+        .into_iter()
+        .map(|((scenario, variant), c)| {
+            let mut x = 0.0;
+            let mut bar = Vec::new();
+            for o in Outcome::ALL {
+                let n = c.outcomes.get(&o).copied().unwrap_or(0);
+                if n == 0 {
+                    continue;
+                }
+                let w = 160.0 * n as f64 / c.runs as f64;
+                bar.push(BarSegment {
+                    x: f(x),
+                    w: f(w),
+                    color: outcome_color(o),
+                    outcome: o.name(),
+                    n,
+                });
+                x += w;
+            }
+            OutcomeRow {
+                scenario,
+                variant,
+                runs: c.runs,
+                passed: c.passed,
+                per_outcome: Outcome::ALL
+                    .iter()
+                    .map(|o| c.outcomes.get(o).copied().unwrap_or(0))
+                    .collect(),
+                bar,
+            }
+        })
+        .collect()
+}
+
+/// The histogram of simulated durations, laid out.
+struct DurationChart {
+    width: String,
+    w: f64,
+    h: f64,
+    left: f64,
+    axis_end: String,
+    base: String,
+    label_x: String,
+    label_y: String,
+    max: usize,
+    bars: Vec<DurationBar>,
+}
+
+struct DurationBar {
+    from: String,
+    to: String,
+    runs: usize,
+    failed: usize,
+    x: String,
+    w: String,
+    pass_y: String,
+    pass_h: String,
+    fail_y: String,
+    fail_h: String,
+    /// Every few bars, the bin's start under the axis.
+    label: Option<String>,
+}
+
+impl DurationChart {
+    fn of(records: &[RunRecord]) -> Option<DurationChart> {
+        let values: Vec<(u64, bool)> = records
+            .iter()
+            .map(|r| (r.sim_elapsed_ms, r.passed))
+            .collect();
+        let h = histogram(&values, BINS_MAX)?;
+        let (w, ht, left, bottom) = (760.0, 220.0, 44.0, 34.0);
+        let plot_w = w - left - 10.0;
+        let plot_h = ht - bottom - 10.0;
+        let max = h.bins.iter().map(|b| b.0 + b.1).max().unwrap_or(1).max(1) as f64;
+        let bar_w = plot_w / h.bins.len() as f64;
         let base = ht - bottom;
-        let _ = write!(
-            page,
-            r#"<g><title>{} – {}: {} run(s), {fl} failed</title><rect class="pass" x="{}" y="{}" width="{}" height="{}"/><rect class="fail" x="{}" y="{}" width="{}" height="{}"/></g>"#,
-            esc(&fmt_dur(lo)),
-            esc(&fmt_dur(lo + h.width)),
-            p + fl,
-            f(x + 1.0),
-            f(base - hp),
-            f(bar_w - 2.0),
-            f(hp),
-            f(x + 1.0),
-            f(base - hp - hf),
-            f(bar_w - 2.0),
-            f(hf)
-        );
-        if i % label_every == 0 {
-            let _ = write!(
-                page,
-                r#"<text class="lbl" x="{}" y="{}">{}</text>"#,
-                f(x + 1.0),
-                f(base + 14.0),
-                esc(&fmt_dur(lo))
-            );
-        }
+        let label_every = (h.bins.len() / 8).max(1);
+        let bars = h
+            .bins
+            .iter()
+            .enumerate()
+            .map(|(i, &(p, fl))| {
+                let x = left + i as f64 * bar_w;
+                let lo = h.start + i as u64 * h.width;
+                let hp = plot_h * p as f64 / max;
+                let hf = plot_h * fl as f64 / max;
+                DurationBar {
+                    from: fmt_dur(lo),
+                    to: fmt_dur(lo + h.width),
+                    runs: p + fl,
+                    failed: fl,
+                    x: f(x + 1.0),
+                    w: f(bar_w - 2.0),
+                    pass_y: f(base - hp),
+                    pass_h: f(hp),
+                    fail_y: f(base - hp - hf),
+                    fail_h: f(hf),
+                    label: (i % label_every == 0).then(|| fmt_dur(lo)),
+                }
+            })
+            .collect();
+        Some(DurationChart {
+            width: fmt_dur(h.width),
+            w,
+            h: ht,
+            left,
+            axis_end: f(w - 10.0),
+            base: f(base),
+            label_x: f(left - 6.0),
+            label_y: f(base + 14.0),
+            max: max as usize,
+            bars,
+        })
     }
-    page.push_str("</svg></section>");
 }
 
 /// Runs that ended per bin of wall time since the sweep started, as runs per second.
@@ -341,110 +381,122 @@ pub fn throughput_bins(records: &[RunRecord]) -> Option<(u64, Vec<usize>)> {
     Some((width, bins))
 }
 
-fn throughput(page: &mut String, records: &[RunRecord]) {
-    page.push_str(r#"<section id="throughput"><h2>Runs per second over the sweep</h2>"#);
-    let Some((width, bins)) = throughput_bins(records) else {
-        page.push_str(r#"<p class="faint">These records carry no end times (they were not made by a sweep).</p></section>"#);
-        return;
-    };
-    let rates: Vec<f64> = bins
-        .iter()
-        .map(|&n| n as f64 * 1000.0 / width as f64)
-        .collect();
-    let max = rates.iter().cloned().fold(0.0f64, f64::max).max(1e-9);
-    let (w, ht, left, bottom) = (760.0, 180.0, 44.0, 30.0);
-    let plot_h = ht - bottom - 10.0;
-    let bar_w = (w - left - 10.0) / bins.len() as f64;
-    let _ = write!(
-        page,
-        r#"<p class="explain">Runs that finished in each {} of wall time since the sweep started, as runs per second.</p><svg class="chart" width="{w}" height="{ht}" viewBox="0 0 {w} {ht}"><line class="axis" x1="{left}" x2="{}" y1="{y}" y2="{y}"/><text class="lbl" x="{}" y="14" text-anchor="end">{:.1}/s</text>"#,
-        esc(&fmt_dur(width)),
-        f(w - 10.0),
-        f(left - 6.0),
-        max,
-        y = f(ht - bottom)
-    );
-    let label_every = (bins.len() / 8).max(1);
-    for (i, (&n, &rate)) in bins.iter().zip(&rates).enumerate() {
-        let x = left + i as f64 * bar_w;
-        let h = plot_h * rate / max;
-        let _ = write!(
-            page,
-            r#"<rect class="rate" x="{}" y="{}" width="{}" height="{}"><title>{} – {}: {n} run(s), {:.2}/s</title></rect>"#,
-            f(x + 0.5),
-            f(ht - bottom - h),
-            f((bar_w - 1.0).max(0.5)),
-            f(h),
-            esc(&fmt_dur(i as u64 * width)),
-            esc(&fmt_dur((i as u64 + 1) * width)),
-            rate
-        );
-        if i % label_every == 0 {
-            let _ = write!(
-                page,
-                r#"<text class="lbl" x="{}" y="{}">{}</text>"#,
-                f(x),
-                f(ht - bottom + 14.0),
-                esc(&fmt_dur(i as u64 * width))
-            );
-        }
-    }
-    page.push_str("</svg></section>");
+/// Runs per second over the sweep's wall time, laid out.
+struct ThroughputChart {
+    width: String,
+    w: f64,
+    h: f64,
+    left: f64,
+    axis_end: String,
+    base: String,
+    label_x: String,
+    label_y: String,
+    max: f64,
+    bars: Vec<ThroughputBar>,
 }
 
-fn failures(page: &mut String, records: &[RunRecord], dir: Option<&Path>) {
-    let failing: Vec<&RunRecord> = records.iter().filter(|r| !r.passed).collect();
-    let _ = write!(
-        page,
-        r#"<section id="failures"><h2>Failures <span class="faint">({})</span></h2>"#,
-        failing.len()
-    );
-    if failing.is_empty() {
-        page.push_str(r#"<p class="ok-note">Every run met its expectation.</p></section>"#);
-        return;
+struct ThroughputBar {
+    from: String,
+    to: String,
+    runs: usize,
+    rate: f64,
+    x: String,
+    y: String,
+    w: String,
+    h: String,
+    label_x: String,
+    label: Option<String>,
+}
+
+impl ThroughputChart {
+    fn of(records: &[RunRecord]) -> Option<ThroughputChart> {
+        let (width, bins) = throughput_bins(records)?;
+        let rates: Vec<f64> = bins
+            .iter()
+            .map(|&n| n as f64 * 1000.0 / width as f64)
+            .collect();
+        let max = rates.iter().cloned().fold(0.0f64, f64::max).max(1e-9);
+        let (w, ht, left, bottom) = (760.0, 180.0, 44.0, 30.0);
+        let plot_h = ht - bottom - 10.0;
+        let bar_w = (w - left - 10.0) / bins.len() as f64;
+        let label_every = (bins.len() / 8).max(1);
+        let bars = bins
+            .iter()
+            .zip(&rates)
+            .enumerate()
+            .map(|(i, (&n, &rate))| {
+                let x = left + i as f64 * bar_w;
+                let h = plot_h * rate / max;
+                ThroughputBar {
+                    from: fmt_dur(i as u64 * width),
+                    to: fmt_dur((i as u64 + 1) * width),
+                    runs: n,
+                    rate,
+                    x: f(x + 0.5),
+                    y: f(ht - bottom - h),
+                    w: f((bar_w - 1.0).max(0.5)),
+                    h: f(h),
+                    label_x: f(x),
+                    label: (i % label_every == 0).then(|| fmt_dur(i as u64 * width)),
+                }
+            })
+            .collect();
+        Some(ThroughputChart {
+            width: fmt_dur(width),
+            w,
+            h: ht,
+            left,
+            axis_end: f(w - 10.0),
+            base: f(ht - bottom),
+            label_x: f(left - 6.0),
+            label_y: f(ht - bottom + 14.0),
+            max,
+            bars,
+        })
     }
-    page.push_str(r#"<div class="scroll"><table class="grid"><thead><tr><th>scenario</th><th>variant</th><th>seed</th><th>outcome</th><th>expected</th><th>first finding</th><th>report</th><th>replay and shrink</th></tr></thead><tbody>"#);
-    for r in failing.iter().take(FAILURES_MAX) {
-        let expected: Vec<&str> = r.expected.iter().map(|o| o.name()).collect();
-        let finding = r
-            .findings
-            .first()
-            .map(|f| format!("{}: {}", f.checker, f.message))
-            .unwrap_or_default();
-        let link = match r.report.as_deref() {
-            Some(report) => format!(
-                r#"<a href="{}">report</a>"#,
-                esc(&href_path(&html_sibling(report)))
-            ),
-            None => r#"<span class="faint">none written</span>"#.to_string(),
-        };
-        let shrink = shrink_command(r, dir)
-            .map(|c| format!(r#"<span class="cmdl">shrink</span><code class="cmd">{}</code>"#, esc(&c)))
-            .unwrap_or_else(|| {
-                r#"<span class="faint">shrinking needs the run's report.json (run with --report-dir)</span>"#
-                    .to_string()
-            });
-        let _ = write!(
-            page,
-            r#"<tr><td>{}</td><td>{}</td><td class="n">{}</td><td><span class="badge o-{o}">{o}</span></td><td>{}</td><td class="msg">{}</td><td>{link}</td><td><span class="cmdl">replay</span><code class="cmd">{}</code>{shrink}</td></tr>"#,
-            esc(&r.scenario),
-            esc(&r.variant),
-            r.seed,
-            esc(&expected.join(" or ")),
-            esc(&super::html::escape::clip(&finding, 240)),
-            esc(&r.replay),
-            o = r.outcome.name(),
-        );
+}
+
+struct Failures<'a> {
+    total: usize,
+    rows: Vec<FailureRow<'a>>,
+}
+
+struct FailureRow<'a> {
+    r: &'a RunRecord,
+    expected: String,
+    /// The first finding, clipped.
+    finding: String,
+    /// The run's report.html, relative (made by [`href_path`]).
+    link: Option<String>,
+    shrink: Option<String>,
+}
+
+impl<'a> Failures<'a> {
+    fn of(records: &'a [RunRecord], dir: Option<&Path>) -> Failures<'a> {
+        let failing: Vec<&RunRecord> = records.iter().filter(|r| !r.passed).collect();
+        Failures {
+            total: failing.len(),
+            rows: failing
+                .into_iter()
+                .take(FAILURES_MAX)
+                .map(|r| {
+                    let expected: Vec<&str> = r.expected.iter().map(|o| o.name()).collect();
+                    let finding = r
+                        .findings
+                        .first()
+                        .map(|f| format!("{}: {}", f.checker, f.message))
+                        .unwrap_or_default();
+                    FailureRow {
+                        r,
+                        expected: expected.join(" or "),
+                        finding: super::html::escape::clip(&finding, 240),
+                        link: r.report.as_deref().map(|p| href_path(&html_sibling(p))),
+                        shrink: shrink_command(r, dir),
+                    }
+                })
+                .collect(),
+        }
     }
-    page.push_str("</tbody></table></div>");
-    if failing.len() > FAILURES_MAX {
-        let _ = write!(
-            page,
-            r#"<p class="warn">{} more failures are not listed; the results file has them all.</p>"#,
-            failing.len() - FAILURES_MAX
-        );
-    }
-    page.push_str("</section>");
 }
 
 #[cfg(test)]
@@ -459,6 +511,7 @@ mod tests {
         passed: bool,
     ) -> RunRecord {
         RunRecord {
+            schema_version: crate::report::RECORD_SCHEMA_VERSION,
             scenario: scenario.into(),
             file: format!("scenarios/{scenario}.yaml"),
             variant: variant.into(),
@@ -476,6 +529,9 @@ mod tests {
             report: Some(format!("{scenario}/{variant}/seed-{seed}/report.json")),
             ended_ms: Some(seed * 400),
             nondeterminism: None,
+            trail_excerpt: vec![],
+            coverage: None,
+            started_unix_ms: None,
         }
     }
 
@@ -595,9 +651,22 @@ mod tests {
             render(
                 &sweep(),
                 &format!("faultline sweep: {}", dir.display()),
-                Some(&dir)
+                Some(&dir),
+                None
             )
         );
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn an_incomplete_sweep_never_says_all_passed() {
+        let passing: Vec<RunRecord> = sweep().into_iter().filter(|r| r.passed).collect();
+        let complete = render(&passing, "t", None, None);
+        assert!(complete.contains("all passed"));
+        assert!(!complete.contains("incomplete"));
+        let page = render(&passing, "t", None, Some("ran 7 of 9 <planned> runs"));
+        assert!(!page.contains("all passed"), "{page}");
+        assert!(page.contains(r#"<span class="big o-stuck">incomplete</span>"#));
+        assert!(page.contains("Incomplete: ran 7 of 9 &lt;planned&gt; runs."));
     }
 }

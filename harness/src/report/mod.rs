@@ -10,9 +10,9 @@ mod junit;
 mod summary;
 mod terminal;
 
-pub use dashboard::{dashboard_html, write_dashboard};
+pub use dashboard::{dashboard_html, write_dashboard, write_dashboard_with};
 pub use html::run_html;
-pub use junit::junit_xml;
+pub use junit::{junit_xml, junit_xml_with, xml_text};
 pub use summary::summary_md;
 pub use terminal::{run_lines, terminal_summary, Detail};
 
@@ -91,17 +91,23 @@ pub fn write_run_in(
 
 /// Write `junit.xml` and `summary.md` over all runs.
 pub fn write_summaries(root: &Path, records: &[RunRecord]) -> Result<(), crate::fsio::Error> {
-    write_summaries_with(root, records, None)
+    write_summaries_with(root, records, None, "")
 }
 
 /// `write_summaries`, with a note on coverage that was lost (an incomplete sweep
-/// or merge) at the top of `summary.md`.
+/// or merge) at the top of `summary.md` and as an error test case in `junit.xml`.
+/// `sections` is Markdown appended to `summary.md` (a sweep's coverage ledger).
 pub fn write_summaries_with(
     root: &Path,
     records: &[RunRecord],
     incomplete: Option<&str>,
+    sections: &str,
 ) -> Result<(), crate::fsio::Error> {
-    crate::fsio::tree_write(root, Path::new("junit.xml"), junit_xml(records).as_bytes())?;
+    crate::fsio::tree_write(
+        root,
+        Path::new("junit.xml"),
+        junit_xml_with(records, incomplete).as_bytes(),
+    )?;
     let mut md = summary_md(records);
     if let Some(note) = incomplete {
         let at = md.find("\n\n").map_or(md.len(), |i| i + 2);
@@ -113,6 +119,7 @@ pub fn write_summaries_with(
             ),
         );
     }
+    md.push_str(sections);
     crate::fsio::tree_write(root, Path::new("summary.md"), md.as_bytes())?;
     Ok(())
 }
@@ -121,10 +128,22 @@ fn md_line(text: &str) -> String {
     text.replace('|', "\\|").replace('\n', " ")
 }
 
+/// The version of the shape of a [`RunRecord`] line (`--json`, `results.jsonl`;
+/// `docs/schema/record.schema.json`). Raised when a field changes meaning or goes
+/// away.
+pub const RECORD_SCHEMA_VERSION: u32 = 1;
+
+/// Trail lines kept in a failing run's record for `junit.xml`'s `system-out`.
+pub const EXCERPT_FAULTS_MAX: usize = 20;
+pub const EXCERPT_TAIL: usize = 20;
+
 /// One finished run in a line: what `--json` prints and what a sweep appends to its
-/// results file (one JSON object per line).
+/// results file (one JSON object per line). Documented in `docs/json.md`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunRecord {
+    /// [`RECORD_SCHEMA_VERSION`] when written; 0 in records older than versioning.
+    #[serde(default)]
+    pub schema_version: u32,
     pub scenario: String,
     pub file: String,
     pub variant: String,
@@ -135,6 +154,10 @@ pub struct RunRecord {
     pub trail_digest: String,
     pub sim_elapsed_ms: u64,
     pub wall_ms: u64,
+    /// Wall-clock start of the run, milliseconds since the Unix epoch (for
+    /// `junit.xml`'s timestamps; never part of a trail or a report page).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_unix_ms: Option<u64>,
     pub findings: Vec<Finding>,
     pub replay: String,
     /// The run's report.json, relative to the report directory, when one was written.
@@ -147,11 +170,20 @@ pub struct RunRecord {
     /// differing event. Such a run never passes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nondeterminism: Option<String>,
+    /// A failing run's trail in brief: its faults and its last events, one line
+    /// each (empty for a passing run; report.json has the whole trail).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub trail_excerpt: Vec<String>,
+    /// What the run exercised (the sweep ledger adds these up; absent in
+    /// records written before the ledger).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coverage: Option<crate::coverage::Coverage>,
 }
 
 impl RunRecord {
     pub fn of(result: &RunResult) -> RunRecord {
         RunRecord {
+            schema_version: RECORD_SCHEMA_VERSION,
             scenario: result.scenario.clone(),
             file: result.file.clone(),
             variant: result.variant.clone(),
@@ -162,46 +194,92 @@ impl RunRecord {
             trail_digest: result.trail_digest.clone(),
             sim_elapsed_ms: result.sim_elapsed_ms,
             wall_ms: result.wall_ms,
+            started_unix_ms: None,
             findings: result.findings.clone(),
             replay: result.replay.clone(),
             report: None,
             ended_ms: None,
             nondeterminism: None,
+            trail_excerpt: if result.passed {
+                Vec::new()
+            } else {
+                trail_excerpt(result)
+            },
+            coverage: Some(result.coverage.clone()),
         }
     }
+
+    /// The record, stamped with the wall-clock time its run started (`wall_ms`
+    /// before now, when it is made right after the run ends).
+    pub fn started_now(mut self) -> RunRecord {
+        // wall-clock ok: junit.xml timestamps only, never a trail or a page
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis() as u64)
+            .ok();
+        self.started_unix_ms = now.map(|n| n.saturating_sub(self.wall_ms));
+        self
+    }
+}
+
+/// A failing run's trail in brief: up to [`EXCERPT_FAULTS_MAX`] faults, then the
+/// last [`EXCERPT_TAIL`] events.
+pub fn trail_excerpt(result: &RunResult) -> Vec<String> {
+    let faults = result.faults_fired();
+    let mut lines = Vec::new();
+    if !faults.is_empty() {
+        lines.push(format!("faults ({}):", faults.len()));
+        lines.extend(
+            faults
+                .iter()
+                .take(EXCERPT_FAULTS_MAX)
+                .map(|f| format!("  {f}")),
+        );
+        if faults.len() > EXCERPT_FAULTS_MAX {
+            lines.push(format!("  ... {} more", faults.len() - EXCERPT_FAULTS_MAX));
+        }
+    }
+    let events = &result.trail.events;
+    let from = events.len().saturating_sub(EXCERPT_TAIL);
+    lines.push(format!(
+        "last {} of {} trail events:",
+        events.len() - from,
+        events.len()
+    ));
+    for (i, e) in events.iter().enumerate().skip(from) {
+        lines.push(format!(
+            "  #{i} {} ms {}{} {}",
+            e.t_ms,
+            e.node
+                .as_deref()
+                .map(|n| format!("{n} "))
+                .unwrap_or_default(),
+            e.kind.name(),
+            e.detail
+        ));
+    }
+    lines
 }
 
 /// The one-line JSON object `--json` prints per variant run.
 pub fn json_line(result: &RunResult) -> String {
-    serde_json::to_string(&RunRecord::of(result)).expect("records serialize")
+    serde_json::to_string(&RunRecord::of(result).started_now()).expect("records serialize")
 }
 
 /// Read a saved report: a regular file of at most [`REPORT_BYTES_MAX`] bytes.
 pub fn read_run(path: &Path) -> Result<RunResult, String> {
     let bytes = crate::fsio::read_capped(path, REPORT_BYTES_MAX).map_err(|e| e.to_string())?;
-    serde_json::from_slice(&bytes).map_err(|e| {
-        format!(
-            "{}: not a faultline report: {e}",
-            crate::text::printable(&path.display().to_string())
-        )
-    })
-}
-
-pub fn xml_escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            // XML 1.0 forbids most control characters even when escaped.
-            c if (c as u32) < 0x20 && c != '\n' && c != '\t' && c != '\r' => out.push('?'),
-            c => out.push(c),
-        }
+    let shown = crate::text::printable(&path.display().to_string()).into_owned();
+    let result: RunResult = serde_json::from_slice(&bytes)
+        .map_err(|e| format!("{shown}: not a faultline report: {e}"))?;
+    if result.schema_version > crate::runner::REPORT_SCHEMA_VERSION {
+        return Err(format!(
+            "{shown}: report schema version {} is newer than this faultline reads ({}); use the faultline that wrote it",
+            result.schema_version,
+            crate::runner::REPORT_SCHEMA_VERSION
+        ));
     }
-    out
+    Ok(result)
 }
 
 #[cfg(test)]
@@ -236,13 +314,5 @@ mod tests {
         let long_b = "x".repeat(200) + "b";
         assert_ne!(safe_component(&long_a), safe_component(&long_b));
         assert!(safe_component(&long_a).len() <= 100);
-    }
-
-    #[test]
-    fn xml_escape_covers_markup_and_controls() {
-        assert_eq!(
-            xml_escape("<a href=\"x\">&'</a>\u{1}"),
-            "&lt;a href=&quot;x&quot;&gt;&amp;&apos;&lt;/a&gt;?"
-        );
     }
 }

@@ -14,7 +14,7 @@ mod pick;
 mod result;
 pub mod swarm;
 
-pub use result::{replay_command, FinalNode, MessageCount, RunResult};
+pub use result::{replay_command, FinalNode, MessageCount, RunResult, REPORT_SCHEMA_VERSION};
 
 use crate::check::{self, divergence, expect, history, invariants, Finding};
 use crate::faults::FaultTable;
@@ -107,6 +107,8 @@ pub(crate) struct Driver<'s> {
     pub(crate) swarm: Option<swarm::SwarmDraw>,
     /// `always` invariants that already failed during the run.
     always_failed: std::collections::BTreeSet<&'static str>,
+    /// The params the nodes started with (drawn ones included).
+    pub(crate) params: serde_json::Value,
     /// Where in the scenario the current step (or the chaos window) is.
     at: Loc,
     /// `follower`/`any` picks of actions, from their own stream of the seed.
@@ -162,6 +164,7 @@ impl<'s> Driver<'s> {
             chaos: plan.chaos.clone(),
             swarm: plan.draw.clone(),
             always_failed: Default::default(),
+            params: plan.params.clone(),
             at: Loc::default(),
             picks: crate::streams::rng(seed, crate::streams::PICKS),
             placeholders: crate::streams::rng(seed, crate::streams::PLACEHOLDERS),

@@ -12,6 +12,10 @@ use std::time::Duration;
 
 pub const HARNESS_VERSION: &str = env!("CARGO_PKG_VERSION");
 
+/// The version of `report.json`'s shape (`docs/schema/report.schema.json`). Raised when a
+/// field changes meaning or goes away, so a reader can refuse what it cannot read.
+pub const REPORT_SCHEMA_VERSION: u32 = 1;
+
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct FinalNode {
     pub name: String,
@@ -33,12 +37,22 @@ pub struct MessageCount {
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RunResult {
+    /// [`REPORT_SCHEMA_VERSION`] when written; 0 in reports older than versioning.
+    #[serde(default)]
+    pub schema_version: u32,
     pub harness_version: String,
     pub scenario: String,
     pub file: String,
     pub scenario_sha256: String,
     pub model: String,
     pub variant: String,
+    /// The bug modes this run had (the variant's, with any `--bug` override).
+    #[serde(default)]
+    pub bugs: nodes::api::BugSet,
+    /// The model params the nodes started with (the variant's, with any drawn by
+    /// the chaos section laid over them).
+    #[serde(default)]
+    pub params: serde_json::Value,
     pub seed: u64,
     pub outcome: Outcome,
     pub expected: Vec<Outcome>,
@@ -55,6 +69,9 @@ pub struct RunResult {
     pub ops: Vec<OpRecord>,
     pub messages_total: u64,
     pub messages: Vec<MessageCount>,
+    /// What the run exercised: probes, fail points, faults (the ledger's input).
+    #[serde(default)]
+    pub coverage: crate::coverage::Coverage,
     /// What the seed drew for the chaos section (swarm testing, drawn params).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub swarm: Option<super::swarm::SwarmDraw>,
@@ -98,13 +115,23 @@ impl RunResult {
                 count: *count,
             })
             .collect();
+        let fail_points = state.faults.summaries();
+        let coverage = crate::coverage::Coverage::of(
+            scenario.model.info().name,
+            scenario.chaos.is_some(),
+            &trail,
+            &fail_points,
+        );
         RunResult {
+            schema_version: REPORT_SCHEMA_VERSION,
             harness_version: HARNESS_VERSION.to_string(),
             scenario: scenario.name.clone(),
             file: scenario.file.clone(),
             scenario_sha256: scenario.sha256.clone(),
             model: scenario.model.info().name.to_string(),
             variant: variant.name.clone(),
+            bugs: variant.bugs.clone(),
+            params: driver.params.clone(),
             seed: driver.seed,
             outcome,
             expected,
@@ -114,12 +141,13 @@ impl RunResult {
             sim_steps: driver.sim_steps,
             wall_ms: wall.as_millis() as u64,
             findings,
-            fail_points: state.faults.summaries(),
+            fail_points,
             replay: replay_command(&scenario.file, &variant.name, driver.seed),
             nodes,
             ops: state.ops.values().cloned().collect(),
             messages_total: state.messages_total,
             messages,
+            coverage,
             swarm: driver.swarm.clone(),
             trail,
         }

@@ -30,6 +30,8 @@ pub struct MergeSummary {
     pub planned: Option<u64>,
     /// Why the set is not whole; empty when it is.
     pub problems: Vec<String>,
+    /// The ledger over every shard's runs, and what it concluded.
+    pub coverage: Option<meta::CoverageReport>,
 }
 
 impl MergeSummary {
@@ -148,12 +150,19 @@ pub fn merge(options: &MergeOptions) -> Result<MergeSummary, Error> {
         dirs: options.dirs.len(),
         planned,
         problems,
+        coverage: None,
     };
-    super::write_summaries(
+    let ledger = super::write_summaries(
         &options.out,
         &summary.records,
         summary.incomplete().as_deref(),
     )?;
+    let mut summary = summary;
+    summary.coverage = Some(meta::CoverageReport {
+        verdict: ledger.verdict(),
+        ledger,
+        judged: true,
+    });
     let merged = Meta {
         schema_version: meta::META_SCHEMA_VERSION,
         seeds: first_meta.as_ref().map_or([0, 0], |m| m.seeds),
@@ -168,6 +177,7 @@ pub fn merge(options: &MergeOptions) -> Result<MergeSummary, Error> {
         complete: summary.complete(),
         stopped_by: "merged".into(),
         incomplete: summary.incomplete(),
+        coverage: summary.coverage.clone(),
     };
     meta::write(&options.out, &merged)?;
     Ok(summary)
@@ -294,6 +304,7 @@ mod tests {
 
     fn record(seed: u64, digest: &str, report: Option<&str>) -> RunRecord {
         RunRecord {
+            schema_version: crate::report::RECORD_SCHEMA_VERSION,
             scenario: "s".into(),
             file: "s.yaml".into(),
             variant: "v".into(),
@@ -309,6 +320,9 @@ mod tests {
             report: report.map(str::to_string),
             ended_ms: None,
             nondeterminism: None,
+            trail_excerpt: vec![],
+            coverage: None,
+            started_unix_ms: None,
         }
     }
 

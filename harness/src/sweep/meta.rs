@@ -35,6 +35,21 @@ pub struct Meta {
     /// "ran X of Y (why)" when not complete.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub incomplete: Option<String>,
+    /// The coverage ledger of the recorded runs and what it concluded (absent
+    /// while running, and in sweeps from before the ledger).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coverage: Option<CoverageReport>,
+}
+
+/// The ledger and its verdict, as sweep.json carries them.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CoverageReport {
+    pub ledger: super::ledger::Ledger,
+    pub verdict: super::ledger::Verdict,
+    /// Whether the verdict's unreached probes fail this directory: a shard's do
+    /// not (merge judges the shards together), an unsharded sweep's and a
+    /// merge's do.
+    pub judged: bool,
 }
 
 pub fn write(dir: &Path, meta: &Meta) -> Result<(), fsio::Error> {

@@ -5,6 +5,7 @@
 //! and its [`Summary`]; the command line gives it an exit code of its own.
 
 mod error;
+pub mod ledger;
 pub mod merge;
 pub mod meta;
 pub mod plan;
@@ -99,6 +100,8 @@ pub struct Summary {
     /// Runs done by this invocation.
     pub ran_now: usize,
     pub stop: Stop,
+    /// What the coverage ledger concluded (judged for an unsharded sweep).
+    pub coverage: meta::CoverageReport,
 }
 
 impl Summary {
@@ -202,6 +205,7 @@ pub fn sweep(options: &SweepOptions) -> Result<Summary, Error> {
         complete: todo.is_empty(),
         stopped_by: "running".into(),
         incomplete: None,
+        coverage: None,
     };
     meta::write(&options.out, &meta)?;
     let mut records = previous.records;
@@ -247,6 +251,20 @@ pub fn sweep(options: &SweepOptions) -> Result<Summary, Error> {
             },
         })
     })?;
+    let complete = recorded >= items.len() as u64;
+    let incomplete = (!complete).then(|| {
+        format!(
+            "ran {recorded} of {} planned run(s): {}",
+            items.len(),
+            stop.why()
+        )
+    });
+    let ledger = write_summaries(&options.out, &records, incomplete.as_deref())?;
+    let coverage = meta::CoverageReport {
+        verdict: ledger.verdict(),
+        ledger,
+        judged: options.shard.is_none(),
+    };
     let summary = Summary {
         out: options.out.clone(),
         records,
@@ -254,16 +272,13 @@ pub fn sweep(options: &SweepOptions) -> Result<Summary, Error> {
         recorded,
         ran_now,
         stop,
+        coverage,
     };
     meta.recorded = summary.recorded;
     meta.complete = summary.complete();
     meta.stopped_by = stop.word().into();
     meta.incomplete = summary.incomplete();
-    write_summaries(
-        &options.out,
-        &summary.records,
-        summary.incomplete().as_deref(),
-    )?;
+    meta.coverage = Some(summary.coverage.clone());
     meta::write(&options.out, &meta)?;
     Ok(summary)
 }
@@ -353,10 +368,11 @@ fn execute(
     }
     if !options.quiet {
         let secs = progress.elapsed().as_secs_f64();
-        eprintln!(
+        // Above the bar, which is still drawn.
+        crate::progress::eprintln(&format!(
             "sweep: {ran_here} run(s) in {secs:.1}s ({:.1} runs/s)",
             progress.rate(ran_here)
-        );
+        ));
     }
     Ok((ended, ran_here))
 }
@@ -420,7 +436,7 @@ fn describe_difference(first: &RunResult, second: &RunResult) -> String {
 
 /// The record of one finished run; failing runs also get their full report.
 fn record(options: &SweepOptions, done: Done, elapsed: Duration) -> Result<RunRecord, String> {
-    let mut record = RunRecord::of(&done.result);
+    let mut record = RunRecord::of(&done.result).started_now();
     record.ended_ms = Some(elapsed.as_millis() as u64);
     if let Some(diff) = done.nondeterminism {
         record.nondeterminism = Some(diff);

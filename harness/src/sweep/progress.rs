@@ -1,35 +1,26 @@
-//! Sweep progress: a bar redrawn in place on a terminal, plain lines otherwise.
-//! Wall time here is only ever shown, never part of any trail.
+//! Sweep progress: a bar ([`crate::progress::Bar`]) with the sweep's counts, rate
+//! and failures. Wall time here is only ever shown, never part of any trail.
 
-use std::io::{IsTerminal, Write};
-use std::time::{Duration, Instant};
+use crate::progress::Bar;
+use std::time::Duration;
 
 pub struct Progress {
-    total: usize,
     done: usize,
     failures: usize,
-    start: Instant,
-    last: Instant,
-    terminal: bool,
-    quiet: bool,
+    bar: Bar,
 }
 
 impl Progress {
     pub fn new(total: usize, done: usize, quiet: bool) -> Self {
-        let now = Instant::now(); // wall-clock ok: progress display only
         Progress {
-            total,
             done,
             failures: 0,
-            start: now,
-            last: now,
-            terminal: std::io::stderr().is_terminal(),
-            quiet,
+            bar: Bar::new("sweep", "runs", total as u64, done as u64, quiet),
         }
     }
 
     pub fn elapsed(&self) -> Duration {
-        self.start.elapsed()
+        self.bar.elapsed()
     }
 
     pub fn record(&mut self, passed: bool, started_here: &mut usize) {
@@ -38,55 +29,19 @@ impl Progress {
         if !passed {
             self.failures += 1;
         }
-        let interval = if self.terminal {
-            Duration::from_millis(100)
-        } else {
-            Duration::from_secs(5)
-        };
-        if self.last.elapsed() >= interval || self.done == self.total {
-            self.last = Instant::now(); // wall-clock ok: progress display only
-            self.draw(*started_here);
-        }
+        let message = format!(
+            "{:.1} runs/s, {} failure(s)",
+            self.rate(*started_here),
+            self.failures
+        );
+        self.bar.set(self.done as u64, message);
     }
 
     pub fn rate(&self, runs: usize) -> f64 {
-        runs as f64 / self.start.elapsed().as_secs_f64().max(1e-9)
-    }
-
-    fn draw(&self, runs_here: usize) {
-        if self.quiet {
-            return;
-        }
-        let rate = self.rate(runs_here);
-        let left = self.total.saturating_sub(self.done);
-        let eta = if rate > 0.0 {
-            format!("{:.0}s", left as f64 / rate)
-        } else {
-            "?".into()
-        };
-        let mut err = std::io::stderr();
-        if self.terminal {
-            let width = 30;
-            let filled = (self.done * width).checked_div(self.total).unwrap_or(width);
-            let bar: String = "#".repeat(filled) + &".".repeat(width - filled);
-            let _ = write!(
-                err,
-                "\r[{bar}] {}/{} runs  {rate:.1} runs/s  {} failure(s)  eta {eta}   ",
-                self.done, self.total, self.failures
-            );
-        } else {
-            let _ = writeln!(
-                err,
-                "sweep: {}/{} runs, {rate:.1} runs/s, {} failure(s), eta {eta}",
-                self.done, self.total, self.failures
-            );
-        }
-        let _ = err.flush();
+        runs as f64 / self.elapsed().as_secs_f64().max(1e-9)
     }
 
     pub fn finish(&self) {
-        if self.terminal && !self.quiet {
-            eprintln!();
-        }
+        self.bar.finish();
     }
 }

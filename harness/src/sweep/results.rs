@@ -228,6 +228,7 @@ mod tests {
 
     fn record(seed: u64) -> RunRecord {
         RunRecord {
+            schema_version: crate::report::RECORD_SCHEMA_VERSION,
             scenario: "s".into(),
             file: "s.yaml".into(),
             variant: "v".into(),
@@ -243,6 +244,9 @@ mod tests {
             report: None,
             ended_ms: None,
             nondeterminism: None,
+            trail_excerpt: vec![],
+            coverage: None,
+            started_unix_ms: None,
         }
     }
 

@@ -66,7 +66,10 @@ pub fn catch_interrupts() {
                     } else {
                         "SIGTERM"
                     };
-                    eprintln!("\n{name}: finishing the runs in hand, then writing the summary");
+                    // Above the progress bar, which is still drawn.
+                    crate::progress::eprintln(&format!(
+                        "{name}: finishing the runs in hand, then writing the summary"
+                    ));
                 }
             }
         });

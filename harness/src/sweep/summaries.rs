@@ -1,6 +1,8 @@
 //! The summaries of a set of sweep records: `junit.xml`, `summary.md` (which says
-//! so at the top when coverage was lost) and the dashboard, sorted by run.
+//! so at the top when coverage was lost, and ends with the coverage ledger) and
+//! the dashboard, sorted by run.
 
+use super::ledger::{self, Ledger};
 use super::results;
 use crate::fsio;
 use crate::report::{self, RunRecord};
@@ -8,13 +10,17 @@ use std::path::Path;
 
 /// Write every summary of `records` into `dir`; `incomplete` is the "ran X of Y"
 /// note of a sweep or merge that did not cover everything it was asked to.
+/// Returns the records' coverage ledger (also written into `summary.md`).
 pub fn write(
     dir: &Path,
     records: &[RunRecord],
     incomplete: Option<&str>,
-) -> Result<(), fsio::Error> {
+) -> Result<Ledger, fsio::Error> {
     let mut sorted = records.to_vec();
     sorted.sort_by_key(results::key);
-    report::write_summaries_with(dir, &sorted, incomplete)?;
-    report::write_dashboard(dir, &sorted).map(|_| ())
+    let ledger = Ledger::of(&sorted);
+    let section = ledger.markdown(ledger::declared);
+    report::write_summaries_with(dir, &sorted, incomplete, &section)?;
+    report::write_dashboard_with(dir, &sorted, incomplete)?;
+    Ok(ledger)
 }

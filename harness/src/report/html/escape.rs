@@ -4,35 +4,59 @@
 //! from scenarios, models and (for `faultline report`) from a JSON file anyone can
 //! edit. None of it may ever become markup or script. The rules here:
 //!
-//! - Text goes through [`esc`] whether it lands in element content or in a quoted
+//! - Text goes through [`esc`] (in templates: every `{{ }}`, by [`Html`]) whether it lands in element content or in a quoted
 //!   attribute value (HTML or inline SVG; the same five characters are special in
 //!   both, and escaping `<` means no `</svg>`, `</script>` or `<![CDATA[` can start).
 //! - Scenario data never lands in a tag name, attribute name, `class`, `id`, CSS or
 //!   script: those are built from indices and fixed words only.
+//! - Templates mark only the page's own CSS and script and the SVG diagram (built
+//!   by `diagram.rs` from escaped text) `|safe`; nothing from a scenario is.
 //! - Links made from data go through [`href_path`], which can only produce a relative
 //!   path (no scheme such as `javascript:`).
 //! - The page's Content-Security-Policy allows only the one inline script, by hash
 //!   ([`csp`]): even if some markup slipped through, an injected script would not run.
 
+use askama::filters::Escaper;
+use base64::Engine;
+use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use sha2::{Digest, Sha256};
+use std::fmt;
 
-/// Escape text for HTML/SVG element content and for quoted attribute values.
-/// Control characters other than newline, tab and carriage return become U+FFFD
-/// (HTML treats most of them as parse errors).
+/// The escaper of the report templates (askama.toml) and of [`esc`]: text for
+/// HTML/SVG element content and for quoted attribute values. Control characters
+/// other than newline, tab and carriage return become U+FFFD (HTML treats most of
+/// them as parse errors).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Html;
+
+impl askama::filters::Escaper for Html {
+    fn write_escaped_str<W: fmt::Write>(&self, mut dest: W, text: &str) -> fmt::Result {
+        let mut plain = 0;
+        for (at, c) in text.char_indices() {
+            let replacement = match c {
+                '&' => "&amp;",
+                '<' => "&lt;",
+                '>' => "&gt;",
+                '"' => "&quot;",
+                '\'' => "&#39;",
+                '\n' | '\t' | '\r' => continue,
+                c if c.is_control() => "\u{FFFD}",
+                _ => continue,
+            };
+            dest.write_str(&text[plain..at])?;
+            dest.write_str(replacement)?;
+            plain = at + c.len_utf8();
+        }
+        dest.write_str(&text[plain..])
+    }
+}
+
+/// Escape text for HTML/SVG element content and for quoted attribute values
+/// (the rules of [`Html`]).
 pub fn esc(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            '\n' | '\t' | '\r' => out.push(c),
-            c if c.is_control() => out.push('\u{FFFD}'),
-            c => out.push(c),
-        }
-    }
+    Html.write_escaped_str(&mut out, text)
+        .expect("writing to a String cannot fail");
     out
 }
 
@@ -64,16 +88,15 @@ pub fn href_path(path: &str) -> String {
     }
 }
 
+/// Everything but RFC 3986's unreserved characters is encoded in a segment.
+const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
 fn percent_encode(segment: &str) -> String {
-    let mut out = String::with_capacity(segment.len());
-    for b in segment.bytes() {
-        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
+    utf8_percent_encode(segment, SEGMENT).to_string()
 }
 
 /// The Content-Security-Policy of a report page: nothing may be fetched (no
@@ -88,21 +111,7 @@ pub fn csp(script: &str) -> String {
 }
 
 fn base64(bytes: &[u8]) -> String {
-    const TABLE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let n = (chunk[0] as u32) << 16
-            | (*chunk.get(1).unwrap_or(&0) as u32) << 8
-            | *chunk.get(2).unwrap_or(&0) as u32;
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(TABLE[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
+    base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
 #[cfg(test)]
@@ -145,6 +154,7 @@ mod tests {
         assert_eq!(href_path("/etc/passwd"), "etc/passwd");
         assert_eq!(href_path("a b/\"x\"<"), "a%20b/%22x%22%3C");
         assert_eq!(href_path(""), "#");
+        assert_eq!(href_path("ä\\b~c"), "%C3%A4%5Cb~c");
     }
 
     #[test]

@@ -32,12 +32,15 @@ fn final_node(name: &str, state: &[(&str, &str)]) -> FinalNode {
 
 pub(crate) fn result(nodes: Vec<FinalNode>, events: Vec<Event>) -> RunResult {
     RunResult {
+        schema_version: crate::runner::REPORT_SCHEMA_VERSION,
         harness_version: "0.1.0".into(),
         scenario: "hand-made".into(),
         file: "scenarios/hand-made.yaml".into(),
         scenario_sha256: "ab".repeat(32),
         model: "raftkv".into(),
         variant: "buggy".into(),
+        bugs: Default::default(),
+        params: serde_json::Value::Null,
         seed: 7,
         outcome: Outcome::Converged,
         expected: vec![Outcome::Converged],
@@ -53,6 +56,7 @@ pub(crate) fn result(nodes: Vec<FinalNode>, events: Vec<Event>) -> RunResult {
         ops: vec![],
         messages_total: 0,
         messages: vec![],
+        coverage: Default::default(),
         swarm: None,
         trail: Trail { events },
     }

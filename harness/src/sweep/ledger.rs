@@ -1,0 +1,322 @@
+//! The coverage ledger of a sweep (or a merge of shards): per model, which
+//! probes were reached and first by which seed, which fail points were armed,
+//! reached and fired, which fault kinds were drawn and took effect; per scenario
+//! variant, how many distinct trails its seeds produced.
+//!
+//! Two judgments come out of it. A probe its model does not mark `rare` that no
+//! run reached fails the sweep (FoundationDB's rule for code probes: the
+//! ensemble never tested that path), for every model the sweep explored with a
+//! chaos section; merge adds shards up before it judges, so a probe hit on one
+//! shard is hit. And a variant whose seeds gave few distinct trails is warned
+//! about: a thousand seeds of one schedule test that schedule once.
+
+use crate::coverage::{Coverage, FaultUse, PointUse};
+use crate::report::RunRecord;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Below this many runs a variant's distinct-trail count is not judged.
+const FEW_TRAILS_MIN_RUNS: u64 = 10;
+/// A variant is warned about when distinct trails * this <= runs.
+const FEW_TRAILS_RATIO: u64 = 10;
+/// Trail digests are kept by this many leading hex digits (64 bits).
+const DIGEST_PREFIX: usize = 16;
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Ledger {
+    pub models: BTreeMap<String, ModelLedger>,
+    /// Keyed `scenario [variant]`.
+    pub variants: BTreeMap<String, VariantLedger>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ModelLedger {
+    pub runs: u64,
+    pub chaos_runs: u64,
+    pub probes: BTreeMap<String, ProbeCount>,
+    pub points: BTreeMap<String, PointUse>,
+    pub faults: BTreeMap<String, FaultUse>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProbeCount {
+    /// Runs that reached it.
+    pub runs: u64,
+    /// The lowest seed that reached it, and in which scenario.
+    pub first: Option<(u64, String)>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct VariantLedger {
+    pub model: String,
+    pub runs: u64,
+    #[serde(skip)]
+    digests: BTreeSet<String>,
+    /// Distinct trails (filled by `finish`).
+    pub distinct_trails: u64,
+}
+
+/// A probe of a model that no run reached.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Unreached {
+    pub model: String,
+    pub probe: String,
+    pub summary: String,
+}
+
+/// A model's declared probes as (name, rare, summary), from the registry; a
+/// model this binary does not know has none.
+pub fn declared(model: &str) -> Vec<(String, bool, String)> {
+    nodes::registry::find(model)
+        .map(|m| {
+            m.info()
+                .probes
+                .iter()
+                .map(|p| (p.name.to_string(), p.rare, p.summary.to_string()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// What a sweep or merge concluded from its ledger.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Verdict {
+    /// Probes no run reached (each fails the sweep).
+    pub unreached: Vec<Unreached>,
+    /// Variants with few distinct trails: (variant, runs, distinct) (a warning).
+    pub few_trails: Vec<(String, u64, u64)>,
+}
+
+impl Ledger {
+    /// The ledger of these records (those without coverage, from an older
+    /// faultline, count as runs that reached nothing).
+    pub fn of(records: &[RunRecord]) -> Ledger {
+        let mut ledger = Ledger::default();
+        let empty = Coverage::default();
+        for r in records {
+            let coverage = r.coverage.as_ref().unwrap_or(&empty);
+            ledger.add(&r.scenario, &r.variant, r.seed, &r.trail_digest, coverage);
+        }
+        ledger
+    }
+
+    /// The judgments, with the registry's probe declarations.
+    pub fn verdict(&self) -> Verdict {
+        Verdict {
+            unreached: self.unreached(declared),
+            few_trails: self.few_trails(),
+        }
+    }
+
+    /// Count one run.
+    pub fn add(&mut self, scenario: &str, variant: &str, seed: u64, digest: &str, c: &Coverage) {
+        let model = self.models.entry(c.model.clone()).or_default();
+        model.runs += 1;
+        model.chaos_runs += u64::from(c.chaos);
+        for probe in &c.probes {
+            let count = model.probes.entry(probe.clone()).or_default();
+            count.runs += 1;
+            if count.first.as_ref().is_none_or(|(s, _)| seed < *s) {
+                count.first = Some((seed, scenario.to_string()));
+            }
+        }
+        for (point, used) in &c.points {
+            let total = model.points.entry(point.clone()).or_default();
+            total.armed += used.armed;
+            total.reached += used.reached;
+            total.fired += used.fired;
+        }
+        for (kind, used) in &c.faults {
+            let total = model.faults.entry(kind.clone()).or_default();
+            total.drawn += used.drawn;
+            total.effective += used.effective;
+        }
+        let v = self
+            .variants
+            .entry(format!("{scenario} [{variant}]"))
+            .or_default();
+        v.model = c.model.clone();
+        v.runs += 1;
+        v.digests
+            .insert(digest.chars().take(DIGEST_PREFIX).collect());
+        v.distinct_trails = v.digests.len() as u64;
+    }
+
+    /// Declared probes (not `rare`) of every model the ledger explored with
+    /// chaos that no run reached. `declared` gives a model's probes as
+    /// (name, rare, summary); an unknown model has none to judge.
+    pub fn unreached(
+        &self,
+        declared: impl Fn(&str) -> Vec<(String, bool, String)>,
+    ) -> Vec<Unreached> {
+        let mut out = Vec::new();
+        for (name, model) in &self.models {
+            if model.chaos_runs == 0 {
+                continue;
+            }
+            for (probe, rare, summary) in declared(name) {
+                if !rare && model.probes.get(&probe).is_none_or(|c| c.runs == 0) {
+                    out.push(Unreached {
+                        model: name.clone(),
+                        probe,
+                        summary,
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    /// Variants whose seeds produced few distinct trails: `(variant, runs, distinct)`.
+    pub fn few_trails(&self) -> Vec<(String, u64, u64)> {
+        self.variants
+            .iter()
+            .filter(|(_, v)| {
+                v.runs >= FEW_TRAILS_MIN_RUNS && v.distinct_trails * FEW_TRAILS_RATIO <= v.runs
+            })
+            .map(|(k, v)| (k.clone(), v.runs, v.distinct_trails))
+            .collect()
+    }
+
+    /// The ledger as a Markdown section (summary.md).
+    pub fn markdown(&self, declared: impl Fn(&str) -> Vec<(String, bool, String)>) -> String {
+        let mut md = String::from("## Coverage\n\n");
+        let unreached = self.unreached(&declared);
+        if !unreached.is_empty() {
+            md.push_str(&format!(
+                "**{} probe(s) never reached: this sweep did not test those paths.**\n\n",
+                unreached.len()
+            ));
+            for u in &unreached {
+                md.push_str(&format!("- `{}` `{}`: {}\n", u.model, u.probe, u.summary));
+            }
+            md.push('\n');
+        }
+        for (variant, runs, distinct) in self.few_trails() {
+            md.push_str(&format!(
+                "**Warning:** {variant}: {runs} run(s) gave only {distinct} distinct trail(s); its seeds change little.\n\n"
+            ));
+        }
+        for (name, model) in &self.models {
+            md.push_str(&format!(
+                "### Model `{name}`: {} run(s), {} with chaos\n\n",
+                model.runs, model.chaos_runs
+            ));
+            let probes = declared(name);
+            if !probes.is_empty() {
+                md.push_str(
+                    "| probe | rare | runs that hit it | first seed |\n|---|---|---:|---|\n",
+                );
+                for (probe, rare, _) in &probes {
+                    let count = model.probes.get(probe).cloned().unwrap_or_default();
+                    let first = count
+                        .first
+                        .map(|(s, scenario)| format!("{s} ({scenario})"))
+                        .unwrap_or_else(|| "never".into());
+                    md.push_str(&format!(
+                        "| `{probe}` | {} | {} | {first} |\n",
+                        if *rare { "yes" } else { "no" },
+                        count.runs
+                    ));
+                }
+                md.push('\n');
+            }
+            if !model.points.is_empty() {
+                md.push_str("| fail point | armed | reached | fired |\n|---|---:|---:|---:|\n");
+                for (point, used) in &model.points {
+                    md.push_str(&format!(
+                        "| `{point}` | {} | {} | {} |\n",
+                        used.armed, used.reached, used.fired
+                    ));
+                }
+                md.push('\n');
+            }
+            if !model.faults.is_empty() {
+                md.push_str("| fault kind | drawn | took effect |\n|---|---:|---:|\n");
+                for (kind, used) in &model.faults {
+                    md.push_str(&format!(
+                        "| {kind} | {} | {} |\n",
+                        used.drawn, used.effective
+                    ));
+                }
+                md.push('\n');
+            }
+        }
+        md.push_str("### Distinct trails per variant\n\n| variant | runs | distinct trails |\n|---|---:|---:|\n");
+        for (key, v) in &self.variants {
+            md.push_str(&format!("| {key} | {} | {} |\n", v.runs, v.distinct_trails));
+        }
+        md.push('\n');
+        md
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn coverage(model: &str, chaos: bool, probes: &[&str]) -> Coverage {
+        Coverage {
+            model: model.into(),
+            chaos,
+            probes: probes.iter().map(|p| p.to_string()).collect(),
+            ..Coverage::default()
+        }
+    }
+
+    fn declared(model: &str) -> Vec<(String, bool, String)> {
+        match model {
+            "m" => vec![
+                ("often".into(), false, "a common path".into()),
+                ("seldom".into(), true, "a rare path".into()),
+                ("never".into(), false, "a path nobody took".into()),
+            ],
+            _ => Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_probe_never_hit_is_unreached_and_a_rare_one_is_not() {
+        let mut ledger = Ledger::default();
+        ledger.add("s", "v", 3, "aa", &coverage("m", true, &["often"]));
+        ledger.add("s", "v", 1, "bb", &coverage("m", true, &["often"]));
+        let unreached = ledger.unreached(declared);
+        assert_eq!(unreached.len(), 1);
+        assert_eq!(unreached[0].probe, "never");
+        assert_eq!(ledger.models["m"].probes["often"].runs, 2);
+        assert_eq!(
+            ledger.models["m"].probes["often"].first,
+            Some((1, "s".into()))
+        );
+    }
+
+    #[test]
+    fn scripted_only_models_are_not_judged() {
+        let mut ledger = Ledger::default();
+        ledger.add("s", "v", 1, "aa", &coverage("m", false, &[]));
+        assert!(ledger.unreached(declared).is_empty());
+    }
+
+    #[test]
+    fn shards_added_up_reach_what_either_reached() {
+        // Shard 1 hits `often`, shard 2 hits `never`: together nothing is unreached.
+        let mut ledger = Ledger::default();
+        ledger.add("s", "v", 1, "aa", &coverage("m", true, &["often"]));
+        assert_eq!(ledger.unreached(declared).len(), 1);
+        ledger.add("s", "v", 2, "bb", &coverage("m", true, &["never"]));
+        assert!(ledger.unreached(declared).is_empty());
+    }
+
+    #[test]
+    fn one_trail_for_many_seeds_is_flagged() {
+        let mut ledger = Ledger::default();
+        for seed in 1..=20 {
+            ledger.add("same", "v", seed, "d1", &coverage("m", false, &[]));
+            let digest = format!("{seed:016x}");
+            ledger.add("varied", "v", seed, &digest, &coverage("m", false, &[]));
+        }
+        let few = ledger.few_trails();
+        assert_eq!(few, vec![("same [v]".to_string(), 20, 1)]);
+        assert_eq!(ledger.variants["varied [v]"].distinct_trails, 20);
+    }
+}
