@@ -117,3 +117,33 @@ fn each_bug_scenario_reaches_the_probes_of_its_mechanism() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// The run report lists every probe of the model: where and when a node reached
+/// it, or that the run never did.
+#[test]
+fn the_html_report_lists_the_probes_reached_and_not_reached() {
+    let path = common::workspace().join("scenarios/ozone/hdds-17062-dropped-closed.yaml");
+    let scenario = faultline::scenario::load(&path).unwrap();
+    let variant = scenario.variant("buggy").unwrap();
+    let result = runner::run(&scenario, variant, scenario.settings.seed);
+    let page = faultline::report::run_html(&result);
+    let section = page
+        .split(r#"<section id="probes">"#)
+        .nth(1)
+        .and_then(|rest| rest.split("</section>").next())
+        .expect("a probes section");
+    let rows: Vec<&str> = section.split("<tr").skip(2).collect();
+    let info = scenario.model.info();
+    assert_eq!(rows.len(), info.probes.len(), "one row per declared probe");
+    let row = |name: &str| {
+        rows.iter()
+            .find(|r| r.contains(&format!("<code>{name}</code>")))
+            .unwrap_or_else(|| panic!("no row for {name}:\n{section}"))
+    };
+    let put_back = row("hdds_put_back_after_fcr_build");
+    assert!(put_back.contains("dn1 at "), "{put_back}");
+    assert!(!put_back.contains("class=\"never\""), "{put_back}");
+    let retried = row("hdds_delete_blocks_retried");
+    assert!(retried.contains("not reached"), "{retried}");
+    assert!(retried.starts_with(r#" class="never""#), "{retried}");
+}
