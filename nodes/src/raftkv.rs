@@ -210,7 +210,7 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| ModelInfo {
         summary: "no node's log loses or replaces an entry its state machine already applied",
     }],
     bugs: vec![&BUG_COMMIT_WITHOUT_QUORUM, &BUG_STALE_READ, &BUG_LOST_ACK],
-    probes: vec![],
+    probes: crate::raft::RaftProbe::infos(),
     index_format: crate::api::IndexFormat::Decimal,
     has_leader: true,
     leader_transfer: true,

@@ -4,7 +4,6 @@
 //! [`ClusterView`], so it is unit-tested on small hand-written inputs with no
 //! simulation. A checker that panics gives an `unknown` finding, never a pass.
 
-pub mod clients;
 pub mod divergence;
 pub mod expect;
 pub mod history;

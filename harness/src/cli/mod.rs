@@ -104,7 +104,7 @@ pub enum Command {
         #[arg(required = true)]
         paths: Vec<PathBuf>,
     },
-    /// List models (ops, fail points, invariants, bug keys) and bundled scenarios.
+    /// List models (ops, fail points, invariants, bug keys, probes) and bundled scenarios.
     List {
         /// Where to look for scenarios [default: scenarios].
         #[arg(long)]
@@ -367,7 +367,7 @@ pub fn main_with(cli: Cli) -> ExitCode {
             key,
             out,
         } => {
-            let shape = edn.then(|| match shape {
+            let shape = edn.then_some(match shape {
                 EdnShapeArg::Generic => crate::history::EdnShape::Generic,
                 EdnShapeArg::Register => crate::history::EdnShape::Register { key },
                 EdnShapeArg::ListAppend => crate::history::EdnShape::ListAppend,

@@ -15,6 +15,7 @@ pub mod bench;
 pub mod chains;
 pub mod check;
 pub mod hasher;
+pub mod judge;
 pub mod list_append;
 pub mod own;
 pub mod partition;

@@ -7,13 +7,13 @@
 //! integers, and each (state, op) step the model was asked is remembered, so
 //! the search hashes integers and asks the model at most once per pair.
 
-use super::hasher::FixedState;
+use super::hasher::FixedMap;
 use super::spec::{Entry, Scope, Spec};
 use crate::history::{text, CompletionKind, Op};
 use nodes::api::{OpResult, Sequential};
 use serde_json::{Map, Value};
 use std::cell::RefCell;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::rc::Rc;
 
 /// One op as the model reads it: the validated op and, if it completed, its answer.
@@ -32,7 +32,7 @@ struct States {
     ids: BTreeMap<String, u32>,
     values: Vec<Value>,
     /// (state, op, answer known) -> the state after, or `None`.
-    steps: HashMap<(u32, u32, bool), Option<u32>, FixedState>,
+    steps: FixedMap<(u32, u32, bool), Option<u32>>,
 }
 
 impl States {

@@ -3,16 +3,15 @@
 //!
 //! Each client of the run (the script, each client of a workload) is a lane. A
 //! lane runs its ops as one process, one at a time; an op sent while the lane's
-//! process still waits (a scripted `wait: false`) runs on a fresh process of
-//! the same lane, so every process keeps Jepsen's one-op-at-a-time rule. An
+//! processes all still wait (a scripted `wait: false`) runs on a fresh process
+//! of the same lane, so every process keeps Jepsen's one-op-at-a-time rule. An
 //! answer is read by the op's declaration ([`nodes::api::Answers`]): `ok`,
 //! `fail` (definitely not applied) or `info` (unknown); a timeout, a crash of the
 //! node the op was sent to, and a late answer after the client gave up are
 //! `info`.
 
-use crate::history::{CompletionKind, History};
+use crate::history::{ClientHistory, CompletionKind, Lane};
 use nodes::api::{AnswerKind, ModelInfo, OpResult, ParsedOp};
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -20,37 +19,13 @@ use std::time::Duration;
 /// The client the script's own `client` steps run as.
 pub const SCRIPT: &str = "script";
 
-/// One process of the history and the client it belongs to.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Lane {
-    pub process: u64,
-    /// `script`, `workload client 2`, `chaos client 0`.
-    pub client: String,
-}
-
-/// What clients saw in one run: the history, which client each process is, and
-/// each op's session.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct ClientHistory {
-    pub history: History,
-    /// One per process, in process order.
-    pub lanes: Vec<Lane>,
-    /// Each op's session (by op position): its client's connection to one start
-    /// of the node it was sent to. Session reads (ZooKeeper) are judged per session.
-    pub sessions: Vec<u64>,
-    /// Set when an event could not be recorded (a defect of the harness): the
-    /// history is then incomplete and judging it is unknown.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub broken: Option<String>,
-}
-
 pub struct Recorder {
     model: &'static ModelInfo,
     record: ClientHistory,
     /// Harness op id -> the history op it is, while it waits for an answer.
     waiting: BTreeMap<u64, usize>,
-    /// Each client's current process.
-    current: BTreeMap<String, u64>,
+    /// Each client's processes, in the order they were opened.
+    processes: BTreeMap<String, Vec<u64>>,
     /// Processes with an op outstanding.
     busy: BTreeSet<u64>,
     /// (process, node, start of the node) -> session.
@@ -66,7 +41,7 @@ impl Recorder {
             model,
             record: ClientHistory::default(),
             waiting: BTreeMap::new(),
-            current: BTreeMap::new(),
+            processes: BTreeMap::new(),
             busy: BTreeSet::new(),
             session_ids: BTreeMap::new(),
             last_ns: 0,
@@ -87,19 +62,20 @@ impl Recorder {
         self.record.broken.get_or_insert(message);
     }
 
-    /// The process `client` sends its next op as.
+    /// The process `client` sends its next op as: its first process with no op
+    /// outstanding, else a fresh one (so a lane has as many processes as it
+    /// ever had ops outstanding at once).
     fn process(&mut self, client: &str) -> u64 {
-        if let Some(&p) = self.current.get(client) {
-            if !self.busy.contains(&p) {
-                return p;
-            }
+        let own = self.processes.entry(client.to_string()).or_default();
+        if let Some(&free) = own.iter().find(|p| !self.busy.contains(p)) {
+            return free;
         }
         let process = self.record.lanes.len() as u64;
+        own.push(process);
         self.record.lanes.push(Lane {
             process,
             client: client.to_string(),
         });
-        self.current.insert(client.to_string(), process);
         process
     }
 

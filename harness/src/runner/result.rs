@@ -1,10 +1,10 @@
 //! Everything a run produced: the verdict, the trail, the final observations.
 
 use super::env::OpRecord;
-use super::recorder::ClientHistory;
 use super::Driver;
 use crate::check::{outcome_of, Finding};
 use crate::faults::ArmSummary;
+use crate::history::ClientHistory;
 use crate::outcome::Outcome;
 use crate::trail::Trail;
 use nodes::api::{ClusterView, Observation};
@@ -106,7 +106,7 @@ impl RunResult {
         let outcome = outcome_of(&findings);
         let expected = variant.expect.outcomes.clone();
         let passed = expected.contains(&outcome) && findings.iter().all(|f| f.outcome.is_some());
-        let state = driver.state.borrow();
+        let state = driver.cluster.state();
         let nodes = view
             .nodes
             .into_iter()
@@ -130,7 +130,7 @@ impl RunResult {
                 count: *count,
             })
             .collect();
-        let fail_points = state.faults.summaries();
+        let fail_points = driver.nemesis.summaries();
         let coverage = crate::coverage::Coverage::of(
             scenario.model.info().name,
             scenario.chaos.is_some(),
@@ -152,8 +152,8 @@ impl RunResult {
             expected,
             passed,
             trail_digest: trail.digest(),
-            sim_elapsed_ms: driver.sim.elapsed().as_millis() as u64,
-            sim_steps: driver.sim_steps,
+            sim_elapsed_ms: driver.cluster.elapsed_ms(),
+            sim_steps: driver.cluster.steps(),
             wall_ms: wall.as_millis() as u64,
             findings,
             fail_points,

@@ -12,11 +12,11 @@
 //! run through every scripted step that takes simulated time.
 
 use super::actions::Sent;
-use super::chaos::weighted;
-use super::pick::Want;
+use super::pick::{weighted, Want};
 use super::{Driver, Halt};
 use crate::action::Action;
 use crate::scenario::{expand_template, Target, Workload, WorkloadOp};
+use crate::streams::Stream;
 use crate::trail::{Data, GiveUp, WorkloadMark};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
@@ -68,7 +68,7 @@ fn pick_op<'w>(rng: &mut ChaCha8Rng, ops: &'w [WorkloadOp]) -> Option<&'w Worklo
 
 impl Driver<'_> {
     /// Start a workload; a source already running is left as it is.
-    pub(crate) fn start_workload(&mut self, source: Source, workload: &Workload, stream: u64) {
+    pub(crate) fn start_workload(&mut self, source: Source, workload: &Workload, stream: Stream) {
         if self
             .workloads
             .iter()
@@ -91,8 +91,8 @@ impl Driver<'_> {
         self.workloads.push(Running {
             source,
             workload: workload.clone(),
-            rng: crate::streams::rng(self.seed, stream),
-            next_at: self.sim.elapsed(),
+            rng: stream.rng(self.seed),
+            next_at: self.cluster.elapsed(),
             clients: vec![None; clients],
             turn: 0,
             stopped: false,
@@ -156,16 +156,16 @@ impl Driver<'_> {
     }
 
     fn tick_workload(&mut self, running: &mut Running) -> Result<(), Halt> {
-        let now = self.sim.elapsed();
+        let now = self.cluster.elapsed();
         for slot in running.clients.iter_mut() {
             let Some((id, deadline)) = *slot else {
                 continue;
             };
-            let open = self.state.borrow().open.contains(&id);
+            let open = self.cluster.state().open.contains(&id);
             if !open {
                 *slot = None;
             } else if now >= deadline {
-                self.state.borrow_mut().give_up(id, GiveUp::OpTimeout);
+                self.cluster.give_up(id, GiveUp::OpTimeout);
                 *slot = None;
             }
         }
@@ -246,9 +246,9 @@ impl Driver<'_> {
         };
         let name = format!("{} client {client}", running.source.name());
         running.sent += 1;
-        let node = self.names[node].clone();
+        let node = self.name(node);
         if let Sent::Pending(id) = self.act_client_as(&name, Action::Client { node, op }, None)? {
-            let deadline = self.sim.elapsed() + self.scenario.settings.op_timeout;
+            let deadline = self.cluster.elapsed() + self.scenario.settings.op_timeout;
             running.clients[client] = Some((id, deadline));
         }
         Ok(())

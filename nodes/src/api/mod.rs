@@ -15,7 +15,7 @@ mod params;
 mod probe;
 mod promise;
 
-pub use ctx::{Command, Env, NodeCtx, NodeSpec, NodeStart, OpResult};
+pub use ctx::{node_stream, Command, Env, NodeCtx, NodeSpec, NodeStart, OpResult};
 pub use disk::{Disk, RecordLog};
 pub use event::{ApplyResult, NodeEvent, Role};
 pub use faults::{fail_point_name, FailPoint, FailPointInfo, FailScope, Fault};
@@ -26,5 +26,5 @@ pub use model::{
 pub use net::Net;
 pub use observe::Observation;
 pub use params::{ParamInfo, ParamKind, ParamValue, PerNode, WEEK_MS};
-pub use probe::ProbeInfo;
+pub use probe::{check_probe_table, Probe, ProbeInfo, Probes};
 pub use promise::{AnswerKind, Answers, Consistency, HistoryModel, Sequential};

@@ -10,7 +10,7 @@ use super::sync_thread::SyncThread;
 use super::tree::{DataTree, Txn, ZkError};
 use super::wire::ELECTION_PORT;
 use super::zxid::{self, Zxid};
-use super::{server_ids, Config, Params, ZkOp, ZkPoint, BUG_4541};
+use super::{server_ids, Config, Params, ZkOp, ZkPoint, ZkProbe, BUG_4541};
 use crate::api::{
     parse_json, ApplyResult, Command, Net, NodeCtx, NodeEvent, Observation, OpResult, Role,
 };
@@ -136,6 +136,9 @@ impl Server {
             ctx,
         });
         server.load_database()?;
+        if server.ctx.incarnation() > 0 && !server.db.borrow().committed.is_empty() {
+            server.ctx.probe(ZkProbe::RestartReplaysLog);
+        }
         Ok(server)
     }
 
@@ -252,6 +255,14 @@ impl Server {
     pub fn apply_committed(&self, zxid: Zxid, txn: &Txn) -> Result<(), ZkError> {
         let result = {
             let mut db = self.db.borrow_mut();
+            // Zab delivers commits in zxid order; the committed log (what a DIFF
+            // sync sends) is ascending by construction, and a gap here would
+            // send a follower txns out of order.
+            assert!(
+                db.committed.back().is_none_or(|(last, _)| zxid > *last),
+                "Zab commits ascending zxids: {zxid} after {:?}",
+                db.committed.back().map(|(z, _)| z)
+            );
             let result = db.tree.apply(zxid, txn);
             db.committed.push_back((zxid, txn.clone()));
             while db.committed.len() > COMMITTED_LOG_MAX {
@@ -441,10 +452,14 @@ impl Server {
         let mut decided = self.send_notifications(outputs);
         loop {
             if let Some((state, vote, round)) = decided {
+                let tie = (vote.peer_epoch, vote.zxid) == (init.peer_epoch, init.zxid);
+                if tie && vote.leader != self.sid && init.zxid != Zxid::ZERO {
+                    self.ctx.probe(ZkProbe::ElectionTieBySid);
+                }
                 let leader = self.name_of(vote.leader).to_string();
                 let what = match state {
                     ServerState::Leading => "elected leader".to_string(),
-                    _ => format!("elected {leader}"),
+                    ServerState::Following | ServerState::Looking => format!("elected {leader}"),
                 };
                 self.note(format!(
                     "{what} in round {round} with vote epoch {} zxid {} sid {}",

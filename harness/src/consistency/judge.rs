@@ -4,13 +4,12 @@
 //! set of ops the checker found that cannot be ordered; a checker over its
 //! budget is `unknown`, never a pass.
 
-use super::Finding;
-use crate::consistency::own::Own;
-use crate::consistency::register::Register;
-use crate::consistency::zookeeper::ZooKeeper;
-use crate::consistency::{check, Budget, Report, CHECKER};
-use crate::history::{History, Op};
-use crate::runner::recorder::ClientHistory;
+use super::own::Own;
+use super::register::Register;
+use super::zookeeper::ZooKeeper;
+use super::{check, Budget, Report, CHECKER};
+use crate::check::Finding;
+use crate::history::{ClientHistory, History, Op};
 use crate::scenario::HistoryCheck;
 use nodes::api::{Consistency, HistoryModel, Model};
 
@@ -121,7 +120,7 @@ pub fn judge(
         report.message = format!(
             "{}: not consistent: {}",
             report.model,
-            crate::consistency::check::describe_witness(witness)
+            check::describe_witness(witness)
         );
     }
     Judged {
