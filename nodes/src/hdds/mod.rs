@@ -41,6 +41,13 @@ const CONTAINER_ANSWERS: Answers = Answers {
     refused: &["the report queue is full", "at most"],
 };
 
+/// `delete_blocks`: the log's bound refuses before anything is logged; any other
+/// error (none today) would be unknown.
+const DELETE_BLOCKS_ANSWERS: Answers = Answers {
+    definite: &[],
+    refused: &["at most", "block deletions enter at SCM"],
+};
+
 /// The one UDP port of every node of this model.
 const PORT: u16 = 9861;
 /// Bound on the containers one datanode holds (an FCR must fit in one datagram).
@@ -446,8 +453,8 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
             name: "delete_blocks",
             summary: "at SCM: log a deleted-block transaction (OM deleted a key); SCM sends it to the datanodes in deleteBlocks commands until all acknowledge it",
             example: "{on: scm, op: delete_blocks}",
-            consistency: Consistency::Unjudged,
-            answers: Answers::NONE,
+            consistency: Consistency::Linearizable,
+            answers: DELETE_BLOCKS_ANSWERS,
         },
         OpInfo {
             name: "command_status",

@@ -4,12 +4,18 @@
 //! containers out together. Judged over a run, it says whether every answer a
 //! client got fits one order of the events: an acknowledged event the datanode
 //! later behaves as if it never saw (a container set lost in a restart) fails it.
+//!
+//! SCM's deleted-block log is an object too (`scm/txs`): `delete_blocks` takes
+//! the next transaction id of a durable sequence (`DeletedBlockLog`'s), so each
+//! acknowledged one names the id after the last, and an id is never given twice,
+//! even across a restart of SCM.
 
 use super::datanode::transition;
+use super::deletion::TXS_MAX;
 use super::report::ContainerState;
 use super::{Config, HddsOp, Params};
 use crate::api::{OpResult, Sequential};
-use serde_json::Value;
+use serde_json::{json, Value};
 use std::collections::BTreeSet;
 
 pub struct Containers;
@@ -34,6 +40,29 @@ fn containers_of(op: &HddsOp) -> Option<Vec<u64>> {
     }
 }
 
+/// The deleted-block log's object: its state is the last transaction id given.
+const TXS: &str = "txs";
+
+/// `delete_blocks` against the last id given: an answer names the next one
+/// (`tx7` after 6), or refuses once the log's bound is reached.
+fn next_tx(last: &Value, answer: Option<&OpResult>) -> Option<Value> {
+    let last = last.as_u64()?;
+    if last >= TXS_MAX {
+        let full = format!("at most {TXS_MAX} deleted-block transactions");
+        return match answer {
+            None => Some(json!(last)),
+            Some(a) => (!a.ok && a.error.as_deref() == Some(full.as_str())).then(|| json!(last)),
+        };
+    }
+    let next = last + 1;
+    match answer {
+        None => Some(json!(next)),
+        Some(a) => {
+            (a.ok && a.value.as_deref() == Some(format!("tx{next}").as_str())).then(|| json!(next))
+        }
+    }
+}
+
 fn decode(state: &Value) -> Option<Option<ContainerState>> {
     match state {
         Value::Null => Some(None),
@@ -53,6 +82,12 @@ impl Sequential for Containers {
             .ok()
             .and_then(|op| containers_of(&op))
             .unwrap_or_default();
+        if matches!(
+            serde_json::from_value::<HddsOp>(op.clone()),
+            Ok(HddsOp::DeleteBlocks {})
+        ) {
+            return vec![format!("{node}/{TXS}")];
+        }
         if containers.is_empty() {
             return vec![format!("{node}/-")];
         }
@@ -62,6 +97,10 @@ impl Sequential for Containers {
     /// Every datanode holds the `containers` param's containers CLOSED on its
     /// first start.
     fn initial(&self, object: &str, params: &Value) -> Value {
+        if object.ends_with(&format!("/{TXS}")) {
+            // No transaction logged yet.
+            return json!(0);
+        }
         let params: Params = serde_json::from_value(params.clone()).unwrap_or_default();
         let held = Config::from_params(&params).containers;
         let container = object
@@ -75,6 +114,9 @@ impl Sequential for Containers {
 
     fn step(&self, states: &[Value], op: &Value, answer: Option<&OpResult>) -> Option<Vec<Value>> {
         let op: HddsOp = serde_json::from_value(op.clone()).ok()?;
+        if let HddsOp::DeleteBlocks {} = op {
+            return next_tx(states.first()?, answer).map(|s| vec![s]);
+        }
         let containers = containers_of(&op)?;
         let old: Vec<Option<ContainerState>> = states.iter().map(decode).collect::<Option<_>>()?;
         // What the datanode does: the states after, or the refusal it answers.
@@ -149,6 +191,28 @@ mod tests {
             spec.initial("dn1/C2", &json!({"containers": [2]})),
             json!("CLOSED")
         );
+    }
+
+    #[test]
+    fn a_deleted_block_transaction_takes_the_next_id_never_one_given_before() {
+        let spec = Containers;
+        let delete = json!({"op": "delete_blocks"});
+        assert_eq!(spec.objects(&delete, "scm"), ["scm/txs"]);
+        assert_eq!(spec.initial("scm/txs", &json!({})), json!(0));
+        let tx = |n: u64| Some(OpResult::value(format!("tx{n}")));
+        assert_eq!(one(&spec, &json!(0), &delete, tx(1)), Some(json!(1)));
+        assert_eq!(one(&spec, &json!(6), &delete, tx(7)), Some(json!(7)));
+        // An id given again (a sequence lost in a restart) fits no order.
+        assert!(one(&spec, &json!(7), &delete, tx(7)).is_none());
+        assert!(one(&spec, &json!(7), &delete, tx(9)).is_none());
+        // Unanswered: it may have taken the next id.
+        assert_eq!(one(&spec, &json!(7), &delete, None), Some(json!(8)));
+        let full = OpResult::error(format!("at most {TXS_MAX} deleted-block transactions"));
+        assert_eq!(
+            one(&spec, &json!(TXS_MAX), &delete, Some(full.clone())),
+            Some(json!(TXS_MAX))
+        );
+        assert!(one(&spec, &json!(3), &delete, Some(full)).is_none());
     }
 
     #[test]
