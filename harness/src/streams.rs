@@ -17,7 +17,11 @@ pub const PICKS: u64 = 0x7069_636b_0000_0000;
 /// `{A..B}` draws of scripted client ops.
 pub const PLACEHOLDERS: u64 = 0x706c_6163_0000_0000;
 
-pub const ALL: [u64; 4] = [CHAOS, FAULTS, PICKS, PLACEHOLDERS];
+/// Guided search's choices of corpus entries and mutations (seeded by the
+/// search, not by a run: a derived run's own draws come from its seed).
+pub const GUIDED: u64 = 0x6775_6964_0000_0000;
+
+pub const ALL: [u64; 5] = [CHAOS, FAULTS, PICKS, PLACEHOLDERS, GUIDED];
 
 /// A generator for one purpose of the run seeded `seed`.
 pub fn rng(seed: u64, stream: u64) -> rand_chacha::ChaCha8Rng {
@@ -34,7 +38,7 @@ mod tests {
     #[test]
     fn streams_are_disjoint_from_each_other_and_from_every_node_stream() {
         let node_streams_end = (crate::scenario::NODES_MAX as u64) << 32;
-        for new in [PICKS, PLACEHOLDERS] {
+        for new in [PICKS, PLACEHOLDERS, GUIDED] {
             assert!(new >= node_streams_end, "{new:#x} could be a node's stream");
         }
         for (i, a) in ALL.iter().enumerate() {

@@ -31,7 +31,11 @@ impl Driver<'_> {
         }
         match &step.kind {
             StepKind::Client(client) => self.client(client, step),
-            StepKind::TransferLeader { to, timeout } => self.transfer_leader(*to, *timeout, step),
+            StepKind::TransferLeader {
+                to,
+                timeout,
+                optional,
+            } => self.transfer_leader(*to, *timeout, *optional, step),
             StepKind::Partition(partition) => self.partition(partition, step),
             StepKind::Heal => {
                 self.perform(Action::Heal);
@@ -493,8 +497,17 @@ impl Driver<'_> {
         }
     }
 
-    fn transfer_leader(&mut self, to: Target, timeout: Duration, step: &Step) -> Result<(), Halt> {
+    fn transfer_leader(
+        &mut self,
+        to: Target,
+        timeout: Duration,
+        optional: bool,
+        step: &Step,
+    ) -> Result<(), Halt> {
         let Some(leader) = self.pick(Target::Leader, Want::Up, &[], timeout)? else {
+            if optional {
+                return Ok(());
+            }
             self.ineffective(
                 step,
                 format!(
@@ -511,6 +524,9 @@ impl Driver<'_> {
             Vec::new()
         };
         let Some(to) = self.pick(to, Want::Up, &taken, timeout)? else {
+            if optional {
+                return Ok(());
+            }
             self.ineffective(
                 step,
                 "transfer_leader: no up follower to transfer to".into(),
@@ -518,13 +534,16 @@ impl Driver<'_> {
             return Ok(());
         };
         if leader == to {
+            if optional {
+                return Ok(());
+            }
             self.ineffective(
                 step,
                 format!("transfer_leader: {} already leads", self.names[to]),
             );
             return Ok(());
         }
-        if !self.act_transfer(leader, to, timeout)? {
+        if !self.act_transfer(leader, to, timeout)? && !optional {
             let message = format!(
                 "{}:{}:{}: transfer_leader: {} did not become leader within {}",
                 self.scenario.file,
