@@ -12,16 +12,16 @@
 //! of it reaches a trail.
 
 use crate::action::Action;
-use crate::runner::{self, sim_builder, RunResult};
+use crate::runner::{self, add_hosts, sim_builder, RunResult};
 use crate::scenario::Scenario;
 use crate::sweep::{self, SweepOptions};
-use nodes::api::{Command, Env, Fault, NodeCtx, NodeEvent, NodeStart, Observation, OpResult};
+use nodes::api::{Command, Env, Fault, NodeEvent, Observation, OpResult};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
-use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
+use tokio::sync::mpsc::UnboundedSender;
 use turmoil::Sim;
 
 /// Everything from this line of the output file on is kept when the bench rewrites it.
@@ -86,7 +86,11 @@ fn median(mut values: Vec<f64>) -> f64 {
 }
 
 fn timed<T>(f: impl FnOnce() -> T) -> (T, f64) {
-    let start = Instant::now(); // wall-clock ok: the benchmark's measurement
+    #[allow(
+        clippy::disallowed_methods,
+        reason = "wall-clock ok: the benchmark's measurement"
+    )]
+    let start = Instant::now();
     let value = f();
     (value, start.elapsed().as_secs_f64() * 1000.0)
 }
@@ -102,31 +106,30 @@ pub fn bare_run(scenario: &Scenario, result: &RunResult) -> f64 {
     });
     let actions = result.trail.actions();
     let end = Duration::from_millis(result.sim_elapsed_ms);
+    // The run's own params: a chaos section may draw some per seed.
+    let params = runner::swarm::plan(scenario, variant, result.seed).params;
     let ((), ms) = timed(|| {
         let mut sim = sim_builder(&scenario.settings, result.seed).build();
-        for (index, spec) in scenario.nodes.iter().enumerate() {
-            let (env, nodes) = (env.clone(), scenario.nodes.clone());
-            let (bugs, params, name, model) = (
-                variant.bugs.clone(),
-                variant.params.clone(),
-                spec.name.clone(),
-                scenario.model,
-            );
-            let incarnation = RefCell::new(0u32);
-            sim.host(spec.name.as_str(), move || {
-                let (sender, receiver) = unbounded_channel();
-                env.inboxes.borrow_mut().insert(name.clone(), sender);
-                let start = NodeStart {
-                    index,
-                    nodes: nodes.clone(),
-                    incarnation: incarnation.replace_with(|i| *i + 1),
-                    seed: result.seed,
-                    bugs: bugs.clone(),
-                    params: params.clone(),
-                };
-                model.start(NodeCtx::new(start, env.clone() as Rc<dyn Env>, receiver))
-            });
-        }
+        let names: Vec<String> = scenario.nodes.iter().map(|n| n.name.clone()).collect();
+        let starts = RefCell::new(vec![0u32; names.len()]);
+        let bare = env.clone();
+        let started = Rc::new(move |index: usize, inbox: UnboundedSender<Command>| {
+            bare.inboxes
+                .borrow_mut()
+                .insert(names[index].clone(), inbox);
+            let mut starts = starts.borrow_mut();
+            starts[index] += 1;
+            starts[index] - 1
+        });
+        add_hosts(
+            &mut sim,
+            scenario,
+            &variant.bugs,
+            &params,
+            result.seed,
+            env.clone(),
+            started,
+        );
         let mut next = 0;
         let mut op_id = 0u64;
         while sim.elapsed() < end {

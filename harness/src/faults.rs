@@ -63,7 +63,7 @@ pub struct Decision {
 impl FaultTable {
     pub fn new(run_id: &str, seed: u64) -> Self {
         // A stream of its own, so fault draws never shift the simulator's.
-        let rng = crate::streams::rng(seed, crate::streams::FAULTS);
+        let rng = crate::streams::Stream::Faults.rng(seed);
         FaultTable {
             run_id: run_id.to_string(),
             rng,
@@ -163,6 +163,10 @@ impl FaultTable {
     pub fn decide(&mut self, node: &str, point: &'static str, payload: &str) -> Option<Decision> {
         let index = *self.active.get(&(node.to_string(), point))?;
         let arm = &mut self.arms[index];
+        assert!(
+            arm.active && arm.node == node && arm.point == point,
+            "the active table names only active arms, under their own node and point"
+        );
         if payload != arm.id.to_string() {
             return None;
         }
@@ -183,6 +187,7 @@ impl FaultTable {
             }
         }
         arm.fired += 1;
+        assert!(arm.fired <= arm.hits, "an arm fires only when reached");
         if let Some(left) = arm.remaining.as_mut() {
             *left -= 1;
         }

@@ -268,3 +268,64 @@ fn only_the_command_line_defines_or_uses_exit_codes() {
         }
     }
 }
+
+/// The determinism bans live in the workspace's `clippy.toml`, so `cargo clippy`
+/// refuses a wall-clock read, an unseeded RNG or a std hash container; the few
+/// sanctioned exceptions each say why, in the same words a reviewer greps for.
+#[test]
+fn clippy_bans_the_determinism_hazards_and_every_exception_says_why() {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let config = std::fs::read_to_string(workspace.join("clippy.toml")).unwrap();
+    for banned in [
+        "std::time::Instant::now",
+        "std::time::SystemTime::now",
+        "rand::thread_rng",
+        "rand::rng",
+        "std::collections::HashMap",
+        "std::collections::HashSet",
+    ] {
+        assert!(
+            config.contains(&format!("path = \"{banned}\"")),
+            "clippy.toml does not ban {banned}"
+        );
+    }
+    let mut files = Vec::new();
+    for dir in [
+        "harness/src",
+        "harness/tests",
+        "harness/benches",
+        "nodes/src",
+    ] {
+        let dir = workspace.join(dir);
+        if dir.is_dir() {
+            sources(&dir, &mut files);
+        }
+    }
+    let mut types_allowed = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        let rel = file.strip_prefix(workspace).unwrap().display().to_string();
+        let lines: Vec<&str> = text.lines().collect();
+        for (i, line) in lines.iter().enumerate() {
+            // The allow and its reason, on one line or over the next few.
+            let attribute = lines[i..lines.len().min(i + 4)].join(" ");
+            if line.contains("clippy::disallowed_methods") && !line.contains("\"clippy::") {
+                assert!(
+                    attribute.contains("reason = \"wall-clock ok: "),
+                    "{rel}:{}: an allowed wall-clock read must say `reason = \"wall-clock ok: why\"`",
+                    i + 1
+                );
+            }
+            if line.contains("clippy::disallowed_types") && !line.contains("\"clippy::") {
+                types_allowed.push(format!("{rel}:{}", i + 1));
+            }
+        }
+    }
+    // Only the fixed-hasher aliases may name a std hash container.
+    assert!(
+        types_allowed
+            .iter()
+            .all(|at| at.starts_with("harness/src/consistency/hasher.rs:")),
+        "std HashMap/HashSet allowed outside consistency/hasher.rs: {types_allowed:?}"
+    );
+}

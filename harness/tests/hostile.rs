@@ -34,6 +34,10 @@ fn faultline_within(args: &[&str], limit: Duration) -> Output {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    #[allow(
+        clippy::disallowed_methods,
+        reason = "wall-clock ok: a watchdog on a real child process"
+    )]
     let start = std::time::Instant::now();
     loop {
         if child.try_wait().unwrap().is_some() {

@@ -42,7 +42,11 @@ pub fn rows(sizes: &[usize], clients: &[u64]) -> Vec<Row> {
                 let mut walls = Vec::new();
                 let mut report = None;
                 for _ in 0..repeat {
-                    let start = Instant::now(); // wall-clock ok: the benchmark's measurement
+                    #[allow(
+                        clippy::disallowed_methods,
+                        reason = "wall-clock ok: the benchmark's measurement"
+                    )]
+                    let start = Instant::now();
                     let r = run(store, &history);
                     walls.push(start.elapsed().as_secs_f64() * 1000.0);
                     report = Some(r);

@@ -5,9 +5,8 @@
 //! they agree. Without this a state would copy and hash its whole list on every
 //! step.
 
-use super::hasher::FixedState;
+use super::hasher::FixedMap;
 use std::cell::RefCell;
-use std::collections::HashMap;
 
 const BASE: u64 = 0x9e37_79b9_7f4a_7c15;
 
@@ -29,7 +28,7 @@ struct Link {
 struct Table {
     links: Vec<Link>,
     /// (prev + 1, or 0 for the empty list; item) -> link. Only looked up.
-    index: HashMap<(u32, u32), u32, FixedState>,
+    index: FixedMap<(u32, u32), u32>,
 }
 
 #[derive(Default)]

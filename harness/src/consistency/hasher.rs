@@ -49,3 +49,18 @@ impl Hasher for FixedHasher {
 }
 
 pub type FixedState = BuildHasherDefault<FixedHasher>;
+
+/// A hash map with the fixed hasher: the search's memo tables, looked up and never
+/// iterated, so no order reaches a verdict; the same in every process.
+#[allow(
+    clippy::disallowed_types,
+    reason = "fixed hasher, never iterated: the one sanctioned std HashMap"
+)]
+pub type FixedMap<K, V> = std::collections::HashMap<K, V, FixedState>;
+
+/// A hash set with the fixed hasher (see [`FixedMap`]).
+#[allow(
+    clippy::disallowed_types,
+    reason = "fixed hasher, never iterated: the one sanctioned std HashSet"
+)]
+pub type FixedSet<T> = std::collections::HashSet<T, FixedState>;

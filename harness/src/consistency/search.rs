@@ -16,9 +16,8 @@
 //! of linearized ops is "everything below `high`, except these few", and the few
 //! are the ops still open in the window (plus indeterminate ones never placed).
 
-use super::hasher::FixedState;
+use super::hasher::FixedSet;
 use super::spec::{Entry, Spec};
-use std::collections::HashSet;
 
 /// Steps the search may take: one step is one call of the specification.
 #[derive(Clone, Copy, Debug)]
@@ -175,7 +174,7 @@ pub fn linearize<S: Spec>(spec: &S, entries: &[Entry<S::Op>], meter: &mut Meter)
         high: 0,
     };
     let mut left = entries.iter().filter(|e| e.determinate()).count();
-    let mut seen: HashSet<Key<S::State>, FixedState> = HashSet::default();
+    let mut seen: FixedSet<Key<S::State>> = FixedSet::default();
     // (op, state before it, high before it)
     let mut stack: Vec<(usize, S::State, usize)> = Vec::new();
     let mut state = spec.init(entries);

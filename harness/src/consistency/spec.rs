@@ -2,10 +2,10 @@
 //! ops run one at a time. The search (`search.rs`) asks it whether an op,
 //! with the result the history recorded, can come next.
 
-use super::hasher::FixedState;
+use super::hasher::FixedMap;
 use crate::history::Op;
 use serde_json::Value;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::fmt::Debug;
 use std::hash::Hash;
 
@@ -44,8 +44,8 @@ impl<O> Entry<O> {
 /// in order of first appearance; the hash maps are only looked up.
 #[derive(Clone, Debug, Default)]
 pub struct Values {
-    ints: HashMap<i64, u32, FixedState>,
-    strings: HashMap<String, u32, FixedState>,
+    ints: FixedMap<i64, u32>,
+    strings: FixedMap<String, u32>,
     others: BTreeMap<String, u32>,
     values: Vec<Value>,
 }

@@ -3,9 +3,8 @@
 //! text keeps its length and a polynomial hash, so comparing it with a read is a
 //! number comparison, confirmed character by character only when they agree.
 
-use super::hasher::FixedState;
+use super::hasher::FixedMap;
 use std::cell::RefCell;
-use std::collections::HashMap;
 
 const BASE: u64 = 0x100_0000_01b3;
 
@@ -29,9 +28,9 @@ struct Text {
 struct Table {
     texts: Vec<Text>,
     /// (prev + 1, or 0 for the empty text; suffix) -> text. Only looked up.
-    index: HashMap<(u32, u32), u32, FixedState>,
+    index: FixedMap<(u32, u32), u32>,
     suffixes: Vec<(String, u64, u64)>,
-    suffix_ids: HashMap<String, u32, FixedState>,
+    suffix_ids: FixedMap<String, u32>,
 }
 
 /// The table. Interior mutability: the search steps through `&self`.

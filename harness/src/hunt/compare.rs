@@ -42,7 +42,11 @@ pub fn blocks(seeds: &RangeInclusive<u64>, trials: usize) -> Vec<RangeInclusive<
     (0..trials)
         .map(|t| {
             let a = seeds.start() + t * size;
-            let b = if t + 1 == trials { *seeds.end() } else { a + size - 1 };
+            let b = if t + 1 == trials {
+                *seeds.end()
+            } else {
+                a + size - 1
+            };
             a..=b
         })
         .collect()
@@ -56,7 +60,12 @@ struct Job {
 }
 
 /// Run the guided trials for every buggy arm of `hunt`.
-pub fn compare(hunt: &Hunt, seeds: &RangeInclusive<u64>, trials: usize, jobs: usize) -> Result<Vec<KeyCompare>, String> {
+pub fn compare(
+    hunt: &Hunt,
+    seeds: &RangeInclusive<u64>,
+    trials: usize,
+    jobs: usize,
+) -> Result<Vec<KeyCompare>, String> {
     let mut out: Vec<KeyCompare> = Vec::new();
     let mut work = Vec::new();
     for arm in hunt.arms.iter().filter(|a| a.key.is_some()) {
@@ -120,7 +129,8 @@ fn one(job: &Job) -> Result<Search, String> {
     let bytes = crate::fsio::read_capped(&job.file, scenario::FILE_BYTES_MAX as u64)
         .map_err(|e| e.to_string())?;
     let text = String::from_utf8(bytes).map_err(|_| "not UTF-8".to_string())?;
-    let tree = crate::yaml::parse(&text, &crate::yaml::Limits::default()).map_err(|e| e.to_string())?;
+    let tree =
+        crate::yaml::parse(&text, &crate::yaml::Limits::default()).map_err(|e| e.to_string())?;
     let arm = Arm::Buggy(job.key.clone());
     let variant = plan::variant(&scenario, &arm);
     let fixed = plan::variant(&scenario, &Arm::Fixed);
@@ -133,7 +143,12 @@ fn one(job: &Job) -> Result<Search, String> {
         fixed: &fixed,
     };
     let budget = (job.block.end() - job.block.start() + 1) as usize;
-    Ok(guided::search(&setup, budget, *job.block.start(), *job.block.start()))
+    Ok(guided::search(
+        &setup,
+        budget,
+        *job.block.start(),
+        *job.block.start(),
+    ))
 }
 
 fn median(mut v: Vec<u64>) -> Option<f64> {
@@ -180,12 +195,19 @@ pub fn markdown(rows: &[KeyCompare]) -> String {
                 .filter_map(|t| t.guided.find.as_ref().map(|f| f.run as u64))
                 .collect(),
         );
-        let finds: Vec<&guided::Find> = row.trials.iter().filter_map(|t| t.guided.find.as_ref()).collect();
+        let finds: Vec<&guided::Find> = row
+            .trials
+            .iter()
+            .filter_map(|t| t.guided.find.as_ref())
+            .collect();
         let derived = finds
             .iter()
             .filter(|f| matches!(f.origin, guided::Origin::Derived { .. }))
             .count();
-        let attributable = finds.iter().filter(|f| f.fixed_passed == Some(true)).count();
+        let attributable = finds
+            .iter()
+            .filter(|f| f.fixed_passed == Some(true))
+            .count();
         let fmt = |m: Option<f64>| m.map(|m| format!("{m}")).unwrap_or_else(|| "-".into());
         md.push_str(&format!(
             "| {} | `{}` | {} | {} | {} | {} | {} | {} of {} | {} of {} |\n",
@@ -211,8 +233,12 @@ pub fn write_finds(rows: &[KeyCompare], dir: &std::path::Path) -> Result<Vec<Pat
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     for row in rows {
         for (t, trial) in row.trials.iter().enumerate() {
-            let Some(find) = &trial.guided.find else { continue };
-            let Some(text) = &find.scenario_text else { continue };
+            let Some(find) = &trial.guided.find else {
+                continue;
+            };
+            let Some(text) = &find.scenario_text else {
+                continue;
+            };
             let stem = format!("{}-{}-block{}", row.scenario, row.key, t + 1);
             let path = dir.join(format!("{stem}.yaml"));
             let text = text.replace("THIS_FILE", &path.display().to_string());

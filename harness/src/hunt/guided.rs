@@ -27,8 +27,8 @@ use crate::runner::{self, RunResult};
 use crate::scenario::{self, Scenario, Variant};
 use crate::shrink::{Target, Template};
 use crate::trail::Data;
-use nodes::api::NodeEvent;
 use crate::yaml::Node;
+use nodes::api::NodeEvent;
 use rand::seq::IndexedRandom;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
@@ -102,11 +102,28 @@ pub fn is_find(result: &RunResult) -> bool {
 /// One mutation, described for the trail of the search.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Mutation {
-    Shift { at_ms: u64, to_ms: u64, kind: &'static str },
-    Swap { a_ms: u64, b_ms: u64 },
-    Drop { at_ms: u64, kind: &'static str },
-    Add { to_ms: u64, kind: &'static str },
-    Retarget { at_ms: u64, from: String, to: String },
+    Shift {
+        at_ms: u64,
+        to_ms: u64,
+        kind: &'static str,
+    },
+    Swap {
+        a_ms: u64,
+        b_ms: u64,
+    },
+    Drop {
+        at_ms: u64,
+        kind: &'static str,
+    },
+    Add {
+        to_ms: u64,
+        kind: &'static str,
+    },
+    Retarget {
+        at_ms: u64,
+        from: String,
+        to: String,
+    },
 }
 
 impl std::fmt::Display for Mutation {
@@ -162,8 +179,9 @@ fn partner(actions: &[Timed], i: usize) -> Option<usize> {
 /// Indices of the actions a mutation may pick: faults that begin something (or
 /// are instant), never an undo alone.
 fn begins(actions: &[Timed]) -> Vec<usize> {
-    let undo_of_something: BTreeSet<usize> =
-        (0..actions.len()).filter_map(|i| partner(actions, i)).collect();
+    let undo_of_something: BTreeSet<usize> = (0..actions.len())
+        .filter_map(|i| partner(actions, i))
+        .collect();
     (0..actions.len())
         .filter(|i| is_fault(&actions[*i].action) && !undo_of_something.contains(i))
         .collect()
@@ -183,9 +201,9 @@ fn rename(action: &mut Action, from: &str, to: &str) {
             swap(f);
             t.iter_mut().for_each(swap);
         }
-        Action::Hold { between } | Action::Release { between } | Action::Latency { between, .. } => {
-            between.iter_mut().for_each(swap)
-        }
+        Action::Hold { between }
+        | Action::Release { between }
+        | Action::Latency { between, .. } => between.iter_mut().for_each(swap),
         Action::Crash { node }
         | Action::Restart { node }
         | Action::Stop { node }
@@ -207,9 +225,9 @@ fn mentions(action: &Action) -> Vec<String> {
             v.extend(to.iter().cloned());
             v
         }
-        Action::Hold { between } | Action::Release { between } | Action::Latency { between, .. } => {
-            between.to_vec()
-        }
+        Action::Hold { between }
+        | Action::Release { between }
+        | Action::Latency { between, .. } => between.to_vec(),
         Action::Crash { node }
         | Action::Restart { node }
         | Action::Stop { node }
@@ -303,7 +321,11 @@ pub fn mutate_once(
             if let Some(j) = j {
                 rename(&mut actions[j].action, &from, &to);
             }
-            Mutation::Retarget { at_ms: at, from, to }
+            Mutation::Retarget {
+                at_ms: at,
+                from,
+                to,
+            }
         }
     };
     actions.sort_by_key(|a| a.t_ms);
@@ -370,8 +392,13 @@ pub struct Setup<'s> {
 /// Search until the first find or `budget` runs; fresh seeds count up from
 /// `first_seed`, and `search_seed` seeds the choice of entries and mutations.
 pub fn search(setup: &Setup, budget: usize, first_seed: u64, search_seed: u64) -> Search {
-    let mut rng = crate::streams::rng(search_seed, crate::streams::GUIDED);
-    let nodes: Vec<String> = setup.scenario.nodes.iter().map(|n| n.name.clone()).collect();
+    let mut rng = crate::streams::Stream::Guided.rng(search_seed);
+    let nodes: Vec<String> = setup
+        .scenario
+        .nodes
+        .iter()
+        .map(|n| n.name.clone())
+        .collect();
     let mut seen: BTreeSet<String> = BTreeSet::new();
     let mut corpus: Vec<Entry> = Vec::new();
     let mut out = Search::default();
@@ -568,12 +595,18 @@ mod tests {
         let donor = t(0, transfer("n2"));
         let mut kinds = BTreeSet::new();
         for seed in 0..200 {
-            let mut rng = crate::streams::rng(seed, crate::streams::GUIDED);
+            let mut rng = crate::streams::Stream::Guided.rng(seed);
             let mut s = original.clone();
             let Some(m) = mutate_once(&mut rng, &mut s, &[&donor], &nodes, (1_000, 10_000)) else {
                 continue;
             };
-            kinds.insert(m.to_string().split(' ').next().unwrap_or_default().to_string());
+            kinds.insert(
+                m.to_string()
+                    .split(' ')
+                    .next()
+                    .unwrap_or_default()
+                    .to_string(),
+            );
             assert!(s.windows(2).all(|w| w[0].t_ms <= w[1].t_ms), "{m}: sorted");
             let clients: Vec<u64> = s
                 .iter()

@@ -120,7 +120,11 @@ pub fn hunt(options: &HuntOptions) -> Result<Hunt, String> {
     let mut hunt = Hunt::new(&scenarios, &arms, options);
     let files: Vec<PathBuf> = scenarios.iter().map(|s| PathBuf::from(&s.file)).collect();
     let total = items.len();
-    let started = Instant::now(); // wall-clock ok: hunt timing, never in a trail
+    #[allow(
+        clippy::disallowed_methods,
+        reason = "wall-clock ok: hunt timing, never in a trail"
+    )]
+    let started = Instant::now();
     let items = Arc::new(items);
     let next = Arc::new(AtomicUsize::new(0));
     let (sender, receiver) = mpsc::channel::<Result<Done, String>>();

@@ -212,7 +212,10 @@ impl RunRecord {
     /// The record, stamped with the wall-clock time its run started (`wall_ms`
     /// before now, when it is made right after the run ends).
     pub fn started_now(mut self) -> RunRecord {
-        // wall-clock ok: junit.xml timestamps only, never a trail or a page
+        #[allow(
+            clippy::disallowed_methods,
+            reason = "wall-clock ok: junit.xml timestamps only, never a trail or a page"
+        )]
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_millis() as u64)

@@ -99,7 +99,6 @@ pub struct RunState {
     pub open: BTreeSet<u64>,
     /// Nodes that asked to terminate, in order, not yet acted on.
     pub exits: Vec<(usize, String)>,
-    pub faults: FaultTable,
     /// (bucket start ms, from, to, kind) -> count.
     pub messages: BTreeMap<(u64, String, String, String), u32>,
     pub messages_total: u64,
@@ -109,6 +108,10 @@ pub struct RunState {
     pub line: Option<u32>,
     pub events_max: usize,
     pub events_over: bool,
+    /// The time of the last harness event: the driver's clock never goes back.
+    pub last_harness_ms: u64,
+    /// The run is over and its trail taken: nothing more may be recorded.
+    pub ended: bool,
     /// A node published since the `always` invariants were last evaluated.
     pub published_since_check: bool,
 }
@@ -140,7 +143,14 @@ impl RunState {
     /// Append a harness event at the driver's current time, tagged with the line
     /// of the step being run.
     pub fn harness_event(&mut self, node: Option<&str>, data: Data) {
-        let event = Event::new(self.now.as_millis() as u64, node, self.line, data);
+        let t_ms = self.now.as_millis() as u64;
+        assert!(
+            t_ms >= self.last_harness_ms,
+            "harness events never go back in time ({t_ms} ms after {} ms)",
+            self.last_harness_ms
+        );
+        self.last_harness_ms = t_ms;
+        let event = Event::new(t_ms, node, self.line, data);
         self.push(event);
     }
 
@@ -153,17 +163,21 @@ impl RunState {
             "{}",
             event.detail
         );
+        assert!(!self.ended, "no trail event after the run's end");
         if self.trail.len() >= self.events_max {
             self.events_over = true;
             return;
         }
         self.trail.push(event);
+        assert!(self.trail.len() <= self.events_max);
     }
 }
 
 pub struct RunEnv {
     pub run_id: String,
     pub state: Rc<RefCell<RunState>>,
+    /// The nemesis arms these; nodes reaching a fail point ask them.
+    pub faults: Rc<RefCell<FaultTable>>,
 }
 
 impl RunEnv {
@@ -203,9 +217,8 @@ impl Env for RunEnv {
 
     fn fail_point(&self, node: &str, point: &'static str, payload: &str) -> Option<Fault> {
         let t_ms = self.now_ms();
-        let mut state = self.state.borrow_mut();
-        let decision = state.faults.decide(node, point, payload)?;
-        state.push(Event::new(
+        let decision = self.faults.borrow_mut().decide(node, point, payload)?;
+        self.state.borrow_mut().push(Event::new(
             t_ms,
             Some(node),
             None,

@@ -91,7 +91,7 @@ impl RunResult {
         let outcome = outcome_of(&findings);
         let expected = variant.expect.outcomes.clone();
         let passed = expected.contains(&outcome) && findings.iter().all(|f| f.outcome.is_some());
-        let state = driver.state.borrow();
+        let state = driver.cluster.state();
         let nodes = view
             .nodes
             .into_iter()
@@ -115,7 +115,7 @@ impl RunResult {
                 count: *count,
             })
             .collect();
-        let fail_points = state.faults.summaries();
+        let fail_points = driver.nemesis.summaries();
         let coverage = crate::coverage::Coverage::of(
             scenario.model.info().name,
             scenario.chaos.is_some(),
@@ -137,8 +137,8 @@ impl RunResult {
             expected,
             passed,
             trail_digest: trail.digest(),
-            sim_elapsed_ms: driver.sim.elapsed().as_millis() as u64,
-            sim_steps: driver.sim_steps,
+            sim_elapsed_ms: driver.cluster.elapsed_ms(),
+            sim_steps: driver.cluster.steps(),
             wall_ms: wall.as_millis() as u64,
             findings,
             fail_points,

@@ -13,13 +13,12 @@
 //! simulation is built, and the draw is recorded on the trail and in the report.
 
 use crate::scenario::{Chaos, ChaosKind, ParamDraw, Scenario, Variant};
+use crate::streams::Stream;
 pub use crate::trail::SwarmDraw;
-use rand::{Rng, SeedableRng};
+use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use std::time::Duration;
 
-/// The RNG stream of the swarm draw (disjoint from the nemesis's and the faults').
-const SWARM_STREAM: u64 = 0x5a4a_4d00;
 /// Each fault kind's, fail point's and workload op's weight is multiplied by one
 /// of these, drawn uniformly: off a quarter of the time, else 1, 2 or 4 times as
 /// frequent as written.
@@ -47,8 +46,7 @@ pub fn plan(scenario: &Scenario, variant: &Variant, seed: u64) -> Plan {
             draw: None,
         };
     };
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    rng.set_stream(SWARM_STREAM);
+    let mut rng = Stream::Swarm.rng(seed);
     let mut chaos = chaos.clone();
     let mut draw = SwarmDraw {
         swarm: chaos.swarm,

@@ -122,6 +122,12 @@ pub struct NodeCtx {
 }
 
 /// Everything the harness decides about one start of one node.
+/// The random stream of one incarnation of node `index`: each restart draws
+/// afresh, and the harness keeps its own streams clear of these.
+pub const fn node_stream(index: usize, incarnation: u32) -> u64 {
+    (index as u64) << 32 | incarnation as u64
+}
+
 pub struct NodeStart {
     pub index: usize,
     pub nodes: Vec<NodeSpec>,
@@ -137,7 +143,7 @@ impl NodeCtx {
         let name = start.nodes[start.index].name.clone();
         // Each incarnation draws from its own stream, derived from the run's seed,
         // so a restart does not replay the random choices of the previous life.
-        let stream = (start.index as u64) << 32 | u64::from(start.incarnation);
+        let stream = node_stream(start.index, start.incarnation);
         let mut rng = ChaCha8Rng::seed_from_u64(start.seed);
         rng.set_stream(stream);
         let faults = FailScope::new(env.clone(), &name);

@@ -14,7 +14,7 @@ mod observe;
 mod params;
 mod probe;
 
-pub use ctx::{Command, Env, NodeCtx, NodeSpec, NodeStart, OpResult};
+pub use ctx::{node_stream, Command, Env, NodeCtx, NodeSpec, NodeStart, OpResult};
 pub use disk::{Disk, RecordLog};
 pub use event::{ApplyResult, NodeEvent, Role};
 pub use faults::{fail_point_name, FailPoint, FailPointInfo, FailScope, Fault};

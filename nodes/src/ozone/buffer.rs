@@ -92,6 +92,11 @@ pub struct DoubleBuffer {
 }
 
 impl DoubleBuffer {
+    /// Whether this buffer keeps critical errors (HDDS-17603's buggy mode).
+    pub fn buggy(&self) -> bool {
+        self.buggy
+    }
+
     pub fn new(buggy: bool) -> Self {
         DoubleBuffer {
             current: Vec::new(),

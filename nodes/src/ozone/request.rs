@@ -280,7 +280,16 @@ pub fn apply<S: Store>(store: &mut S, index: u64, request: &OmRequest) -> Respon
             OmRequest::PurgeDirectories { snapshot_key, .. } => snapshot_key.is_none(),
             // The model's KeyDeletingService purges the active object store only.
             OmRequest::PurgeKeys { .. } => true,
-            _ => false,
+            OmRequest::CreateVolume { .. }
+            | OmRequest::CreateBucket { .. }
+            | OmRequest::SetQuota { .. }
+            | OmRequest::Mkdir { .. }
+            | OmRequest::PutFile { .. }
+            | OmRequest::Delete { .. }
+            | OmRequest::CreateSnapshot { .. }
+            | OmRequest::DeleteSnapshot { .. }
+            | OmRequest::SnapshotPurge { .. }
+            | OmRequest::SetSnapshotProperty { .. } => false,
         };
     response
 }
