@@ -32,7 +32,7 @@ use nodes::api::NodeEvent;
 use rand::seq::IndexedRandom;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// One fresh seed every this many runs once the corpus is not empty (the rest
 /// are derived), so a corpus that went stale keeps receiving new material.
@@ -337,6 +337,37 @@ struct Entry {
     seed: u64,
     actions: Vec<Timed>,
     template: Template,
+    features: BTreeSet<String>,
+}
+
+/// Pick an entry, favouring those that reached what few runs reached (each
+/// feature weighs one over the number of runs that had it, as AFL's energy
+/// favours rare edges): a precondition a handful of runs hit is where a
+/// nearby schedule is most likely to go further.
+fn choose<'c>(
+    rng: &mut ChaCha8Rng,
+    corpus: &'c [Entry],
+    hits: &BTreeMap<String, u64>,
+) -> &'c Entry {
+    let weights: Vec<f64> = corpus
+        .iter()
+        .map(|e| {
+            e.features
+                .iter()
+                .map(|f| 1.0 / hits.get(f).copied().unwrap_or(1).max(1) as f64)
+                .sum::<f64>()
+                .max(1e-9)
+        })
+        .collect();
+    let total: f64 = weights.iter().sum();
+    let mut draw = rng.random_range(0.0..total);
+    for (entry, w) in corpus.iter().zip(&weights) {
+        if draw < *w {
+            return entry;
+        }
+        draw -= w;
+    }
+    corpus.last().expect("not empty")
 }
 
 /// How a run of the search came about.
@@ -400,6 +431,7 @@ pub fn search(setup: &Setup, budget: usize, first_seed: u64, search_seed: u64) -
         .map(|n| n.name.clone())
         .collect();
     let mut seen: BTreeSet<String> = BTreeSet::new();
+    let mut hits: BTreeMap<String, u64> = BTreeMap::new();
     let mut corpus: Vec<Entry> = Vec::new();
     let mut out = Search::default();
     let mut next_seed = first_seed;
@@ -414,7 +446,7 @@ pub fn search(setup: &Setup, budget: usize, first_seed: u64, search_seed: u64) -
             (seed, result, Origin::Fresh, None)
         } else {
             out.derived += 1;
-            let parent = &corpus[rng.random_range(0..corpus.len())];
+            let parent = choose(&mut rng, &corpus, &hits);
             let mut actions = parent.actions.clone();
             let span = span_of(&actions, parent.template.end_ms());
             let donors: Vec<&Timed> = corpus
@@ -461,9 +493,12 @@ pub fn search(setup: &Setup, budget: usize, first_seed: u64, search_seed: u64) -
             break;
         }
         let reached = features(&result);
+        for f in &reached {
+            *hits.entry(f.clone()).or_default() += 1;
+        }
         let new = reached.iter().any(|f| !seen.contains(f));
         if new {
-            seen.extend(reached);
+            seen.extend(reached.iter().cloned());
             let name = format!("{}-guided", setup.scenario.name);
             if let Ok(template) = Template::with_variant(setup.tree, setup.base, &result, &name) {
                 let actions = result.trail.actions();
@@ -474,6 +509,7 @@ pub fn search(setup: &Setup, budget: usize, first_seed: u64, search_seed: u64) -
                     seed,
                     actions,
                     template,
+                    features: reached,
                 });
             }
         }
