@@ -24,6 +24,9 @@ pub enum Stream {
     Placeholders,
     /// What a seed makes of a chaos section (swarm weights, drawn params).
     Swarm,
+    /// Guided search's choices of corpus entries and mutations (seeded by the
+    /// search, not by a run: a derived run's own draws come from its seed).
+    Guided,
 }
 
 /// Starts of one node before the runner stops the run: below the lowest harness
@@ -31,12 +34,13 @@ pub enum Stream {
 pub const INCARNATIONS_MAX: u32 = 60_000;
 
 impl Stream {
-    pub const ALL: [Stream; 5] = [
+    pub const ALL: [Stream; 6] = [
         Stream::Chaos,
         Stream::Faults,
         Stream::Picks,
         Stream::Placeholders,
         Stream::Swarm,
+        Stream::Guided,
     ];
 
     /// The ChaCha8 stream number.
@@ -47,6 +51,7 @@ impl Stream {
             Stream::Picks => 0x7069_636b_0000_0000,
             Stream::Placeholders => 0x706c_6163_0000_0000,
             Stream::Swarm => 0x5a4a_4d00,
+            Stream::Guided => 0x6775_6964_0000_0000,
         }
     }
 
