@@ -586,19 +586,40 @@ pub fn in_effect(events: &[Event], upto: usize) -> Vec<EventRef> {
 }
 
 /// Explain a divergence finding: `nodes` were compared at `applied` (`None`: a
-/// model without a log, compared at quiescence) and first differ at `key`.
+/// model without a log, compared at quiescence) and first differ at `key`;
+/// `odd` are the replicas whose value differs from the majority's (empty: no
+/// majority), which a model without a log needs to pick the causing write.
 pub fn explain_divergence(
     trail: &Trail,
     nodes: &[String],
     applied: Option<u64>,
     key: &str,
+    odd: &[String],
     format: IndexFormat,
 ) -> Cause {
     let index = Index::of(&trail.events);
     match applied {
         Some(applied) => by_index(&index, nodes, applied, key, format),
-        None => by_key(&index, nodes, key),
+        None => by_key(&index, nodes, key, odd),
     }
+}
+
+/// The replicas whose value differs from the one most replicas hold (a
+/// divergence finding's `values`); none when no value is held by a majority.
+fn odd_values(values: &serde_json::Map<String, serde_json::Value>) -> Vec<String> {
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    for v in values.values() {
+        *counts.entry(v.to_string()).or_default() += 1;
+    }
+    let top = counts.values().copied().max().unwrap_or(0);
+    if counts.values().filter(|&&c| c == top).count() != 1 {
+        return Vec::new();
+    }
+    values
+        .iter()
+        .filter(|(_, v)| counts[&v.to_string()] < top)
+        .map(|(n, _)| n.clone())
+        .collect()
 }
 
 fn by_index(
@@ -882,7 +903,7 @@ fn faults_words(faults: &[EventRef]) -> String {
     }
 }
 
-fn by_key(index: &Index, nodes: &[String], key: &str) -> Cause {
+fn by_key(index: &Index, nodes: &[String], key: &str, odd: &[String]) -> Cause {
     let replicas: Vec<ReplicaAt> = nodes
         .iter()
         .map(|n| {
@@ -921,10 +942,16 @@ fn by_key(index: &Index, nodes: &[String], key: &str) -> Cause {
             }
         })
         .collect();
-    let latest = replicas
-        .iter()
-        .filter_map(|r| r.did.at().map(|a| (a.event, r.node.clone())))
-        .max();
+    // The causing write: the latest write on a replica that differs from the
+    // majority; with no majority (or no write there), the latest write of all.
+    let last_write = |only_odd: bool| {
+        replicas
+            .iter()
+            .filter(|r| !only_odd || odd.contains(&r.node))
+            .filter_map(|r| r.did.at().map(|a| (a.event, r.node.clone())))
+            .max()
+    };
+    let latest = last_write(true).or_else(|| last_write(false));
     let faults = latest
         .as_ref()
         .map(|(e, _)| in_effect(index.events, *e))
@@ -938,7 +965,7 @@ fn by_key(index: &Index, nodes: &[String], key: &str) -> Cause {
                 at.t_ms,
                 did_words(&r.did),
                 if latest.as_ref().is_some_and(|(e, _)| *e == at.event) {
-                    " (the latest)"
+                    " (the cause)"
                 } else {
                     ""
                 }
@@ -1134,8 +1161,14 @@ pub fn annotate(findings: &mut [Finding], trail: &Trail, format: IndexFormat) {
             .map(|v| v.keys().cloned().collect())
             .unwrap_or_default();
         let applied = f.detail.get("applied").and_then(|a| a.as_u64());
+        let odd = f
+            .detail
+            .get("values")
+            .and_then(|v| v.as_object())
+            .map(odd_values)
+            .unwrap_or_default();
         let cause =
-            crate::panic::catch(|| explain_divergence(trail, &nodes, applied, &key, format));
+            crate::panic::catch(|| explain_divergence(trail, &nodes, applied, &key, &odd, format));
         attach(f, cause);
         explained = true;
     }

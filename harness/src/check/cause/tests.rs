@@ -135,6 +135,7 @@ fn an_ozone_entry_failed_flushed_and_never_reapplied_is_the_cause() {
         &names(&["om1", "om2", "om3"]),
         Some(4),
         "chain./v/b",
+        &[],
         IndexFormat::Decimal,
     );
     assert_eq!(cause.basis, Basis::Index);
@@ -206,6 +207,7 @@ fn the_same_failure_on_every_replica_is_no_difference() {
         &names(&["om1", "om2"]),
         Some(1),
         "k",
+        &[],
         IndexFormat::Decimal,
     );
     assert_eq!(cause.index, None);
@@ -251,6 +253,7 @@ fn a_zookeeper_txn_applied_but_never_logged_is_lost_in_the_restart() {
         &names(&["zk1", "zk2"]),
         Some(Z3),
         "/k",
+        &[],
         IndexFormat::Hex,
     );
     assert_eq!(cause.index, Some(Z2));
@@ -294,6 +297,7 @@ fn a_durable_txn_survives_the_restart() {
         &names(&["zk1", "zk2"]),
         Some(Z1),
         "/k",
+        &[],
         IndexFormat::Hex,
     );
     assert_eq!(cause.index, None, "{}", cause.summary);
@@ -318,6 +322,7 @@ fn a_raft_entry_replaced_by_the_majority_is_the_cause_with_its_partition() {
         &names(&["n1", "n2", "n3"]),
         Some(8),
         "k",
+        &[],
         IndexFormat::Decimal,
     );
     assert_eq!(cause.index, Some(5));
@@ -350,6 +355,7 @@ fn an_index_only_some_replicas_applied_is_the_fallback() {
         &names(&["n1", "n3"]),
         Some(4),
         "k",
+        &[],
         IndexFormat::Decimal,
     );
     assert_eq!(cause.index, Some(3));
@@ -390,6 +396,7 @@ fn a_logless_divergence_names_each_replicas_last_write_of_the_key() {
         &names(&["dn1", "recon"]),
         None,
         "dn1/C1",
+        &[],
         IndexFormat::Decimal,
     );
     assert_eq!(cause.basis, Basis::Key);
@@ -399,15 +406,38 @@ fn a_logless_divergence_names_each_replicas_last_write_of_the_key() {
     assert!(
         cause
             .summary
-            .contains("recon at 300 ms: applied heartbeat from dn1 (the latest)"),
+            .contains("recon at 300 ms: applied heartbeat from dn1 (the cause)"),
         "{}",
         cause.summary
     );
+    // The replica that differs from the majority is where the causing write is,
+    // even when another replica wrote the key later (HDDS-17062 on SCM).
+    let odd = odd_values(
+        serde_json::json!({"dn1": "CLOSED", "recon": null, "scm": null})
+            .as_object()
+            .unwrap(),
+    );
+    assert_eq!(odd, ["dn1"]);
+    let cause = explain_divergence(
+        &trail,
+        &names(&["dn1", "recon"]),
+        None,
+        "dn1/C1",
+        &odd,
+        IndexFormat::Decimal,
+    );
+    assert_eq!(
+        cause.event,
+        Some(1),
+        "dn1's import, not recon's later heartbeat"
+    );
+    assert!(odd_values(serde_json::json!({"a": 1, "b": 2}).as_object().unwrap()).is_empty());
     let none = explain_divergence(
         &trail,
         &names(&["dn1"]),
         None,
         "dn1/C9",
+        &[],
         IndexFormat::Decimal,
     );
     assert_eq!(none.event, None);

@@ -3,8 +3,9 @@
 //! The page reads top to bottom the way a failure is investigated: the verdict
 //! against the expectation and the command that replays it; what the checkers found;
 //! on a diverged or violated run, the divergence (the first differing key with every
-//! replica's value side by side, the failed invariants, the trail events that touched
-//! the key); the space-time diagram; each node's final observation; the full trail,
+//! replica's value side by side, its cause as the checkers explained it from the
+//! typed trail, the failed invariants, the trail events that touched the key or that
+//! the cause cites); the space-time diagram; each node's final observation; the full trail,
 //! filterable by node and kind.
 //!
 //! The markup is in askama templates (`harness/templates/report/`), escaped by
