@@ -161,7 +161,7 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| ModelInfo {
         summary: "no node's log loses or replaces an entry its state machine already applied",
     }],
     bugs: vec![&BUG_COMMIT_WITHOUT_QUORUM],
-    probes: vec![],
+    probes: crate::raft::RaftProbe::infos(),
     index_format: crate::api::IndexFormat::Decimal,
     has_leader: true,
     leader_transfer: true,

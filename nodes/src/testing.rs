@@ -4,7 +4,7 @@
 
 use crate::api::{
     parse_json, ApplyResult, Check, ClusterView, Command, Model, ModelInfo, NodeCtx, NodeEvent,
-    Observation, OpInfo, OpResult, ParsedOp, ProbeInfo, RoleInfo,
+    Observation, OpInfo, OpResult, ParsedOp, RoleInfo,
 };
 use serde::{Deserialize, Serialize};
 use std::cell::Cell;
@@ -34,12 +34,16 @@ pub enum FaultyOp {
     Probe,
 }
 
-/// The probe the `probe` op reports.
-pub static PROBE: ProbeInfo = ProbeInfo {
-    name: "faulty.reached",
-    summary: "the probe op ran",
-    rare: false,
-};
+crate::probes! {
+    /// The model's one probe, reported by the `probe` op.
+    pub enum FaultyProbe {
+        Reached {
+            name: "faulty_reached",
+            rare: false,
+            summary: "the probe op ran",
+        },
+    }
+}
 
 pub struct Faulty;
 
@@ -87,7 +91,7 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| ModelInfo {
     fail_points: vec![],
     invariants: vec![],
     bugs: vec![],
-    probes: vec![&PROBE],
+    probes: FaultyProbe::infos(),
     index_format: crate::api::IndexFormat::Decimal,
     has_leader: false,
     leader_transfer: false,
@@ -149,7 +153,7 @@ impl Model for Faulty {
                         ctx.complete(id, OpResult::ok());
                     }
                     FaultyOp::Probe => {
-                        ctx.probe(&PROBE);
+                        ctx.probe(FaultyProbe::Reached);
                         ctx.complete(id, OpResult::ok());
                     }
                     FaultyOp::Submit { apply_after_ms } => {

@@ -199,6 +199,12 @@ pub fn list(scenarios_dir: Option<&Path>) -> u8 {
         for b in &info.bugs {
             println!("    {:<16} {}", b.key, b.summary);
         }
+        println!("  probes:");
+        for p in &info.probes {
+            // A sweep fails when a probe that is not rare is never hit.
+            let rare = if p.rare { " [rare]" } else { "" };
+            println!("    {:<44} {}{rare}", p.name, p.summary);
+        }
         println!();
     }
     let dir = scenarios_dir.unwrap_or(Path::new("scenarios"));

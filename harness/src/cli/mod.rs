@@ -97,7 +97,7 @@ pub enum Command {
         #[arg(required = true)]
         paths: Vec<PathBuf>,
     },
-    /// List models (ops, fail points, invariants, bug keys) and bundled scenarios.
+    /// List models (ops, fail points, invariants, bug keys, probes) and bundled scenarios.
     List {
         /// Where to look for scenarios [default: scenarios].
         #[arg(long)]

@@ -25,4 +25,4 @@ pub use model::{
 pub use net::Net;
 pub use observe::Observation;
 pub use params::{ParamInfo, ParamKind, ParamValue, PerNode, WEEK_MS};
-pub use probe::ProbeInfo;
+pub use probe::{check_probe_table, Probe, ProbeInfo, Probes};

@@ -137,6 +137,53 @@ impl FailPoint for HddsPoint {
     }
 }
 
+crate::probes! {
+    /// The preconditions of the report and deletion mechanisms, checked where the
+    /// datanode or the receiver decides them.
+    pub enum HddsProbe {
+        FailedHeartbeatWithIcrs {
+            name: "hdds_failed_heartbeat_with_icrs",
+            rare: false,
+            summary: "a heartbeat that carried ICRs failed: they are put back, or left out as covered by a newer FCR",
+        },
+        FcrBuiltWithIcrsInFlight {
+            name: "hdds_fcr_built_with_icrs_in_flight",
+            rare: false,
+            summary: "an FCR was built (dropping the queued ICRs) while a heartbeat that took ICRs was in flight",
+        },
+        PutBackAfterFcrBuild {
+            name: "hdds_put_back_after_fcr_build",
+            rare: false,
+            summary: "a failed heartbeat's ICRs came back for the put-back after an FCR was built since they were taken (HDDS-17062's precondition: put back when buggy, left out when fixed)",
+        },
+        HeartbeatWithFcrAndIcrs {
+            name: "hdds_heartbeat_with_fcr_and_icrs",
+            rare: false,
+            summary: "one heartbeat carried an FCR and ICRs together: the receiver applies the ICRs on top of the FCR",
+        },
+        FcrLostWithFailedHeartbeat {
+            name: "hdds_fcr_lost_with_failed_heartbeat",
+            rare: false,
+            summary: "a heartbeat that carried an FCR failed: the FCR is not put back, only the next one repairs the receiver",
+        },
+        ReconReregisterAfterSilence {
+            name: "hdds_recon_reregister_after_silence",
+            rare: false,
+            summary: "Recon asked a datanode to re-register after a silence of at least its outdated threshold",
+        },
+        ReceiverIcrOverFcr {
+            name: "hdds_receiver_icr_over_fcr",
+            rare: false,
+            summary: "a receiver applied an ICR that says otherwise than the FCR of the same heartbeat",
+        },
+        DeleteBlocksRetried {
+            name: "hdds_delete_blocks_retried",
+            rare: false,
+            summary: "a datanode got a deleteBlocks command for a transaction it had executed before (SCM sent it again)",
+        },
+    }
+}
+
 /// What made an FCR build run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -430,7 +477,7 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
         },
     ],
     bugs: vec![&BUG_STALE_PUT_BACK_ICR],
-    probes: vec![],
+    probes: HddsProbe::infos(),
     index_format: crate::api::IndexFormat::Decimal,
     has_leader: false,
     leader_transfer: false,

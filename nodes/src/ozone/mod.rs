@@ -137,6 +137,58 @@ impl FailPoint for OmPoint {
     }
 }
 
+crate::probes! {
+    /// The preconditions of the OM model's mechanisms, checked where the OM
+    /// decides them (the Raft core's own are in [`crate::raft::RaftProbe`]).
+    pub enum OmProbe {
+        LeaderWithUnflushedBuffer {
+            name: "om_leader_with_unflushed_buffer",
+            rare: true,
+            summary: "an OM became leader while its double buffer held entries not yet flushed (HDDS-10798's precondition)",
+        },
+        StartupNotifiedWithLag {
+            name: "om_startup_entry_notified_with_applied_lag",
+            rare: false,
+            summary: "a leader's startup entry was notified while ozoneApplied lagged more than one index behind it, so the notify rule left ozoneApplied alone",
+        },
+        FlushBelowNotified {
+            name: "om_flush_below_last_notified",
+            rare: false,
+            summary: "a flush's updateLastAppliedIndex ran with its index below lastNotified (C1 held; C2 decides, the HDDS-10798 comparison)",
+        },
+        FlushKeptBelowNotified {
+            name: "om_flush_kept_applied_below_notified",
+            rare: false,
+            summary: "a flush's updateLastAppliedIndex found C1 true and C2 false: ozoneApplied stayed below lastNotified",
+        },
+        CriticalErrorTerminates {
+            name: "om_critical_error_terminates",
+            rare: false,
+            summary: "a request failed with INTERNAL_ERROR or METADATA_ERROR and the OM terminates (HDDS-17603's precondition)",
+        },
+        SnapshotPurgeReadFromDb {
+            name: "om_snapshot_purge_read_from_db",
+            rare: false,
+            summary: "a SnapshotPurge read a snapshot info row that missed the table cache and came from the DB",
+        },
+        RestartAboveTransactionInfo {
+            name: "om_restart_log_above_transaction_info",
+            rare: false,
+            summary: "an OM restarted with Raft log entries above TRANSACTION_INFO, which Raft applies again",
+        },
+        DdsSubmitInLaterTerm {
+            name: "om_dds_submit_in_later_term",
+            rare: true,
+            summary: "a DirectoryDeletingService run reached a submit after the Raft term changed since it read it, leading or not",
+        },
+        DdsSubmitAfterTermChange {
+            name: "om_dds_submit_after_term_change",
+            rare: true,
+            summary: "a DirectoryDeletingService run reached a submit after the Raft term changed since it read it, with the OM leading again (HDDS-17670's precondition)",
+        },
+    }
+}
+
 /// Client operations. Paths are absolute: `/volume/bucket/dir/file`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
@@ -449,7 +501,10 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
         },
     ],
     bugs: vec![&BUG_17603, &BUG_10798, &BUG_17670],
-    probes: vec![],
+    probes: OmProbe::infos()
+        .into_iter()
+        .chain(crate::raft::RaftProbe::infos())
+        .collect(),
     index_format: crate::api::IndexFormat::Decimal,
     has_leader: true,
     leader_transfer: true,

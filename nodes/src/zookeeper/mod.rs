@@ -86,6 +86,48 @@ impl FailPoint for ZkPoint {
     }
 }
 
+crate::probes! {
+    /// The preconditions of the ensemble's mechanisms (ZOOKEEPER-4541's among
+    /// them), checked where a server decides them.
+    pub enum ZkProbe {
+        SyncBusyAtFollowerShutdown {
+            name: "zk_sync_thread_busy_at_follower_shutdown",
+            rare: false,
+            summary: "a follower shut down while its sync thread held requests (an fsync in progress or a non-empty queue)",
+        },
+        AckAfterSocketClosed {
+            name: "zk_ack_after_learner_socket_closed",
+            rare: false,
+            summary: "the sync thread's ACK write found the learner socket already closed (nulled by closeSocket)",
+        },
+        AppliedBeforeLogged {
+            name: "zk_follower_applied_before_logged",
+            rare: false,
+            summary: "a follower applied a committed txn that its own txn log did not yet hold durably",
+        },
+        SyncThreadDied {
+            name: "zk_sync_thread_died",
+            rare: false,
+            summary: "an exception ended a sync thread (\"SyncRequestProcessor exited!\") with what it held",
+        },
+        EmptyDiff {
+            name: "zk_learner_synced_by_empty_diff",
+            rare: false,
+            summary: "a leader synced a learner that had processed txns with an empty DIFF (its last zxid equals the leader's)",
+        },
+        ElectionTieBySid {
+            name: "zk_election_tie_broken_by_sid",
+            rare: false,
+            summary: "a server elected another whose vote had its own epoch and last zxid (past the first txn): the server id decided",
+        },
+        RestartReplaysLog {
+            name: "zk_restart_replays_txn_log",
+            rare: false,
+            summary: "a restarted server rebuilt its tree from its snapshot plus txn log records to replay",
+        },
+    }
+}
+
 /// Client operations. Writes go to the leader (`on: leader` is the default);
 /// `get` reads the local tree of the server it is sent to, as ZooKeeper reads do.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -330,7 +372,7 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
         summary: "every committed txn a server has applied is in its durable txn log or covered by its snapshot (no applied txn lost by a dead sync thread; at quiescence no hole against the leader's log)",
     }],
     bugs: vec![&BUG_4541],
-    probes: vec![],
+    probes: ZkProbe::infos(),
     index_format: crate::api::IndexFormat::Hex,
     has_leader: true,
     leader_transfer: false,

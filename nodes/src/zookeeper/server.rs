@@ -10,7 +10,7 @@ use super::sync_thread::SyncThread;
 use super::tree::{DataTree, Txn, ZkError};
 use super::wire::ELECTION_PORT;
 use super::zxid::{self, Zxid};
-use super::{server_ids, Config, Params, ZkOp, ZkPoint, BUG_4541};
+use super::{server_ids, Config, Params, ZkOp, ZkPoint, ZkProbe, BUG_4541};
 use crate::api::{
     parse_json, ApplyResult, Command, Net, NodeCtx, NodeEvent, Observation, OpResult, Role,
 };
@@ -133,6 +133,9 @@ impl Server {
             ctx,
         });
         server.load_database()?;
+        if server.ctx.incarnation() > 0 && !server.db.borrow().committed.is_empty() {
+            server.ctx.probe(ZkProbe::RestartReplaysLog);
+        }
         Ok(server)
     }
 
@@ -446,6 +449,10 @@ impl Server {
         let mut decided = self.send_notifications(outputs);
         loop {
             if let Some((state, vote, round)) = decided {
+                let tie = (vote.peer_epoch, vote.zxid) == (init.peer_epoch, init.zxid);
+                if tie && vote.leader != self.sid && init.zxid != Zxid::ZERO {
+                    self.ctx.probe(ZkProbe::ElectionTieBySid);
+                }
                 let leader = self.name_of(vote.leader).to_string();
                 let what = match state {
                     ServerState::Leading => "elected leader".to_string(),

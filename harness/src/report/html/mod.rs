@@ -195,6 +195,7 @@ pub fn run_html(r: &RunResult) -> String {
             .iter()
             .map(|n| NodeCard::of(n, &div, index_format(r)))
             .collect(),
+        probes: ProbeRow::of(r),
         trail: TrailView::of(r, &div),
     }
     .render()
@@ -218,7 +219,57 @@ struct RunPage<'a> {
     divergence: Option<DivergenceView<'a>>,
     diagram: DiagramView,
     nodes: Vec<NodeCard<'a>>,
+    probes: Vec<ProbeRow>,
     trail: TrailView<'a>,
+}
+
+/// One probe of the run's model: where and when nodes reached it. Every declared
+/// probe gets a row, so the page says which windows this run never opened; a
+/// probe on the trail that the model no longer declares still gets one.
+struct ProbeRow {
+    name: String,
+    rare: bool,
+    summary: String,
+    /// `node at time`, in trail order (each node reports once per incarnation).
+    hits: Vec<String>,
+}
+
+impl ProbeRow {
+    fn of(r: &RunResult) -> Vec<ProbeRow> {
+        let declared = nodes::registry::find(&r.model)
+            .map(|m| m.info().probes.clone())
+            .unwrap_or_default();
+        let mut rows: Vec<ProbeRow> = declared
+            .iter()
+            .map(|p| ProbeRow {
+                name: p.name.to_string(),
+                rare: p.rare,
+                summary: p.summary.to_string(),
+                hits: Vec::new(),
+            })
+            .collect();
+        for event in &r.trail.events {
+            let crate::trail::Data::Node(nodes::api::NodeEvent::Probe { probe, .. }) = &event.data
+            else {
+                continue;
+            };
+            let at = format!(
+                "{} at {}",
+                event.node.as_deref().unwrap_or("?"),
+                fmt_ms(event.t_ms)
+            );
+            match rows.iter_mut().find(|row| row.name == *probe) {
+                Some(row) => row.hits.push(at),
+                None => rows.push(ProbeRow {
+                    name: probe.clone(),
+                    rare: false,
+                    summary: event.detail.clone(),
+                    hits: vec![at],
+                }),
+            }
+        }
+        rows
+    }
 }
 
 /// The sentence under the verdict.
