@@ -12,7 +12,16 @@ use faultline::runner;
 
 /// Scenario, variant: the basis, the index (as the model writes it) and words
 /// the cause must say.
-const EXPECTED: &[(&str, &str, Basis, Option<&str>, &[&str])] = &[
+type Pinned = (
+    &'static str,
+    &'static str,
+    Basis,
+    Option<&'static str>,
+    Words,
+);
+type Words = &'static [&'static str];
+
+const EXPECTED: &[Pinned] = &[
     (
         "hdds-10798-leader-not-ready",
         "buggy",

@@ -651,7 +651,7 @@ fn by_index(
             found = Some(at);
             break;
         }
-        if partial.is_none() && present.len() == 1 && did.iter().any(|d| *d == Did::Missing) {
+        if partial.is_none() && present.len() == 1 && did.contains(&Did::Missing) {
             partial = Some(at);
         }
     }
