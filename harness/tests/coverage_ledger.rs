@@ -127,6 +127,23 @@ fn an_unreached_probe_fails_a_sweep_and_the_merge_of_its_shards_but_not_a_shard(
     std::fs::remove_dir_all(&root).unwrap();
 }
 
+/// Sweep the `fixed` variant of `file` over seeds 1..12 into `dir`; it must pass.
+fn sweep_fixed_12(file: &str, dir: &Path) -> Value {
+    let out = faultline(&[
+        "sweep",
+        file,
+        "--variant",
+        "fixed",
+        "--seeds",
+        "1..12",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    meta(dir)
+}
+
 #[test]
 fn a_scenario_whose_seeds_change_nothing_counts_one_trail_and_is_warned_about() {
     let root = temp_dir("coverage_ledger", "distinct");
@@ -140,24 +157,8 @@ fn a_scenario_whose_seeds_change_nothing_counts_one_trail_and_is_warned_about() 
     let fixed_order = original.replace("random_order: true", "random_order: false");
     let file = root.join("same-trail.yaml");
     std::fs::write(&file, &fixed_order).unwrap();
+    let m = sweep_fixed_12(file.to_str().unwrap(), &root.join("sweep"));
     let dir = root.join("sweep");
-    let out = faultline(&[
-        "sweep",
-        file.to_str().unwrap(),
-        "--variant",
-        "fixed",
-        "--seeds",
-        "1..12",
-        "--out",
-        dir.to_str().unwrap(),
-    ]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let m = meta(&dir);
     let variants = m["coverage"]["ledger"]["variants"].as_object().unwrap();
     let (key, v) = variants.iter().next().unwrap();
     assert_eq!(v["runs"], 12, "{key}");
@@ -172,24 +173,10 @@ fn a_scenario_whose_seeds_change_nothing_counts_one_trail_and_is_warned_about() 
     );
 
     // The bundled scenario (host order shuffled with the seed) varies.
-    let dir = root.join("bundled");
-    let out = faultline(&[
-        "sweep",
+    let m = sweep_fixed_12(
         "scenarios/zookeeper/zookeeper-4541-lost-txn.yaml",
-        "--variant",
-        "fixed",
-        "--seeds",
-        "1..12",
-        "--out",
-        dir.to_str().unwrap(),
-    ]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        &root.join("bundled"),
     );
-    let m = meta(&dir);
     let (_, v) = m["coverage"]["ledger"]["variants"]
         .as_object()
         .unwrap()

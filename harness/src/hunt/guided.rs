@@ -187,55 +187,44 @@ fn begins(actions: &[Timed]) -> Vec<usize> {
         .collect()
 }
 
-fn rename(action: &mut Action, from: &str, to: &str) {
-    let swap = |s: &mut String| {
-        if s == from {
-            *s = to.to_string();
-        }
-    };
+/// Every node name an action holds (a transfer's `to`, not its `from`: the
+/// step form transfers from whoever leads then).
+fn names_mut(action: &mut Action) -> Vec<&mut String> {
     match action {
-        Action::Client { .. } | Action::Heal => {}
-        Action::TransferLeader { to: target, .. } => swap(target),
-        Action::Partition { groups } => groups.iter_mut().flatten().for_each(swap),
-        Action::PartitionOneWay { from: f, to: t } => {
-            swap(f);
-            t.iter_mut().for_each(swap);
+        Action::Client { .. } | Action::Heal => Vec::new(),
+        Action::TransferLeader { to, .. } => vec![to],
+        Action::Partition { groups } => groups.iter_mut().flatten().collect(),
+        Action::PartitionOneWay { from, to } => {
+            std::iter::once(from).chain(to.iter_mut()).collect()
         }
         Action::Hold { between }
         | Action::Release { between }
-        | Action::Latency { between, .. } => between.iter_mut().for_each(swap),
+        | Action::Latency { between, .. } => between.iter_mut().collect(),
         Action::Crash { node }
         | Action::Restart { node }
         | Action::Stop { node }
         | Action::Start { node }
         | Action::ArmFailPoint { node, .. }
         | Action::ClearFailPoint { node, .. }
-        | Action::ReleaseFailPoint { node, .. } => swap(node),
+        | Action::ReleaseFailPoint { node, .. } => vec![node],
+    }
+}
+
+fn rename(action: &mut Action, from: &str, to: &str) {
+    for name in names_mut(action) {
+        if name == from {
+            *name = to.to_string();
+        }
     }
 }
 
 /// The node names an action mentions.
 fn mentions(action: &Action) -> Vec<String> {
-    match action {
-        Action::Client { .. } | Action::Heal => Vec::new(),
-        Action::TransferLeader { to, .. } => vec![to.clone()],
-        Action::Partition { groups } => groups.iter().flatten().cloned().collect(),
-        Action::PartitionOneWay { from, to } => {
-            let mut v = vec![from.clone()];
-            v.extend(to.iter().cloned());
-            v
-        }
-        Action::Hold { between }
-        | Action::Release { between }
-        | Action::Latency { between, .. } => between.to_vec(),
-        Action::Crash { node }
-        | Action::Restart { node }
-        | Action::Stop { node }
-        | Action::Start { node }
-        | Action::ArmFailPoint { node, .. }
-        | Action::ClearFailPoint { node, .. }
-        | Action::ReleaseFailPoint { node, .. } => vec![node.clone()],
-    }
+    let mut copy = action.clone();
+    names_mut(&mut copy)
+        .into_iter()
+        .map(|n| n.clone())
+        .collect()
 }
 
 /// Apply one random mutation to `actions` (kept in time order); `None` when the
