@@ -28,6 +28,9 @@ pub enum Stream {
     Workload,
     /// The chaos section's workload draws.
     ChaosWorkload,
+    /// Guided search's choices of corpus entries and mutations (seeded by the
+    /// search, not by a run: a derived run's own draws come from its seed).
+    Guided,
 }
 
 /// Starts of one node before the runner stops the run: below the lowest harness
@@ -35,7 +38,7 @@ pub enum Stream {
 pub const INCARNATIONS_MAX: u32 = 60_000;
 
 impl Stream {
-    pub const ALL: [Stream; 7] = [
+    pub const ALL: [Stream; 8] = [
         Stream::Chaos,
         Stream::Faults,
         Stream::Picks,
@@ -43,6 +46,7 @@ impl Stream {
         Stream::Swarm,
         Stream::Workload,
         Stream::ChaosWorkload,
+        Stream::Guided,
     ];
 
     /// The ChaCha8 stream number.
@@ -55,6 +59,7 @@ impl Stream {
             Stream::Swarm => 0x5a4a_4d00,
             Stream::Workload => 0x776f_726b_0000_0000,
             Stream::ChaosWorkload => 0x776f_726b_0000_0001,
+            Stream::Guided => 0x6775_6964_0000_0000,
         }
     }
 

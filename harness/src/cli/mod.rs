@@ -246,6 +246,14 @@ pub enum Command {
         /// Print the table as one JSON object.
         #[arg(long)]
         json: bool,
+        /// Also measure guided search against swarm sampling: cut each key's
+        /// seeds into this many blocks and run a guided search on each block's
+        /// budget (0: off).
+        #[arg(long, default_value_t = 0, value_name = "BLOCKS")]
+        guided_trials: usize,
+        /// Write guided finds here as scenario files (replayable with `faultline run`).
+        #[arg(long, value_name = "DIR")]
+        finds: Option<PathBuf>,
     },
     /// Print a completion script: `faultline completions bash > /etc/bash_completion.d/faultline`.
     Completions {
@@ -384,6 +392,8 @@ pub fn main_with(cli: Cli) -> ExitCode {
             must_find,
             out,
             json,
+            guided_trials,
+            finds,
         } => hunt::hunt(hunt::HuntArgs {
             paths,
             seeds,
@@ -394,6 +404,8 @@ pub fn main_with(cli: Cli) -> ExitCode {
             must_find,
             out,
             json,
+            guided_trials,
+            finds,
         }),
         Command::Completions { shell } => manual::completions(shell),
         Command::Man { out_dir } => manual::man(out_dir.as_deref()),

@@ -10,6 +10,8 @@
 //! Nothing here knows a bug: the variants differ only in bug modes, and the
 //! nemesis and workload are the scenario's own.
 
+pub mod compare;
+pub mod guided;
 pub mod plan;
 pub mod render;
 mod stats;

@@ -33,7 +33,7 @@ pub use result::{replay_command, FinalNode, MessageCount, RunResult, REPORT_SCHE
 
 pub(crate) use cluster::{add_hosts, sim_builder};
 
-use crate::check::{self, divergence, expect, history, invariants, Finding};
+use crate::check::{self, cause, divergence, expect, history, invariants, Finding};
 use crate::consistency::judge;
 use crate::faults::FaultTable;
 use crate::history::ClientHistory;
@@ -255,6 +255,8 @@ impl<'s> Driver<'s> {
         findings.extend(expect::trail_order(file, &expect.trail, trail));
         findings.extend(expect::trail_sequence(file, &expect.sequence, trail));
         findings.extend(expect::observed(self.scenario, &expect.observed, view));
+        // Name the cause where the run failed (judgment output, not trail).
+        cause::annotate(&mut findings, trail, model.info().index_format);
         findings
     }
 

@@ -314,6 +314,9 @@ pub enum StepKind {
     TransferLeader {
         to: Target,
         timeout: Duration,
+        /// Not a failure when it cannot happen or does not complete (a chaos
+        /// draw replayed as a step: the nemesis skips such a transfer too).
+        optional: bool,
     },
     Partition(Partition),
     Heal,

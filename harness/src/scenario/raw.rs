@@ -176,6 +176,9 @@ pub const CLIENT_OPTION_KEYS: &[&str] = &["on", "wait", "timeout", "expect"];
 pub struct TransferLeader {
     pub to: Spanned<String>,
     pub timeout: Option<Spanned<String>>,
+    /// A transfer that cannot happen or does not complete is no failure.
+    #[serde(default)]
+    pub optional: bool,
 }
 
 #[derive(Debug, Default, Deserialize)]

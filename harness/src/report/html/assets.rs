@@ -58,6 +58,9 @@ code.key{font-size:15px;background:#fde4e4;padding:1px 7px;border-radius:4px}
 .replica{border:1px solid #d5dbe1;background:#fff;border-radius:8px;padding:8px 14px;min-width:150px;max-width:380px}
 .replica.odd{border-color:#c62828;background:#fdecea;box-shadow:inset 0 0 0 1px #c62828}
 .replica.skipped{opacity:.6}
+.cause{margin:10px 0 4px}
+.cause table.cause tr.odd td{background:#fdecea}
+.fcause{font-size:12.5px;color:#7a2e2e;margin-top:3px}
 .rname{font-weight:650;font-size:12px;color:var(--muted)}
 .rval{font-size:16px;word-break:break-all;margin-top:2px}
 .rnote{font-size:11.5px;color:#c62828;margin-top:2px}

@@ -249,6 +249,7 @@ impl Reader<'_, '_> {
                     value: to.clone(),
                 },
                 timeout: None,
+                optional: false,
             },
             _ => self.e.read::<raw::TransferLeader>(body)?,
         };
@@ -262,7 +263,11 @@ impl Reader<'_, '_> {
         }
         let to = self.target(&raw.to)?;
         let timeout = self.e.duration_or(&raw.timeout, self.settings.op_timeout);
-        Some(StepKind::TransferLeader { to, timeout })
+        Some(StepKind::TransferLeader {
+            to,
+            timeout,
+            optional: raw.optional,
+        })
     }
 
     pub(super) fn partition(&mut self, body: &Node) -> Option<StepKind> {
