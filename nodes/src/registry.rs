@@ -26,7 +26,7 @@ pub fn names() -> Vec<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::models;
-    use crate::api::{check_probe_table, ParamKind, ParamValue};
+    use crate::api::{check_probe_table, Consistency, HistoryModel, ParamKind, ParamValue};
     use serde_json::json;
 
     /// Every model declares probes, and its table keeps the rules the ledger
@@ -210,6 +210,62 @@ mod tests {
                 assert!(
                     !matches!(param.default, Some(ParamValue::Text(""))),
                     "{}.{name}: an empty default",
+                    info.name
+                );
+            }
+        }
+    }
+
+    /// Every op says what it promises and how its answers read, and the model
+    /// names something that can judge it. (The harness's tests run each judged
+    /// op's example through the checker it names.)
+    #[test]
+    fn every_op_declares_its_consistency_and_answers() {
+        for model in models() {
+            let info = model.info();
+            assert_eq!(
+                info.history == HistoryModel::Own,
+                model.sequential().is_some(),
+                "{}: `Own` history iff the model has its own specification",
+                info.name
+            );
+            for op in &info.ops {
+                let at = format!("{}.{}", info.name, op.name);
+                let answers = op.answers;
+                for prefix in answers.definite.iter().chain(answers.refused) {
+                    assert!(
+                        !prefix.is_empty(),
+                        "{at}: an empty prefix reads every error"
+                    );
+                }
+                for d in answers.definite {
+                    for r in answers.refused {
+                        assert!(
+                            !d.starts_with(r) && !r.starts_with(d),
+                            "{at}: `{d}` and `{r}` overlap"
+                        );
+                    }
+                }
+                match op.consistency {
+                    Consistency::Unjudged => {}
+                    Consistency::Linearizable => assert_ne!(
+                        info.history,
+                        HistoryModel::None,
+                        "{at} is judged, but the model names no history model"
+                    ),
+                    Consistency::SessionMonotonic => assert_eq!(
+                        info.history,
+                        HistoryModel::ZooKeeper,
+                        "{at}: only the ZooKeeper model judges session reads"
+                    ),
+                }
+            }
+            if info.history != HistoryModel::None {
+                assert!(
+                    info.ops
+                        .iter()
+                        .any(|o| o.consistency != Consistency::Unjudged),
+                    "{}: a history model with no judged op judges nothing",
                     info.name
                 );
             }

@@ -3,8 +3,8 @@
 //! with the `test-models` feature; the harness's tests enable it.
 
 use crate::api::{
-    parse_json, ApplyResult, Check, ClusterView, Command, Model, ModelInfo, NodeCtx, NodeEvent,
-    Observation, OpInfo, OpResult, ParsedOp, RoleInfo,
+    parse_json, Answers, ApplyResult, Check, ClusterView, Command, Consistency, HistoryModel,
+    Model, ModelInfo, NodeCtx, NodeEvent, Observation, OpInfo, OpResult, ParsedOp, RoleInfo,
 };
 use serde::{Deserialize, Serialize};
 use std::cell::Cell;
@@ -61,31 +61,43 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| ModelInfo {
             name: "set",
             summary: "store a value",
             example: "{on: a, op: set, key: k, value: v}",
+            consistency: Consistency::Unjudged,
+            answers: Answers::NONE,
         },
         OpInfo {
             name: "panic",
             summary: "panic in node code",
             example: "{on: a, op: panic, message: boom}",
+            consistency: Consistency::Unjudged,
+            answers: Answers::NONE,
         },
         OpInfo {
             name: "hang",
             summary: "never answer",
             example: "{on: a, op: hang}",
+            consistency: Consistency::Unjudged,
+            answers: Answers::NONE,
         },
         OpInfo {
             name: "flood",
             summary: "append N trail events",
             example: "{on: a, op: flood, events: 1000}",
+            consistency: Consistency::Unjudged,
+            answers: Answers::NONE,
         },
         OpInfo {
             name: "probe",
             summary: "report reaching the model's probe",
             example: "{on: a, op: probe}",
+            consistency: Consistency::Unjudged,
+            answers: Answers::NONE,
         },
         OpInfo {
             name: "submit",
             summary: "submit internally, apply later, publish nothing in between",
             example: "{on: a, op: submit, apply_after_ms: 50}",
+            consistency: Consistency::Unjudged,
+            answers: Answers::NONE,
         },
     ],
     fail_points: vec![],
@@ -97,6 +109,7 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| ModelInfo {
     leader_transfer: false,
     params: Vec::new(),
     reports_removed: false,
+    history: HistoryModel::None,
 });
 
 impl Model for Faulty {

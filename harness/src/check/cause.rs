@@ -283,6 +283,7 @@ impl<'t> Index<'t> {
                 | Data::Heal(_)
                 | Data::Limit { .. }
                 | Data::Chaos(_)
+                | Data::Workload(_)
                 | Data::Node(_) => false,
             };
             if down {
@@ -567,6 +568,7 @@ pub fn in_effect(events: &[Event], upto: usize) -> Vec<EventRef> {
             | Data::Check(_)
             | Data::Limit { .. }
             | Data::Chaos(_)
+            | Data::Workload(_)
             | Data::Node(_) => {}
         }
     }

@@ -40,6 +40,13 @@ pub struct Cli {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum EdnShapeArg {
+    Generic,
+    Register,
+    ListAppend,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ColorWhen {
     Auto,
     Always,
@@ -189,6 +196,25 @@ pub enum Command {
         /// (its own section of --out; the run tables are left as they are).
         #[arg(long)]
         histories: bool,
+    },
+    /// Export what clients saw in a saved report.json: JSON lines, or EDN in
+    /// the shapes Jepsen's tools read (elle-cli, Knossos); docs/history.md.
+    History {
+        report: PathBuf,
+        /// EDN instead of JSON lines.
+        #[arg(long)]
+        edn: bool,
+        /// EDN shape: `generic` (every op as it is), `register` (Knossos's
+        /// cas-register: reads and writes), `list-append` (Elle's txns).
+        #[arg(long, value_enum, default_value_t = EdnShapeArg::Generic, requires = "edn")]
+        shape: EdnShapeArg,
+        /// With `--shape register`: this key only (Knossos checks one register);
+        /// without, every key as `[key value]` tuples.
+        #[arg(long)]
+        key: Option<String>,
+        /// Write it here (default: print it).
+        #[arg(short, long)]
+        out: Option<PathBuf>,
     },
     /// The rediscovery benchmark: every chaos scenario once per bug key of its
     /// model (that key buggy, the rest fixed) and once all fixed, over seed ranges.
@@ -342,6 +368,20 @@ pub fn main_with(cli: Cli) -> ExitCode {
             out,
         }),
         Command::Report { report, output } => commands::render_report(&report, output.as_deref()),
+        Command::History {
+            report,
+            edn,
+            shape,
+            key,
+            out,
+        } => {
+            let shape = edn.then_some(match shape {
+                EdnShapeArg::Generic => crate::history::EdnShape::Generic,
+                EdnShapeArg::Register => crate::history::EdnShape::Register { key },
+                EdnShapeArg::ListAppend => crate::history::EdnShape::ListAppend,
+            });
+            commands::export_history(&report, shape.as_ref(), out.as_deref())
+        }
         Command::Hunt {
             paths,
             seeds,

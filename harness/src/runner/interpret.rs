@@ -10,7 +10,9 @@ use crate::action::{Action, ActionResult};
 use crate::check::Finding;
 use crate::duration::format as fmt_duration;
 use crate::outcome::Outcome;
-use crate::scenario::{ArmStep, NodeId, Partition, ProcessStep, Step, StepKind, Target};
+use crate::scenario::{
+    ArmStep, NodeId, Partition, ProcessStep, Step, StepKind, Target, WorkloadStep,
+};
 use crate::trail::Data;
 use nodes::api::FailPointInfo;
 use std::time::Duration;
@@ -67,6 +69,20 @@ impl Driver<'_> {
                 self.await_condition(condition, *within, step)
             }
             StepKind::Check(check) => self.check_step(check, step),
+            StepKind::Workload(WorkloadStep::Start) => {
+                let workload = self
+                    .scenario
+                    .workload
+                    .as_ref()
+                    .expect("validated: a workload step has a section");
+                let source = super::workload::Source::Scenario;
+                self.start_workload(source, workload, crate::streams::Stream::Workload);
+                Ok(())
+            }
+            StepKind::Workload(WorkloadStep::Stop) => {
+                self.stop_workload(super::workload::Source::Scenario);
+                Ok(())
+            }
             StepKind::Repeat { count, steps } => {
                 for _ in 0..*count {
                     for inner in steps {

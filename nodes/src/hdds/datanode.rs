@@ -905,7 +905,10 @@ fn remove_failed_volume(
 }
 
 /// The state a container event leads to (`None`: deleted), or why it is refused.
-fn transition(op: &HddsOp, old: Option<ContainerState>) -> Result<Option<ContainerState>, String> {
+pub(super) fn transition(
+    op: &HddsOp,
+    old: Option<ContainerState>,
+) -> Result<Option<ContainerState>, String> {
     use ContainerState::{Closed, Open, Unhealthy};
     match (op, old) {
         (HddsOp::Create { .. }, None) => Ok(Some(Open)),

@@ -19,11 +19,12 @@ mod deletion;
 mod receiver;
 mod replicas;
 mod report;
+mod sequential;
 
 use crate::api::{
-    parse_json, BugInfo, Check, ClusterView, FailPoint, FailPointInfo, InvariantInfo,
-    InvariantKind, Model, ModelInfo, NodeCtx, NodeView, OpInfo, ParamInfo, ParamKind, ParamValue,
-    ParsedOp, RoleInfo, WEEK_MS,
+    parse_json, Answers, BugInfo, Check, ClusterView, Consistency, FailPoint, FailPointInfo,
+    HistoryModel, InvariantInfo, InvariantKind, Model, ModelInfo, NodeCtx, NodeView, OpInfo,
+    ParamInfo, ParamKind, ParamValue, ParsedOp, RoleInfo, Sequential, WEEK_MS,
 };
 use report::Endpoint;
 use serde::{Deserialize, Serialize};
@@ -31,6 +32,21 @@ use std::collections::BTreeSet;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::LazyLock;
+
+/// A container event's answers: a refusal names the container (`C2: exists
+/// (OPEN)`), from the state the datanode holds; a full report queue or a full
+/// datanode takes nothing.
+const CONTAINER_ANSWERS: Answers = Answers {
+    definite: &["C"],
+    refused: &["the report queue is full", "at most"],
+};
+
+/// `delete_blocks`: the log's bound refuses before anything is logged; any other
+/// error (none today) would be unknown.
+const DELETE_BLOCKS_ANSWERS: Answers = Answers {
+    definite: &[],
+    refused: &["at most", "block deletions enter at SCM"],
+};
 
 /// The one UDP port of every node of this model.
 const PORT: u16 = 9861;
@@ -402,46 +418,64 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
             name: "create",
             summary: "a new OPEN container on the datanode (ICR OPEN)",
             example: "{on: dn1, op: create, container: 2}",
+            consistency: Consistency::Linearizable,
+            answers: CONTAINER_ANSWERS,
         },
         OpInfo {
             name: "close",
             summary: "close an OPEN container (ICR CLOSED)",
             example: "{on: dn1, op: close, container: 2}",
+            consistency: Consistency::Linearizable,
+            answers: CONTAINER_ANSWERS,
         },
         OpInfo {
             name: "mark_unhealthy",
             summary: "mark a container UNHEALTHY (ICR UNHEALTHY)",
             example: "{on: dn1, op: mark_unhealthy, container: 1}",
+            consistency: Consistency::Linearizable,
+            answers: CONTAINER_ANSWERS,
         },
         OpInfo {
             name: "delete",
             summary: "delete a container (ICR DELETED)",
             example: "{on: dn1, op: delete, container: 1}",
+            consistency: Consistency::Linearizable,
+            answers: CONTAINER_ANSWERS,
         },
         OpInfo {
             name: "import",
             summary: "replication imports a container the datanode does not hold, CLOSED (ICR CLOSED)",
             example: "{on: dn1, op: import, container: 1}",
+            consistency: Consistency::Linearizable,
+            answers: CONTAINER_ANSWERS,
         },
         OpInfo {
             name: "delete_blocks",
             summary: "at SCM: log a deleted-block transaction (OM deleted a key); SCM sends it to the datanodes in deleteBlocks commands until all acknowledge it",
             example: "{on: scm, op: delete_blocks}",
+            consistency: Consistency::Linearizable,
+            answers: DELETE_BLOCKS_ANSWERS,
         },
         OpInfo {
             name: "command_status",
             summary: "queue a command status report (CSR) on the datanode for every endpoint: deleteBlocks command N EXECUTED, acknowledging txs (nothing is executed; e.g. a status for an earlier SCM incarnation)",
             example: "{on: dn1, op: command_status, command: 7, txs: [3]}",
+            consistency: Consistency::Unjudged,
+            answers: Answers::NONE,
         },
         OpInfo {
             name: "fail_volume",
             summary: "the volume holding these containers fails: they leave the container set (no ICR), an FCR is built (volume_failure) and a heartbeat to every endpoint is triggered at once",
             example: "{on: dn1, op: fail_volume, containers: [1]}",
+            consistency: Consistency::Linearizable,
+            answers: CONTAINER_ANSWERS,
         },
         OpInfo {
             name: "build_fcr",
             summary: "build a full container report now (drops the queued ICRs); trigger periodic (default) or volume_failure",
             example: "{on: dn1, op: build_fcr, trigger: volume_failure}",
+            consistency: Consistency::Unjudged,
+            answers: Answers::NONE,
         },
     ],
     fail_points: vec![
@@ -483,6 +517,7 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
     leader_transfer: false,
     params: params_info(),
     reports_removed: false,
+    history: HistoryModel::Own,
 }
 });
 
@@ -601,6 +636,10 @@ impl Model for HddsReports {
             "deletions_acknowledged" => check_deletions(cluster, log_drained),
             other => Check::Fail(format!("hdds-reports declares no invariant `{other}`")),
         }
+    }
+
+    fn sequential(&self) -> Option<&dyn Sequential> {
+        Some(&sequential::Containers)
     }
 }
 

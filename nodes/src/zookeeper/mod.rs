@@ -25,8 +25,9 @@ pub mod zab;
 pub mod zxid;
 
 use crate::api::{
-    parse_json, BugInfo, Check, ClusterView, FailPoint, FailPointInfo, InvariantInfo,
-    InvariantKind, Model, ModelInfo, NodeCtx, OpInfo, ParamInfo, ParamKind, ParsedOp, RoleInfo,
+    parse_json, Answers, BugInfo, Check, ClusterView, Consistency, FailPoint, FailPointInfo,
+    HistoryModel, InvariantInfo, InvariantKind, Model, ModelInfo, NodeCtx, OpInfo, ParamInfo,
+    ParamKind, ParsedOp, RoleInfo,
 };
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -314,6 +315,23 @@ impl Config {
 
 pub struct ZooKeeper;
 
+/// A write's answers: ZooKeeper's error codes are definite (the leader checked
+/// the txn against its outstanding view, or applied it, and said no); a server
+/// that does not lead, or a leader out of proposal slots, proposes nothing. A
+/// lost connection is unknown.
+const WRITE_ANSWERS: Answers = Answers {
+    definite: &[
+        "NoNode",
+        "NodeExists",
+        "NotEmpty",
+        "NoChildrenForEphemerals",
+        "SessionExpired",
+        "SessionExists",
+        "BadArguments",
+    ],
+    refused: &["not leader", "throttled"],
+};
+
 static MODEL: ZooKeeper = ZooKeeper;
 
 pub const INVARIANT_DURABLE: &str = "committed_txns_durable";
@@ -333,36 +351,53 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
             name: "create",
             summary: "create a znode (parent must exist); `ephemeral: <session>` ties it to an open session",
             example: "{op: create, path: /k, data: v}",
+            consistency: Consistency::Linearizable,
+            answers: WRITE_ANSWERS,
         },
         OpInfo {
             name: "delete",
             summary: "delete a znode without children",
             example: "{op: delete, path: /k}",
+            consistency: Consistency::Linearizable,
+            answers: WRITE_ANSWERS,
         },
         OpInfo {
             name: "set_data",
             summary: "replace a znode's data",
             example: "{op: set_data, path: /k, data: v2}",
+            consistency: Consistency::Linearizable,
+            answers: WRITE_ANSWERS,
         },
         OpInfo {
             name: "get",
-            summary: "read a znode from the local tree of the server the op is sent to",
+            summary: "read a znode from the local tree of the server the op is sent to; a server that is not serving (looking, syncing) refuses",
             example: "{on: zk1, op: get, path: /k}",
+            consistency: Consistency::SessionMonotonic,
+            answers: Answers {
+                definite: &["NoNode"],
+                refused: &[server::NOT_SERVING],
+            },
         },
         OpInfo {
             name: "open_session",
             summary: "open a session (createSession txn); the name stands for the session id",
             example: "{op: open_session, session: s1}",
+            consistency: Consistency::Linearizable,
+            answers: WRITE_ANSWERS,
         },
         OpInfo {
             name: "close_session",
             summary: "close a session (closeSession txn): its ephemeral nodes are deleted",
             example: "{op: close_session, session: s1}",
+            consistency: Consistency::Linearizable,
+            answers: WRITE_ANSWERS,
         },
         OpInfo {
             name: "snapshot",
             summary: "take a snapshot of this server's data tree now (the snapshot admin command); answers its zxid; a server that is not serving (looking, syncing) refuses",
             example: "{on: zk1, op: snapshot}",
+            consistency: Consistency::Unjudged,
+            answers: Answers::NONE,
         },
     ],
     fail_points: vec![&FSYNC, &SNAPSHOT_TAKE, &LEADER_SHUTDOWN],
@@ -378,6 +413,7 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
     leader_transfer: false,
     params: params_info(),
     reports_removed: false,
+    history: HistoryModel::ZooKeeper,
 }
 });
 

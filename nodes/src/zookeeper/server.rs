@@ -22,6 +22,9 @@ use std::rc::Rc;
 use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 
+/// What a server that is not serving clients (looking, syncing) answers.
+pub const NOT_SERVING: &str = "This ZooKeeper instance is not currently serving requests";
+
 /// Committed proposals kept in memory for DIFF syncs (ZooKeeper's commitLogCount).
 pub const COMMITTED_LOG_MAX: usize = 500;
 /// Election notifications queued for the LOOKING loop at most; more are dropped.
@@ -481,6 +484,14 @@ impl Server {
         let Some(txn) = op.txn() else {
             match &op {
                 ZkOp::Get { path } => {
+                    // A server serves clients only while its ZooKeeperServer runs (a
+                    // synced follower or an established leader); a looking or syncing
+                    // one refuses the connection. Its tree may then hold txns it only
+                    // logged (fast-forwarded at the end of leading), never committed.
+                    if !self.established.get() {
+                        self.ctx.complete(id, OpResult::error(NOT_SERVING));
+                        return;
+                    }
                     let answer = match self.db.borrow().tree.get(path) {
                         Some(node) => OpResult::value(node.data.clone()),
                         None => OpResult::error(ZkError::NoNode.to_string()),
@@ -520,8 +531,7 @@ impl Server {
     /// on a task of its own (a stalled snapshot holds only the command).
     fn snapshot_command(self: &Rc<Self>, id: u64) {
         if !self.established.get() {
-            let refused = "This ZooKeeper instance is not currently serving requests";
-            self.ctx.complete(id, OpResult::error(refused));
+            self.ctx.complete(id, OpResult::error(NOT_SERVING));
             return;
         }
         let server = self.clone();

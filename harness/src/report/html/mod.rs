@@ -18,6 +18,7 @@
 //! replays of one seed give identical pages. Wall time is left out for that reason.
 
 pub(crate) mod assets;
+pub mod clients;
 pub mod derive;
 pub mod diagram;
 pub mod escape;
@@ -195,6 +196,7 @@ pub fn run_html(r: &RunResult) -> String {
             .iter()
             .map(|n| NodeCard::of(n, &div, index_format(r)))
             .collect(),
+        clients: clients::section(r),
         probes: ProbeRow::of(r),
         trail: TrailView::of(r, &div),
     }
@@ -219,6 +221,9 @@ struct RunPage<'a> {
     divergence: Option<DivergenceView<'a>>,
     diagram: DiagramView,
     nodes: Vec<NodeCard<'a>>,
+    /// The "What clients saw" section, built by [`clients`] from escaped text
+    /// (like the diagram's SVG); empty when the run had no client op.
+    clients: String,
     probes: Vec<ProbeRow>,
     trail: TrailView<'a>,
 }
