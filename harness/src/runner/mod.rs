@@ -76,7 +76,7 @@ pub fn run(scenario: &Scenario, variant: &Variant, seed: u64) -> RunResult {
         clippy::disallowed_methods,
         reason = "wall-clock ok: the run's wall time, reported, never in the trail"
     )]
-    let wall = std::time::Instant::now();
+    let wall = std::time::Instant::now(); // wall-clock ok: timing only, never in a trail
     let span = tracing::info_span!("run", scenario = %scenario.name, variant = %variant.name, seed);
     let _entered = span.enter();
     set_sim_now(Some(Duration::ZERO));
