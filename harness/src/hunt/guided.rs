@@ -544,21 +544,26 @@ fn provenance(seed: u64, mutations: &[String]) -> String {
 
 /// Run the find's schedule again with every bug fixed; whether it passed.
 fn fixed_rerun(setup: &Setup, seed: u64, text: Option<&str>) -> bool {
-    match text {
-        None => runner::run(setup.scenario, setup.fixed, seed).passed,
-        Some(text) => {
-            let mut fixed_text = String::new();
-            // The derived scenario's bugs line is its only bug setting: flip it.
-            for line in text.lines() {
-                fixed_text.push_str(&line.replace(": buggy", ": fixed"));
-                fixed_text.push('\n');
-            }
-            match scenario::load_str(&setup.scenario.file, &fixed_text) {
-                Ok(s) => !is_find(&runner::run(&s, &s.variants[0], seed)),
-                Err(_) => false,
-            }
-        }
+    let Some(text) = text else {
+        return runner::run(setup.scenario, setup.fixed, seed).passed;
+    };
+    let Ok(derived) = scenario::load_str(&setup.scenario.file, text) else {
+        return false;
+    };
+    // The same schedule with every bug key of the derived variant fixed.
+    let v = &derived.variants[0];
+    let mut bugs = v.bugs.clone();
+    for mode in bugs.0.values_mut() {
+        *mode = nodes::api::BugMode::Fixed;
     }
+    let fixed = Variant {
+        name: v.name.clone(),
+        loc: v.loc,
+        bugs,
+        params: v.params.clone(),
+        expect: v.expect.clone(),
+    };
+    !is_find(&runner::run(&derived, &fixed, seed))
 }
 
 #[cfg(test)]
