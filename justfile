@@ -49,6 +49,14 @@ nightly seeds="1..200" shards="2":
     wait
     ./target/release/faultline merge reports/shard-* --shards {{shards}} --out reports/nightly
 
+# The rediscovery benchmark (docs/exploration.md): each of the five reports' bug
+# keys buggy alone over SEEDS of its model's chaos scenario, the all-fixed
+# controls over the same seeds, and guided search against swarm sampling.
+hunt seeds="1..1000":
+    cargo run --release -p faultline -- hunt --seeds {{seeds}} --guided-trials 5 \
+        --key HDDS-17603 --key HDDS-10798 --key HDDS-17670 --key HDDS-17062 --key ZOOKEEPER-4541 \
+        --must-find all --finds target/hunt-finds --out docs/exploration.md
+
 # From a model checker's trail to a reproduced bug (docs/trail-import.md): Quint
 # finds each spec's counterexample (buggy) and none (fixed), faultline imports the
 # counterexample and runs it. Installs Quint from specs/package-lock.json if needed.

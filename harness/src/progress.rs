@@ -63,7 +63,7 @@ impl Bar {
             clippy::disallowed_methods,
             reason = "wall-clock ok: progress display only"
         )]
-        let now = Instant::now();
+        let now = Instant::now(); // wall-clock ok: timing only, never in a trail
         let shown = if quiet {
             Shown::Quiet
         } else if multi().is_hidden() {
@@ -106,7 +106,7 @@ impl Bar {
             Shown::Plain => {
                 if self.last_plain.elapsed() >= PLAIN_INTERVAL || position == self.total {
                     #[allow(clippy::disallowed_methods, reason = "wall-clock ok: display only")]
-                    let now = Instant::now();
+                    let now = Instant::now(); // wall-clock ok: timing only, never in a trail
                     self.last_plain = now;
                     eprintln!("{}", self.plain_line(&message));
                 }

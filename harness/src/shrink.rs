@@ -81,6 +81,9 @@ pub struct Template {
     variant: String,
     variant_body: serde_json::Value,
     end_ms: u64,
+    /// Whether the run was a chaos run: its transfers were draws the nemesis
+    /// skips when they cannot happen, so they replay as optional steps.
+    optional_transfers: bool,
     /// The shrunk scenario's own name (never the original's: a shrunk regression
     /// saved beside its source must not collide with it).
     name: String,
@@ -96,6 +99,17 @@ impl Template {
         let variant = scenario
             .variant(&result.variant)
             .ok_or_else(|| format!("no variant `{}`", result.variant))?;
+        Template::with_variant(original, variant, result, name)
+    }
+
+    /// As [`Template::new`], for a run of `variant` whatever the run's own variant
+    /// was called (a hunt's `hunt:KEY` variants exist only in the hunt).
+    pub fn with_variant(
+        original: &Node,
+        variant: &crate::scenario::Variant,
+        result: &RunResult,
+        name: &str,
+    ) -> Result<Template, String> {
         let Value::Map(entries) = &original.value else {
             return Err("not a mapping".into());
         };
@@ -144,8 +158,14 @@ impl Template {
             variant: variant.name.clone(),
             variant_body: body,
             end_ms: script_end_ms(result),
+            optional_transfers: result.coverage.chaos,
             name: name.to_string(),
         })
+    }
+
+    /// When the script ends (the heal phase begins), in simulated ms.
+    pub fn end_ms(&self) -> u64 {
+        self.end_ms
     }
 
     /// A scenario with exactly these actions, at their original times.
@@ -175,7 +195,13 @@ impl Template {
                 action.t_ms,
                 action.detail.replace('\n', " ")
             ));
-            out.push_str(&format!("  - {}\n", step_line(&action.action.to_step())));
+            let mut step = action.action.to_step();
+            if self.optional_transfers {
+                if let Some(body) = step.get_mut("transfer_leader") {
+                    body["optional"] = json!(true);
+                }
+            }
+            out.push_str(&format!("  - {}\n", step_line(&step)));
         }
         if self.end_ms > now {
             out.push_str(&format!("  - sleep: {}ms\n", self.end_ms - now));

@@ -14,7 +14,7 @@ use rand_chacha::ChaCha8Rng;
 /// One purpose of the run that draws random numbers, and its stream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Stream {
-    /// The chaos window: its fault draws and its workload's.
+    /// The chaos window's fault draws (its workload draws from [`Stream::ChaosWorkload`]).
     Chaos,
     /// Fail-point probabilities.
     Faults,
@@ -24,6 +24,13 @@ pub enum Stream {
     Placeholders,
     /// What a seed makes of a chaos section (swarm weights, drawn params).
     Swarm,
+    /// The scenario's `workload:` draws (op picks, placeholders).
+    Workload,
+    /// The chaos section's workload draws.
+    ChaosWorkload,
+    /// Guided search's choices of corpus entries and mutations (seeded by the
+    /// search, not by a run: a derived run's own draws come from its seed).
+    Guided,
 }
 
 /// Starts of one node before the runner stops the run: below the lowest harness
@@ -31,12 +38,15 @@ pub enum Stream {
 pub const INCARNATIONS_MAX: u32 = 60_000;
 
 impl Stream {
-    pub const ALL: [Stream; 5] = [
+    pub const ALL: [Stream; 8] = [
         Stream::Chaos,
         Stream::Faults,
         Stream::Picks,
         Stream::Placeholders,
         Stream::Swarm,
+        Stream::Workload,
+        Stream::ChaosWorkload,
+        Stream::Guided,
     ];
 
     /// The ChaCha8 stream number.
@@ -47,6 +57,9 @@ impl Stream {
             Stream::Picks => 0x7069_636b_0000_0000,
             Stream::Placeholders => 0x706c_6163_0000_0000,
             Stream::Swarm => 0x5a4a_4d00,
+            Stream::Workload => 0x776f_726b_0000_0000,
+            Stream::ChaosWorkload => 0x776f_726b_0000_0001,
+            Stream::Guided => 0x6775_6964_0000_0000,
         }
     }
 

@@ -199,6 +199,8 @@ pub enum Data {
         message: String,
     },
     Chaos(ChaosMark),
+    /// A workload started, stopped, or was asked to do what it already did.
+    Workload(WorkloadMark),
     /// An event a node recorded.
     #[serde(untagged)]
     Node(NodeEvent),
@@ -221,7 +223,7 @@ impl Data {
             Data::Heal(HealStep::Start) => Kind::Start,
             Data::Heal(HealStep::Began { .. } | HealStep::Ended { .. }) => Kind::Heal,
             Data::Limit { .. } => Kind::Limit,
-            Data::Chaos(_) => Kind::Note,
+            Data::Chaos(_) | Data::Workload(_) => Kind::Note,
             Data::Node(event) => Kind::of_node(event),
         }
     }
@@ -255,6 +257,7 @@ impl fmt::Display for Data {
             Data::Heal(step) => step.fmt(f),
             Data::Limit { message } => f.write_str(message),
             Data::Chaos(mark) => mark.fmt(f),
+            Data::Workload(mark) => mark.fmt(f),
             Data::Node(event) => event.fmt(f),
         }
     }
@@ -294,6 +297,20 @@ pub enum GiveUp {
     StepTimeout { timeout_ms: u64 },
     /// Unanswered for longer than the scenario's op timeout.
     OpTimeout,
+}
+
+impl GiveUp {
+    /// Why the client stopped waiting, in words (the history's `info` error).
+    pub fn reason(&self) -> String {
+        match self {
+            GiveUp::NodeDown => "no answer: the node went down".to_string(),
+            GiveUp::StepTimeout { timeout_ms } => format!(
+                "no answer within {}",
+                fmt_duration(Duration::from_millis(*timeout_ms))
+            ),
+            GiveUp::OpTimeout => "no answer within the op timeout".to_string(),
+        }
+    }
 }
 
 impl OpEnd {
@@ -465,6 +482,70 @@ impl fmt::Display for HealStep {
             HealStep::Ended { settled: true } => write!(f, "heal: replicas settled"),
             HealStep::Ended { settled: false } => {
                 write!(f, "heal: replicas did not settle within the heal window")
+            }
+        }
+    }
+}
+
+/// A workload's life (`runner/workload.rs`): `source` is `workload` (the
+/// scenario's section) or `chaos` (the chaos window's).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WorkloadMark {
+    Started {
+        source: String,
+        /// `None`: a client per op (ops never wait for each other).
+        clients: Option<u64>,
+        every_ms: u64,
+    },
+    Stopped {
+        source: String,
+        sent: u64,
+        /// Ticks that found every client busy and sent nothing.
+        busy_ticks: u64,
+    },
+    /// A start of a running workload, or a stop of one that is not running.
+    Unchanged { source: String, running: bool },
+}
+
+impl fmt::Display for WorkloadMark {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            WorkloadMark::Started {
+                source,
+                clients,
+                every_ms,
+            } => {
+                let every = fmt_duration(Duration::from_millis(*every_ms));
+                match clients {
+                    Some(n) => write!(
+                        f,
+                        "{source}: start, {n} client(s) with one op each at a time, an op every {every}"
+                    ),
+                    None => write!(f, "{source}: start, an op every {every}"),
+                }
+            }
+            WorkloadMark::Stopped {
+                source,
+                sent,
+                busy_ticks,
+            } => {
+                write!(f, "{source}: stop after {sent} op(s)")?;
+                if *busy_ticks > 0 {
+                    write!(
+                        f,
+                        "; {busy_ticks} tick(s) found every client busy and sent nothing"
+                    )?;
+                }
+                Ok(())
+            }
+            WorkloadMark::Unchanged { source, running } => {
+                let state = if *running {
+                    "already running"
+                } else {
+                    "not running"
+                };
+                write!(f, "{source}: {state}")
             }
         }
     }

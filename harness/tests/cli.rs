@@ -161,6 +161,27 @@ fn list_shows_models_with_ops_fail_points_invariants_and_bugs() {
     }
 }
 
+/// Every model's probes are listed with their summary, and the rare ones say so.
+#[test]
+fn list_shows_every_probe_with_its_summary_and_rarity() {
+    let out = faultline(&["list"]);
+    assert_eq!(out.status.code(), Some(0));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let mut listed = 0;
+    for model in nodes::registry::models() {
+        for probe in &model.info().probes {
+            let line = stdout
+                .lines()
+                .find(|l| l.trim_start().starts_with(&format!("{} ", probe.name)))
+                .unwrap_or_else(|| panic!("list lacks probe {}:\n{stdout}", probe.name));
+            assert!(line.contains(probe.summary), "{line}");
+            assert_eq!(line.ends_with(" [rare]"), probe.rare, "{line}");
+            listed += 1;
+        }
+    }
+    assert!(listed >= 5 + 5 + 5 + 3, "only {listed} probes listed");
+}
+
 #[test]
 fn completions_and_man_pages_come_from_the_command_definitions() {
     for (shell, marker) in [

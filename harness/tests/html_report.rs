@@ -325,3 +325,86 @@ fn chromium_shows_lanes_fault_marks_and_the_divergence_view() {
     assert_eq!(hidden, n - network, "every other row is hidden");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// HDDS-17603 as a reader sees it: the divergence view names the first index
+/// whose effect differs (11), marks om2 as the replica that failed it, links the
+/// flush, the exit and the restart, and the list of events behind the differing
+/// key is not empty (no apply event lists `chain./v/b`: the cause's events are
+/// what fills it).
+#[test]
+fn chromium_shows_the_cause_of_hdds_17603() {
+    let scenario = common::bundled()
+        .into_iter()
+        .find(|s| s.name == "hdds-17603-purge-read-error")
+        .expect("HDDS-17603 is bundled");
+    let result = runner::run(&scenario, scenario.variant("buggy").unwrap(), 1);
+    assert!(result.passed, "{:?}", result.findings);
+    let dir = temp_dir("chromium-cause");
+    let page = dir.join("report.html");
+    std::fs::write(&page, run_html(&result)).unwrap();
+    let dom = dump_dom(&format!("file://{}", page.display()));
+    assert!(dom.contains(r#"data-ready="1""#), "the report's script ran");
+
+    let start = dom
+        .find(r#"<div class="cause" id="cause">"#)
+        .expect("cause block");
+    let block = &dom[start..start + dom[start..].find("</table>").unwrap()];
+    assert!(block.contains("<h3>Cause: index 11</h3>"), "{block}");
+    let summary = unescape(block);
+    assert!(
+        summary.contains("first differing index 11: om1, om3 applied (t:1) SnapshotPurge"),
+        "{summary}"
+    );
+    // om2's row is the odd one, and it links the events a reader checks next.
+    let row_at = block
+        .find(r#"<tr class="odd" data-node="om2">"#)
+        .expect("om2 is the replica that differs");
+    let row = &block[row_at..row_at + block[row_at..].find("</tr>").unwrap()];
+    assert!(row.contains("failed (t:1) SnapshotPurge"), "{row}");
+    assert!(
+        row.contains("resumed at index 12 without applying 11 again"),
+        "{row}"
+    );
+    let links: Vec<usize> = row
+        .match_indices(r##"href="#ev-"##)
+        .map(|(at, m)| {
+            let rest = &row[at + m.len()..];
+            rest[..rest.find('"').unwrap()].parse().unwrap()
+        })
+        .collect();
+    let kinds: Vec<&str> = links
+        .iter()
+        .map(|&i| match result.trail.events[i].kind {
+            faultline::trail::Kind::Apply => "apply",
+            faultline::trail::Kind::FailPointHit => "hit",
+            faultline::trail::Kind::Storage => "storage",
+            faultline::trail::Kind::Exit => "exit",
+            faultline::trail::Kind::Crash => "crash",
+            faultline::trail::Kind::Start => "start",
+            other => panic!("unexpected link to a {other:?} event"),
+        })
+        .collect();
+    assert_eq!(kinds, ["apply", "hit", "storage", "exit", "crash", "start"]);
+    for i in &links {
+        assert!(
+            dom.contains(&format!(r#"<tr id="ev-{i}""#)),
+            "link #{i} has a trail row"
+        );
+    }
+    // The events behind the differing key: the cause's, ringed and listed.
+    let view = &dom[dom.find(r#"<section id="divergence""#).unwrap()..];
+    assert!(view.contains("Trail events that touched"));
+    assert!(
+        !view.contains("No event lists the key"),
+        "the list is never empty here"
+    );
+    let touched = &view[view.find(r#"<table class="events touched">"#).unwrap()..];
+    let touched = &touched[..touched.find("</table>").unwrap()];
+    for i in &links {
+        assert!(
+            touched.contains(&format!(r#"data-goto="{i}""#)),
+            "#{i} listed"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -166,7 +166,8 @@ steps:
     assert!(result.passed, "{:?}", result.findings);
 }
 
-/// A probe a node reports lands on the trail as a typed probe event.
+/// A probe a node reports lands on the trail as a typed probe event, once per
+/// incarnation however often its condition holds; a restart reports it again.
 #[test]
 fn a_reported_probe_is_on_the_trail_with_its_name() {
     let text = r#"
@@ -176,8 +177,11 @@ heal: false
 expect:
   outcome: converged
   trail:
-    - {node: a, kind: probe, contains: "probe faulty.reached", count: 1}
+    - {node: a, kind: probe, contains: "probe faulty_reached", count: 2}
 steps:
+  - client: {on: a, op: probe, expect: ok}
+  - client: {on: a, op: probe, expect: ok}
+  - restart: a
   - client: {on: a, op: probe, expect: ok}
 "#;
     let scenario = load_text("probe.yaml", text);
@@ -190,13 +194,13 @@ steps:
         .expect("a probe event");
     assert_eq!(
         probe.field("probe"),
-        Some(serde_json::json!("faulty.reached"))
+        Some(serde_json::json!("faulty_reached"))
     );
     assert_eq!(
         scenario
             .model
             .info()
-            .probe("faulty.reached")
+            .probe("faulty_reached")
             .map(|p| p.rare),
         Some(false)
     );

@@ -170,3 +170,37 @@ fn diagnostics_show_the_line_and_a_caret_and_keep_file_line_col_first() {
     assert!(stderr.contains("help: did you mean `n1`?"), "{stderr}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_failing_run_names_the_cause_under_its_finding() {
+    // The canary, told to expect convergence: its buggy variant fails, and the
+    // terminal says where the divergence began, not only where it ended.
+    let text_in =
+        std::fs::read_to_string(common::workspace().join("scenarios/raftkv/canary-quorum.yaml"))
+            .unwrap()
+            .replace("outcome: [diverged, violated]", "outcome: converged");
+    let dir = common::temp_dir("terminal", "cause");
+    let file = dir.join("canary.yaml");
+    std::fs::write(&file, text_in).unwrap();
+    let out = common::faultline(&["run", file.to_str().unwrap(), "--variant", "buggy"]);
+    let stdout = text(&out);
+    assert!(
+        stdout.starts_with("FAIL raftkv-canary-quorum [buggy] diverged (expected converged)"),
+        "{stdout}"
+    );
+    assert_ne!(out.status.code(), Some(0), "{stdout}");
+    let finding = stdout
+        .lines()
+        .position(|l| {
+            l.starts_with("  diverged [divergence]: replicas disagree at applied index 8")
+        })
+        .expect("the divergence finding");
+    let cause = stdout.lines().nth(finding + 1).unwrap();
+    assert!(
+        cause.starts_with(
+            "    cause: first differing index 5: n1, n2 applied (t:2) put k=majority; n3 applied (t:1) put k=minority; in effect then: partition n3 | n1,n2"
+        ),
+        "{stdout}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

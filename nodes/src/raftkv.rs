@@ -5,9 +5,9 @@
 //! re-applying the committed log (the state machine persists nothing of its own).
 
 use crate::api::{
-    parse_json, ApplyResult, BugInfo, Check, ClusterView, Command, FailPoint, FailPointInfo, Fault,
-    InvariantInfo, InvariantKind, Model, ModelInfo, NodeCtx, NodeEvent, Observation, OpInfo,
-    OpResult, ParsedOp, RoleInfo,
+    parse_json, Answers, ApplyResult, BugInfo, Check, ClusterView, Command, Consistency, FailPoint,
+    FailPointInfo, Fault, HistoryModel, InvariantInfo, InvariantKind, Model, ModelInfo, NodeCtx,
+    NodeEvent, Observation, OpInfo, OpResult, ParsedOp, RoleInfo,
 };
 use crate::raft::{
     role_name, Config, Entry, EntryBody, ProposeError, Raft, RaftEvent, Role, Tuning,
@@ -27,6 +27,31 @@ pub static BUG_COMMIT_WITHOUT_QUORUM: BugInfo = BugInfo {
     buggy: "a leader cut off in a minority applies writes the majority never sees",
     fixed: "an entry commits only once a majority holds it (Raft)",
 };
+
+/// A canary only the history checker catches: stale reads from a deposed leader.
+pub static BUG_STALE_READ: BugInfo = BugInfo {
+    key: "CANARY-STALE-READ",
+    summary: "canary: a leader answers `get` from its own state machine without confirming it still leads",
+    buggy: "a deposed leader cut off in a minority still believes it leads and answers reads with values the majority has overwritten; the replicas still converge",
+    fixed: "a read goes through the log like a write, so only a leader a majority still follows can answer it (Raft's linearizable reads)",
+};
+
+/// A canary only the history checker catches: writes acknowledged before a quorum has them.
+pub static BUG_LOST_ACK: BugInfo = BugInfo {
+    key: "CANARY-LOST-ACK",
+    summary: "canary: the leader acknowledges a write once it is appended locally and durable, before a quorum has it",
+    buggy: "a leader cut off in a minority acknowledges puts and appends the majority never sees; a new leader overwrites them, so an acknowledged write is lost, and the replicas still converge",
+    fixed: "a write is acknowledged once it is committed (a majority holds it) and applied",
+};
+
+/// Refusals of raftkv: nothing was appended to the log.
+const REFUSED: &[&str] = &[
+    "not leader",
+    "leadership transfer in progress",
+    "write refused",
+];
+/// Every op but `put` can find the key absent.
+const NOT_FOUND: &[&str] = &["not found"];
 
 /// The fail points of raftkv: its one registry of names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -119,6 +144,10 @@ pub struct Params {
     pub election_timeout_ms_min: Option<u64>,
     #[serde(default)]
     pub election_timeout_ms_max: Option<u64>,
+    /// A leader that has not heard from a majority within the longest election
+    /// timeout steps down (default on, as etcd's CheckQuorum).
+    #[serde(default)]
+    pub check_quorum: Option<bool>,
 }
 
 pub struct RaftKv;
@@ -137,21 +166,41 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| ModelInfo {
             name: "put",
             summary: "set a key",
             example: "{op: put, key: a, value: \"1\"}",
+            consistency: Consistency::Linearizable,
+            answers: Answers {
+                definite: &[],
+                refused: REFUSED,
+            },
         },
         OpInfo {
             name: "append",
             summary: "append to a key's value",
             example: "{op: append, key: a, value: x}",
+            consistency: Consistency::Linearizable,
+            answers: Answers {
+                definite: &[],
+                refused: REFUSED,
+            },
         },
         OpInfo {
             name: "delete",
             summary: "remove a key",
             example: "{op: delete, key: a}",
+            consistency: Consistency::Linearizable,
+            answers: Answers {
+                definite: NOT_FOUND,
+                refused: REFUSED,
+            },
         },
         OpInfo {
             name: "get",
             summary: "read a key through the log",
             example: "{op: get, key: a}",
+            consistency: Consistency::Linearizable,
+            answers: Answers {
+                definite: NOT_FOUND,
+                refused: REFUSED,
+            },
         },
     ],
     fail_points: vec![&PROPOSE, &APPLY],
@@ -160,13 +209,22 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| ModelInfo {
         kind: InvariantKind::Safety,
         summary: "no node's log loses or replaces an entry its state machine already applied",
     }],
-    bugs: vec![&BUG_COMMIT_WITHOUT_QUORUM],
-    probes: vec![],
+    bugs: vec![&BUG_COMMIT_WITHOUT_QUORUM, &BUG_STALE_READ, &BUG_LOST_ACK],
+    probes: crate::raft::RaftProbe::infos(),
     index_format: crate::api::IndexFormat::Decimal,
     has_leader: true,
     leader_transfer: true,
-    params: crate::raft::tuning_params(),
+    params: {
+        let mut params = crate::raft::tuning_params();
+        params.push(crate::api::ParamInfo::bool(
+            "check_quorum",
+            true,
+            "a leader that hears from no majority within election_timeout_ms_max steps down; off, a leader cut off in a minority believes it leads until it hears of a newer term",
+        ));
+        params
+    },
     reports_removed: true,
+    history: HistoryModel::Register,
 });
 
 impl Model for RaftKv {
@@ -221,6 +279,7 @@ impl Params {
 pub fn raft_config(ctx: &NodeCtx) -> Config {
     let params: Params = parse_json(ctx.params()).unwrap_or_default();
     let mut config = Config::tuned(params.tuning());
+    config.check_quorum = params.check_quorum.unwrap_or(config.check_quorum);
     config.bug_commit_without_quorum = ctx.bugs().buggy(&BUG_COMMIT_WITHOUT_QUORUM);
     config
 }
@@ -392,8 +451,27 @@ fn on_command(ctx: &NodeCtx, raft: &Raft, kv: &mut Kv, command: Command) {
         Command::Op { id, op } => {
             let op: KvOp = serde_json::from_value(op).expect("validated by parse_op");
             let _ = op.key();
+            if let KvOp::Get { key } = &op {
+                if raft.is_leader() && ctx.bugs().buggy(&BUG_STALE_READ) {
+                    // The canary: the local state machine, with no check that a
+                    // majority still follows this leader.
+                    let answer = match kv.map.get(key) {
+                        Some(value) => OpResult::value(value.clone()),
+                        None => OpResult::error("not found"),
+                    };
+                    ctx.complete(id, answer);
+                    return;
+                }
+            }
+            // Blind writes: their answer does not depend on the state, so the
+            // canary can give it before applying.
+            let write = matches!(op, KvOp::Put { .. } | KvOp::Append { .. });
             let text = serde_json::to_string(&LogCommand { op }).expect("serializes");
             match raft.propose(text) {
+                Ok(_) if write && ctx.bugs().buggy(&BUG_LOST_ACK) => {
+                    // The canary: appended and durable here, not yet on a quorum.
+                    ctx.complete(id, OpResult::ok());
+                }
                 Ok(index) => {
                     kv.waiting.insert(index, (id, raft.term()));
                 }

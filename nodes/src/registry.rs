@@ -26,8 +26,106 @@ pub fn names() -> Vec<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::models;
-    use crate::api::{ParamKind, ParamValue};
+    use crate::api::{check_probe_table, Consistency, HistoryModel, ParamKind, ParamValue};
     use serde_json::json;
+
+    /// Every model declares probes, and its table keeps the rules the ledger
+    /// relies on: snake_case names, each once, each with a summary.
+    #[test]
+    fn every_model_declares_a_valid_probe_table() {
+        for model in models() {
+            let info = model.info();
+            assert!(
+                !info.probes.is_empty(),
+                "model {} declares no probes",
+                info.name
+            );
+            if let Err(why) = check_probe_table(&info.probes) {
+                panic!("model {}: {why}", info.name);
+            }
+            for probe in &info.probes {
+                assert_eq!(info.probe(probe.name), Some(*probe), "{}", probe.name);
+            }
+        }
+    }
+
+    /// `NodeCtx::probe` takes only a probe table's variants, so what a model's
+    /// nodes can report is the tables its code reports from. Each model's
+    /// `ModelInfo::probes` must be exactly those tables: a probe reported but
+    /// not declared would be invisible to `faultline list` and the ledger.
+    #[test]
+    fn every_probe_a_model_can_report_is_declared() {
+        use crate::hdds::HddsProbe;
+        use crate::ozone::OmProbe;
+        use crate::raft::RaftProbe;
+        use crate::zookeeper::ZkProbe;
+        let reported = [
+            ("raftkv", RaftProbe::infos()),
+            ("ozone-om", [OmProbe::infos(), RaftProbe::infos()].concat()),
+            ("hdds-reports", HddsProbe::infos()),
+            ("zookeeper", ZkProbe::infos()),
+        ];
+        for (name, tables) in &reported {
+            let model = super::find(name).expect("a registered model");
+            assert_eq!(&model.info().probes, tables, "model {name}");
+        }
+        let covered: Vec<&str> = reported.iter().map(|(name, _)| *name).collect();
+        for name in super::names() {
+            assert!(
+                covered.contains(&name) || name == "faulty",
+                "model {name}: say which probe tables it reports from"
+            );
+        }
+    }
+
+    /// Every declared probe has a site: its variant is named in the model's code
+    /// outside test modules (a declared probe no code reports would count as
+    /// never reached in every sweep). The bundled runs reaching each one is
+    /// checked in the harness's determinism test.
+    #[test]
+    fn every_declared_probe_is_reported_somewhere_in_the_code() {
+        use crate::api::Probe;
+        fn sources(dir: &std::path::Path, out: &mut String) {
+            let mut entries: Vec<_> = std::fs::read_dir(dir)
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .collect();
+            entries.sort();
+            for path in entries {
+                if path.is_dir() {
+                    sources(&path, out);
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    let text = std::fs::read_to_string(&path).unwrap();
+                    // Code before a file's test module: a test naming a probe is no site.
+                    let code = text.split("#[cfg(test)]").next().unwrap_or("");
+                    out.push_str(code);
+                }
+            }
+        }
+        let mut code = String::new();
+        sources(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+            &mut code,
+        );
+        fn check<P: Probe + std::fmt::Debug>(table: &str, all: &[P], code: &str) {
+            for probe in all {
+                let site = format!("{table}::{probe:?}");
+                assert!(
+                    ["probe", "hit", "push"]
+                        .iter()
+                        .any(|call| code.contains(&format!("{call}({site})"))),
+                    "probe `{}` ({site}) is declared but never reported",
+                    probe.info().name
+                );
+            }
+        }
+        check("RaftProbe", crate::raft::RaftProbe::ALL, &code);
+        check("OmProbe", crate::ozone::OmProbe::ALL, &code);
+        check("HddsProbe", crate::hdds::HddsProbe::ALL, &code);
+        check("ZkProbe", crate::zookeeper::ZkProbe::ALL, &code);
+        #[cfg(feature = "test-models")]
+        check("FaultyProbe", crate::testing::FaultyProbe::ALL, &code);
+    }
 
     /// serde names every field it expects when it meets an unknown one: that list
     /// must be exactly the declared parameters, so none can go undeclared.
@@ -112,6 +210,62 @@ mod tests {
                 assert!(
                     !matches!(param.default, Some(ParamValue::Text(""))),
                     "{}.{name}: an empty default",
+                    info.name
+                );
+            }
+        }
+    }
+
+    /// Every op says what it promises and how its answers read, and the model
+    /// names something that can judge it. (The harness's tests run each judged
+    /// op's example through the checker it names.)
+    #[test]
+    fn every_op_declares_its_consistency_and_answers() {
+        for model in models() {
+            let info = model.info();
+            assert_eq!(
+                info.history == HistoryModel::Own,
+                model.sequential().is_some(),
+                "{}: `Own` history iff the model has its own specification",
+                info.name
+            );
+            for op in &info.ops {
+                let at = format!("{}.{}", info.name, op.name);
+                let answers = op.answers;
+                for prefix in answers.definite.iter().chain(answers.refused) {
+                    assert!(
+                        !prefix.is_empty(),
+                        "{at}: an empty prefix reads every error"
+                    );
+                }
+                for d in answers.definite {
+                    for r in answers.refused {
+                        assert!(
+                            !d.starts_with(r) && !r.starts_with(d),
+                            "{at}: `{d}` and `{r}` overlap"
+                        );
+                    }
+                }
+                match op.consistency {
+                    Consistency::Unjudged => {}
+                    Consistency::Linearizable => assert_ne!(
+                        info.history,
+                        HistoryModel::None,
+                        "{at} is judged, but the model names no history model"
+                    ),
+                    Consistency::SessionMonotonic => assert_eq!(
+                        info.history,
+                        HistoryModel::ZooKeeper,
+                        "{at}: only the ZooKeeper model judges session reads"
+                    ),
+                }
+            }
+            if info.history != HistoryModel::None {
+                assert!(
+                    info.ops
+                        .iter()
+                        .any(|o| o.consistency != Consistency::Unjudged),
+                    "{}: a history model with no judged op judges nothing",
                     info.name
                 );
             }

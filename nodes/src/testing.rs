@@ -3,8 +3,8 @@
 //! with the `test-models` feature; the harness's tests enable it.
 
 use crate::api::{
-    parse_json, ApplyResult, Check, ClusterView, Command, Model, ModelInfo, NodeCtx, NodeEvent,
-    Observation, OpInfo, OpResult, ParsedOp, ProbeInfo, RoleInfo,
+    parse_json, Answers, ApplyResult, Check, ClusterView, Command, Consistency, HistoryModel,
+    Model, ModelInfo, NodeCtx, NodeEvent, Observation, OpInfo, OpResult, ParsedOp, RoleInfo,
 };
 use serde::{Deserialize, Serialize};
 use std::cell::Cell;
@@ -34,12 +34,16 @@ pub enum FaultyOp {
     Probe,
 }
 
-/// The probe the `probe` op reports.
-pub static PROBE: ProbeInfo = ProbeInfo {
-    name: "faulty.reached",
-    summary: "the probe op ran",
-    rare: false,
-};
+crate::probes! {
+    /// The model's one probe, reported by the `probe` op.
+    pub enum FaultyProbe {
+        Reached {
+            name: "faulty_reached",
+            rare: false,
+            summary: "the probe op ran",
+        },
+    }
+}
 
 pub struct Faulty;
 
@@ -57,42 +61,55 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| ModelInfo {
             name: "set",
             summary: "store a value",
             example: "{on: a, op: set, key: k, value: v}",
+            consistency: Consistency::Unjudged,
+            answers: Answers::NONE,
         },
         OpInfo {
             name: "panic",
             summary: "panic in node code",
             example: "{on: a, op: panic, message: boom}",
+            consistency: Consistency::Unjudged,
+            answers: Answers::NONE,
         },
         OpInfo {
             name: "hang",
             summary: "never answer",
             example: "{on: a, op: hang}",
+            consistency: Consistency::Unjudged,
+            answers: Answers::NONE,
         },
         OpInfo {
             name: "flood",
             summary: "append N trail events",
             example: "{on: a, op: flood, events: 1000}",
+            consistency: Consistency::Unjudged,
+            answers: Answers::NONE,
         },
         OpInfo {
             name: "probe",
             summary: "report reaching the model's probe",
             example: "{on: a, op: probe}",
+            consistency: Consistency::Unjudged,
+            answers: Answers::NONE,
         },
         OpInfo {
             name: "submit",
             summary: "submit internally, apply later, publish nothing in between",
             example: "{on: a, op: submit, apply_after_ms: 50}",
+            consistency: Consistency::Unjudged,
+            answers: Answers::NONE,
         },
     ],
     fail_points: vec![],
     invariants: vec![],
     bugs: vec![],
-    probes: vec![&PROBE],
+    probes: FaultyProbe::infos(),
     index_format: crate::api::IndexFormat::Decimal,
     has_leader: false,
     leader_transfer: false,
     params: Vec::new(),
     reports_removed: false,
+    history: HistoryModel::None,
 });
 
 impl Model for Faulty {
@@ -149,7 +166,7 @@ impl Model for Faulty {
                         ctx.complete(id, OpResult::ok());
                     }
                     FaultyOp::Probe => {
-                        ctx.probe(&PROBE);
+                        ctx.probe(FaultyProbe::Reached);
                         ctx.complete(id, OpResult::ok());
                     }
                     FaultyOp::Submit { apply_after_ms } => {

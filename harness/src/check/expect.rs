@@ -5,6 +5,7 @@ use super::observed;
 use super::Finding;
 use crate::scenario::{ObservedMatch, Scenario, Target, TrailMatch};
 use crate::trail::{Event, Trail};
+use crate::yaml::Loc;
 use nodes::api::ClusterView;
 
 pub const CHECKER: &str = "expect";
@@ -31,6 +32,39 @@ pub fn describe(m: &TrailMatch) -> String {
         parts.push(format!("containing {text:?}"));
     }
     parts.join(", ")
+}
+
+/// `checker:` the outcome must come from this checker's findings alone: every
+/// finding that decides an outcome is its, and it has one.
+pub fn decided_by(
+    file: &str,
+    checker: Option<&(Loc, String)>,
+    findings: &[super::Finding],
+) -> Vec<super::Finding> {
+    let Some((loc, checker)) = checker else {
+        return Vec::new();
+    };
+    let deciding: Vec<&super::Finding> = findings.iter().filter(|f| f.outcome.is_some()).collect();
+    let others: Vec<String> = deciding
+        .iter()
+        .filter(|f| &f.checker != checker)
+        .map(|f| f.checker.clone())
+        .collect();
+    let message = if !deciding.iter().any(|f| &f.checker == checker) {
+        format!("expected the outcome to come from checker `{checker}`, which found nothing")
+    } else if !others.is_empty() {
+        format!(
+            "expected the outcome to come from checker `{checker}` alone, but [{}] found something too",
+            others.join(", ")
+        )
+    } else {
+        return Vec::new();
+    };
+    vec![super::Finding::new(
+        CHECKER,
+        None,
+        format!("{file}:{}:{}: {message}", loc.line, loc.col),
+    )]
 }
 
 pub fn trail_present(file: &str, wanted: &[TrailMatch], trail: &Trail) -> Vec<Finding> {

@@ -4,6 +4,7 @@
 //! [`ClusterView`], so it is unit-tested on small hand-written inputs with no
 //! simulation. A checker that panics gives an `unknown` finding, never a pass.
 
+pub mod cause;
 pub mod divergence;
 pub mod expect;
 pub mod history;

@@ -173,9 +173,23 @@ pub fn list(scenarios_dir: Option<&Path>) -> u8 {
                 p.summary
             );
         }
-        println!("  ops:");
+        println!(
+            "  ops (history judged as {}):",
+            history_model_name(info.history)
+        );
         for op in &info.ops {
             println!("    {:<20} {}  e.g. {}", op.name, op.summary, op.example);
+            let mut promise = format!("      {}", op.consistency.name());
+            if !op.answers.definite.is_empty() {
+                promise.push_str(&format!(
+                    "; definite answers: {}",
+                    op.answers.definite.join(", ")
+                ));
+            }
+            if !op.answers.refused.is_empty() {
+                promise.push_str(&format!("; not applied: {}", op.answers.refused.join(", ")));
+            }
+            println!("{promise}");
         }
         println!("  fail points:");
         for p in &info.fail_points {
@@ -198,6 +212,12 @@ pub fn list(scenarios_dir: Option<&Path>) -> u8 {
         println!("  bugs:");
         for b in &info.bugs {
             println!("    {:<16} {}", b.key, b.summary);
+        }
+        println!("  probes:");
+        for p in &info.probes {
+            // A sweep fails when a probe that is not rare is never hit.
+            let rare = if p.rare { " [rare]" } else { "" };
+            println!("    {:<44} {}{rare}", p.name, p.summary);
         }
         println!();
     }
@@ -332,6 +352,41 @@ pub fn render_report(path: &Path, output: Option<&Path>) -> u8 {
     exit::OK
 }
 
+/// `faultline history`: a saved run's client history, as JSON lines or EDN.
+pub fn export_history(
+    path: &Path,
+    shape: Option<&crate::history::EdnShape>,
+    out: Option<&Path>,
+) -> u8 {
+    let saved = match report::read_run(path) {
+        Ok(r) => r,
+        Err(message) => {
+            term::error(message);
+            return exit::BAD_INPUT;
+        }
+    };
+    let history = &saved.clients.history.history;
+    let text = match shape {
+        Some(shape) => crate::history::to_edn(history, shape),
+        None => crate::history::to_jsonl(history),
+    };
+    match out {
+        Some(out) => {
+            if let Err(e) = report::atomic_write(out, text.as_bytes()) {
+                term::error(e);
+                return exit::BAD_INPUT;
+            }
+            println!(
+                "wrote {} ({} op(s))",
+                printable(&out.display().to_string()),
+                history.len()
+            );
+        }
+        None => print!("{text}"),
+    }
+    exit::OK
+}
+
 /// Apply `--bug KEY=MODE` to every variant of every scenario; each key must be
 /// a bug of every scenario's model.
 pub(super) fn override_bugs(scenarios: &mut [Scenario], bugs: &[String]) -> Result<(), String> {
@@ -371,4 +426,13 @@ pub(super) fn override_bugs(scenarios: &mut [Scenario], bugs: &[String]) -> Resu
         }
     }
     Ok(())
+}
+
+fn history_model_name(model: nodes::api::HistoryModel) -> &'static str {
+    match model {
+        nodes::api::HistoryModel::None => "nothing",
+        nodes::api::HistoryModel::Register => "a register per key",
+        nodes::api::HistoryModel::ZooKeeper => "ZooKeeper's guarantees",
+        nodes::api::HistoryModel::Own => "the model's own specification",
+    }
 }

@@ -16,6 +16,8 @@ pub struct HuntArgs {
     pub must_find: Vec<String>,
     pub out: Option<PathBuf>,
     pub json: bool,
+    pub guided_trials: usize,
+    pub finds: Option<PathBuf>,
 }
 
 pub fn hunt(args: HuntArgs) -> u8 {
@@ -39,6 +41,7 @@ pub fn hunt(args: HuntArgs) -> u8 {
             .map(|n| n.get())
             .unwrap_or(1)
     });
+    let seeds_for_compare = seeds.clone();
     let options = crate::hunt::HuntOptions {
         paths: args.paths,
         seeds,
@@ -55,13 +58,49 @@ pub fn hunt(args: HuntArgs) -> u8 {
             return exit::BAD_INPUT;
         }
     };
+    let compared = if args.guided_trials > 0 {
+        if !args.json {
+            eprintln!(
+                "hunt: guided search on {} block(s) per key",
+                args.guided_trials
+            );
+        }
+        match crate::hunt::compare::compare(&table, &seeds_for_compare, args.guided_trials, jobs) {
+            Ok(rows) => Some(rows),
+            Err(message) => {
+                // The hunt's table is already computed: print it before giving up.
+                print!("{}", crate::hunt::render::terminal(&table));
+                term::error(message);
+                return exit::BAD_INPUT;
+            }
+        }
+    } else {
+        None
+    };
     if args.json {
-        println!(
-            "{}",
-            serde_json::to_string(&table).expect("the table serializes")
-        );
+        let mut value = serde_json::to_value(&table).expect("the table serializes");
+        if let Some(rows) = &compared {
+            value["guided"] = serde_json::to_value(rows).expect("the comparison serializes");
+        }
+        println!("{value}");
     } else {
         print!("{}", crate::hunt::render::terminal(&table));
+        if let Some(rows) = &compared {
+            print!("{}", crate::hunt::compare::markdown(rows));
+        }
+    }
+    if let (Some(rows), Some(dir)) = (&compared, &args.finds) {
+        match crate::hunt::compare::write_finds(rows, dir) {
+            Ok(paths) => eprintln!(
+                "hunt: wrote {} guided find(s) under {}",
+                paths.len(),
+                printable(&dir.display().to_string())
+            ),
+            Err(e) => {
+                term::error(e);
+                return exit::BAD_INPUT;
+            }
+        }
     }
     if let Some(out) = &args.out {
         let command: Vec<String> = std::env::args().skip(1).collect();
@@ -70,6 +109,9 @@ pub fn hunt(args: HuntArgs) -> u8 {
             &format!("faultline {}", command.join(" ")),
             &crate::bench::machine(),
         );
+        if let Some(rows) = &compared {
+            text.push_str(&crate::hunt::compare::markdown(rows));
+        }
         // The notes below the marker survive the rewrite; an unreadable file is
         // refused rather than overwritten.
         let old = match crate::fsio::read_existing_text(out, crate::hunt::DOC_BYTES_MAX) {

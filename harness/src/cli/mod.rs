@@ -44,6 +44,13 @@ pub struct Cli {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum EdnShapeArg {
+    Generic,
+    Register,
+    ListAppend,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ColorWhen {
     Auto,
     Always,
@@ -101,7 +108,7 @@ pub enum Command {
         #[arg(required = true)]
         paths: Vec<PathBuf>,
     },
-    /// List models (ops, fail points, invariants, bug keys) and bundled scenarios.
+    /// List models (ops, fail points, invariants, bug keys, probes) and bundled scenarios.
     List {
         /// Where to look for scenarios [default: scenarios].
         #[arg(long)]
@@ -194,6 +201,25 @@ pub enum Command {
         #[arg(long)]
         histories: bool,
     },
+    /// Export what clients saw in a saved report.json: JSON lines, or EDN in
+    /// the shapes Jepsen's tools read (elle-cli, Knossos); docs/history.md.
+    History {
+        report: PathBuf,
+        /// EDN instead of JSON lines.
+        #[arg(long)]
+        edn: bool,
+        /// EDN shape: `generic` (every op as it is), `register` (Knossos's
+        /// cas-register: reads and writes), `list-append` (Elle's txns).
+        #[arg(long, value_enum, default_value_t = EdnShapeArg::Generic, requires = "edn")]
+        shape: EdnShapeArg,
+        /// With `--shape register`: this key only (Knossos checks one register);
+        /// without, every key as `[key value]` tuples.
+        #[arg(long)]
+        key: Option<String>,
+        /// Write it here (default: print it).
+        #[arg(short, long)]
+        out: Option<PathBuf>,
+    },
     /// The rediscovery benchmark: every chaos scenario once per bug key of its
     /// model (that key buggy, the rest fixed) and once all fixed, over seed ranges.
     Hunt {
@@ -224,6 +250,14 @@ pub enum Command {
         /// Print the table as one JSON object.
         #[arg(long)]
         json: bool,
+        /// Also measure guided search against swarm sampling: cut each key's
+        /// seeds into this many blocks and run a guided search on each block's
+        /// budget (0: off).
+        #[arg(long, default_value_t = 0, value_name = "BLOCKS")]
+        guided_trials: usize,
+        /// Write guided finds here as scenario files (replayable with `faultline run`).
+        #[arg(long, value_name = "DIR")]
+        finds: Option<PathBuf>,
     },
     /// Print a completion script: `faultline completions bash > /etc/bash_completion.d/faultline`.
     Completions {
@@ -346,6 +380,20 @@ pub fn main_with(cli: Cli) -> ExitCode {
         }),
         Command::Report { report, output } => commands::render_report(&report, output.as_deref()),
         Command::Child { what } => child::serve(what),
+        Command::History {
+            report,
+            edn,
+            shape,
+            key,
+            out,
+        } => {
+            let shape = edn.then_some(match shape {
+                EdnShapeArg::Generic => crate::history::EdnShape::Generic,
+                EdnShapeArg::Register => crate::history::EdnShape::Register { key },
+                EdnShapeArg::ListAppend => crate::history::EdnShape::ListAppend,
+            });
+            commands::export_history(&report, shape.as_ref(), out.as_deref())
+        }
         Command::Hunt {
             paths,
             seeds,
@@ -356,6 +404,8 @@ pub fn main_with(cli: Cli) -> ExitCode {
             must_find,
             out,
             json,
+            guided_trials,
+            finds,
         } => hunt::hunt(hunt::HuntArgs {
             paths,
             seeds,
@@ -366,6 +416,8 @@ pub fn main_with(cli: Cli) -> ExitCode {
             must_find,
             out,
             json,
+            guided_trials,
+            finds,
         }),
         Command::Completions { shell } => manual::completions(shell),
         Command::Man { out_dir } => manual::man(out_dir.as_deref()),

@@ -46,7 +46,7 @@ pub fn rows(sizes: &[usize], clients: &[u64]) -> Vec<Row> {
                         clippy::disallowed_methods,
                         reason = "wall-clock ok: the benchmark's measurement"
                     )]
-                    let start = Instant::now();
+                    let start = Instant::now(); // wall-clock ok: timing only, never in a trail
                     let r = run(store, &history);
                     walls.push(start.elapsed().as_secs_f64() * 1000.0);
                     report = Some(r);

@@ -73,7 +73,8 @@ fn witness<S: Spec>(
     }
 }
 
-fn describe_witness(w: &Witness) -> String {
+/// The witness in one line: the ops as recorded that cannot be ordered.
+pub fn describe_witness(w: &Witness) -> String {
     let recorded: Vec<String> = w
         .ops
         .iter()

@@ -5,16 +5,19 @@
 //! pass), with violations shrunk to a small witness ([`witness`]).
 //!
 //! Models ([`spec::Spec`]): [`register::Register`] (a register per key),
-//! [`list_append::ListAppend`] (a list per key), and
+//! [`list_append::ListAppend`] (a list per key),
 //! [`zookeeper::ZooKeeper`] (linearizable writes, reads that may be stale but
-//! never go back in time for one session, `sync` + read linearizable).
+//! never go back in time for one session, `sync` + read linearizable), and
+//! [`own::Own`] (a model's own specification, through the node API).
 //! `docs/history.md` describes the models and verdicts.
 
 pub mod bench;
 pub mod chains;
 pub mod check;
 pub mod hasher;
+pub mod judge;
 pub mod list_append;
+pub mod own;
 pub mod partition;
 pub mod register;
 pub mod report;

@@ -8,6 +8,7 @@
 //! ([`edn`]); [`generate`] makes deterministic histories for tests and the
 //! benchmark. The format is described in `docs/history.md`.
 
+pub mod clients;
 pub mod edn;
 pub mod event;
 pub mod generate;
@@ -15,6 +16,7 @@ pub mod jsonl;
 pub mod op;
 pub mod record;
 
+pub use clients::{ClientHistory, Lane};
 pub use edn::{read_jepsen, to_edn, EdnShape};
 pub use event::{Event, EventType};
 pub use jsonl::{from_jsonl, to_jsonl};

@@ -10,6 +10,8 @@
 //! Nothing here knows a bug: the variants differ only in bug modes, and the
 //! nemesis and workload are the scenario's own.
 
+pub mod compare;
+pub mod guided;
 pub mod plan;
 pub mod render;
 mod stats;
@@ -122,7 +124,7 @@ pub fn hunt(options: &HuntOptions) -> Result<Hunt, String> {
         clippy::disallowed_methods,
         reason = "wall-clock ok: hunt timing, never in a trail"
     )]
-    let started = Instant::now();
+    let started = Instant::now(); // wall-clock ok: timing only, never in a trail
     let items = Arc::new(items);
     let next = Arc::new(AtomicUsize::new(0));
     let (sender, receiver) = mpsc::channel::<Result<Done, String>>();

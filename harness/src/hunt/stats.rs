@@ -26,6 +26,9 @@ pub struct ArmStats {
     /// Runs up to and including the first failure (seed order).
     pub seeds_to_first_failure: Option<u64>,
     pub failing_seeds: Vec<u64>,
+    /// Every failing seed, in order (for the guided comparison's blocks).
+    #[serde(skip)]
+    pub failing_all: Vec<u64>,
     /// Outcomes of the failing runs.
     pub outcomes: BTreeMap<String, usize>,
     /// Checkers behind the failing runs (each failing run counts once per checker).
@@ -68,6 +71,8 @@ impl ArmStats {
         let at = self.failing_seeds.partition_point(|s| *s < done.seed);
         self.failing_seeds.insert(at, done.seed);
         self.failing_seeds.truncate(FAILING_SEEDS_KEPT);
+        let at = self.failing_all.partition_point(|s| *s < done.seed);
+        self.failing_all.insert(at, done.seed);
         if self.first_failure.is_none_or(|first| done.seed < first) {
             self.first_failure = Some(done.seed);
             self.seeds_to_first_failure = Some(done.seed - self.seed_first + 1);
@@ -115,6 +120,7 @@ impl Hunt {
                     first_failure: None,
                     seeds_to_first_failure: None,
                     failing_seeds: Vec::new(),
+                    failing_all: Vec::new(),
                     outcomes: BTreeMap::new(),
                     checkers: BTreeMap::new(),
                     first_replay: None,

@@ -216,7 +216,7 @@ impl RunRecord {
             clippy::disallowed_methods,
             reason = "wall-clock ok: junit.xml timestamps only, never a trail or a page"
         )]
-        let now = std::time::SystemTime::now()
+        let now = std::time::SystemTime::now() // wall-clock ok: timing only, never in a trail
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_millis() as u64)
             .ok();

@@ -74,6 +74,12 @@ pub fn run_lines(r: &RunResult, detail: Detail) -> String {
             printable(&f.checker),
             printable_lines(&f.message).replace('\n', "\n    ")
         ));
+        if let Some(cause) = crate::check::cause::of(f) {
+            out.push_str(&format!(
+                "    {NAME}cause:{NAME:#} {}\n",
+                printable(&cause.summary)
+            ));
+        }
     }
     if !r.passed {
         out.push_str(&format!(

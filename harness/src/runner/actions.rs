@@ -4,12 +4,24 @@
 //! to say it stopped. [`Driver::act`] is that for any action, what the chaos
 //! window's fault sources use.
 
+use super::recorder::SCRIPT;
 use super::{Driver, Halt};
 use crate::action::{Action, ActionResult};
 use crate::scenario::{Condition, NodeId};
 use crate::trail::{Data, GiveUp};
 use nodes::api::OpResult;
 use std::time::Duration;
+
+/// What became of a client op.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Sent {
+    /// It was never sent (its node was down): it did not take effect.
+    Refused(OpResult),
+    /// Sent without waiting: op `id` is in flight.
+    Pending(u64),
+    /// Sent and waited for: the answer, or a timeout.
+    Answered(OpResult),
+}
 
 /// How long a clean `stop` may take before the node is killed.
 const STOP_TIMEOUT: Duration = Duration::from_secs(10);
@@ -61,6 +73,25 @@ impl Driver<'_> {
         action: Action,
         wait: Option<Duration>,
     ) -> Result<Option<OpResult>, Halt> {
+        Ok(match self.act_client_as(SCRIPT, action, wait)? {
+            Sent::Refused(result) | Sent::Answered(result) => Some(result),
+            Sent::Pending(_) => None,
+        })
+    }
+
+    /// [`Driver::act_client`] for one client of the run (the script, a
+    /// workload's client): the op goes on that client's lane of the history.
+    pub(crate) fn act_client_as(
+        &mut self,
+        client: &str,
+        action: Action,
+        wait: Option<Duration>,
+    ) -> Result<Sent, Halt> {
+        let sent_to = match &action {
+            Action::Client { node, op } => Some((node.clone(), op.clone())),
+            _ => None,
+        };
+        let now = self.cluster.elapsed();
         let result = self.perform(action);
         let ActionResult::Sent { op: id } = result else {
             let why = if result == ActionResult::NodeDown {
@@ -68,14 +99,28 @@ impl Driver<'_> {
             } else {
                 "node not accepting commands"
             };
-            return Ok(Some(OpResult::error(why)));
+            if let Some((node, op)) = &sent_to {
+                let mut state = self.cluster.state_mut();
+                state.history.refused(client, Some(node), op, why, now);
+            }
+            return Ok(Sent::Refused(OpResult::error(why)));
         };
-        let Some(timeout) = wait else { return Ok(None) };
+        if let Some((node, op)) = &sent_to {
+            let mut state = self.cluster.state_mut();
+            let incarnation = state
+                .node_index(node)
+                .map(|i| state.nodes[i].incarnation)
+                .unwrap_or(0);
+            state.history.invoke(client, id, node, incarnation, op, now);
+        }
+        let Some(timeout) = wait else {
+            return Ok(Sent::Pending(id));
+        };
         let deadline = self.cluster.elapsed() + timeout;
         while self.cluster.op_result(id).is_none() && self.cluster.elapsed() < deadline {
             self.advance()?;
         }
-        Ok(Some(match self.cluster.op_result(id) {
+        Ok(Sent::Answered(match self.cluster.op_result(id) {
             Some(result) => result,
             None => {
                 let why = GiveUp::StepTimeout {

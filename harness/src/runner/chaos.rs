@@ -1,7 +1,8 @@
-//! The chaos window: faults from a source over a window, and a workload at a rate.
+//! The chaos window: faults from a source over a window, with a workload at a
+//! rate (`workload.rs`) running through it.
 //!
 //! The window is the loop: every simulation step it lets its fault source end and
-//! begin faults, sends the workload's ops that are due, and steps. Where faults
+//! begin faults, and steps (the step sends the workload's ops that are due). Where faults
 //! come from is the source's business ([`FaultSource`]): the random nemesis
 //! ([`RandomFaults`]) draws them from the seed; a source that plays a recorded
 //! schedule of (time offset, [`Action`]) would do the same through the same two
@@ -10,14 +11,14 @@
 //! into a scripted scenario. The window ends by letting the source end every
 //! fault still in effect; the heal phase and the checkers follow as for any run.
 //!
-//! Every draw comes from one generator seeded by the run's seed (its own stream)
-//! and shared by the workload and the random nemesis, so a chaos run replays
-//! exactly.
+//! Every fault draw comes from one generator seeded by the run's seed (its own
+//! stream), and the workload's from another ([`Stream::ChaosWorkload`]), so a
+//! chaos run replays exactly and more workload clients never shift the faults.
 
-use super::pick::{Partitioned, Want};
+use super::pick::{weighted, Partitioned};
 use super::{Driver, Halt};
 use crate::action::Action;
-use crate::scenario::{expand_template, Chaos, ChaosFault, ChaosKind, Target, Workload};
+use crate::scenario::{Chaos, ChaosFault, ChaosKind};
 use crate::streams::Stream;
 use crate::trail::{ChaosMark, Data};
 use rand::seq::SliceRandom;
@@ -25,9 +26,9 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use std::time::Duration;
 
-/// Where a chaos window's faults come from. The window calls [`ending`] before
-/// the workload's ops of a step and [`beginning`] after them, then steps; at the
-/// window's end it calls [`close`]. A source performs its actions itself, with
+/// Where a chaos window's faults come from. Every step of the window calls
+/// [`ending`], then [`beginning`], then steps; at the window's end it calls
+/// [`close`]. A source performs its actions itself, with
 /// [`Driver::act`] (which does the waits a stop or transfer has), and may read
 /// the cluster through `run` to decide.
 ///
@@ -78,75 +79,21 @@ impl Driver<'_> {
             self.event(None, Data::Chaos(ChaosMark::Drew(draw.clone())));
         }
         let end = self.cluster.elapsed() + chaos.window;
-        let mut next_op = self.cluster.elapsed();
+        if let Some(workload) = &chaos.workload {
+            let source = super::workload::Source::Chaos;
+            self.start_workload(source, workload, Stream::ChaosWorkload);
+        }
         while self.cluster.elapsed() < end {
-            let now = self.cluster.elapsed();
             faults.ending(self)?;
-            if let Some(workload) = &chaos.workload {
-                while next_op <= now {
-                    // One `{seq}` per workload tick (taken even when the tick
-                    // sends nothing), shared with scripted op templates.
-                    let seq = self.next_seq();
-                    self.workload_op(workload, &mut rng, seq)?;
-                    next_op += workload.every;
-                }
-            }
             faults.beginning(self, &mut rng)?;
             self.advance()?;
         }
         faults.close(self)?;
+        if chaos.workload.is_some() {
+            self.stop_workload(super::workload::Source::Chaos);
+        }
         self.event(None, Data::Chaos(ChaosMark::Ended));
         Ok(())
-    }
-
-    fn workload_op(
-        &mut self,
-        workload: &Workload,
-        rng: &mut ChaCha8Rng,
-        seq: u64,
-    ) -> Result<(), Halt> {
-        // Without a leader the workload's client has nobody to talk to; it tries
-        // later (and draws nothing now).
-        let default = match workload.target {
-            Some(target) => match self.resolve_now(target)? {
-                Some(node) => Some(node),
-                None => return Ok(()),
-            },
-            None => None,
-        };
-        let chosen = weighted(rng, &workload.ops, |op| op.weight);
-        let node = match chosen.target {
-            Some(target) => match self.resolve_now(target)? {
-                Some(node) => node,
-                None => return Ok(()),
-            },
-            None => default.expect("validated: an op without `on` goes to the workload's"),
-        };
-        let template = &chosen.template;
-        let op = match expand_template(template, &mut |lo, hi| rng.random_range(lo..=hi), seq)
-            .and_then(|json| self.scenario.model.parse_op(&json))
-        {
-            Ok(op) => op,
-            Err(message) => {
-                // Checked at load with the extreme draws; a model may still refuse
-                // a value between them.
-                let invalid = Data::InvalidOp {
-                    workload: true,
-                    message,
-                };
-                self.event(None, invalid);
-                return Ok(());
-            }
-        };
-        let node = self.name(node);
-        self.act_client(Action::Client { node, op }, None)?;
-        Ok(())
-    }
-
-    /// The up node a target names now, without waiting; `None` for the leader
-    /// when there is none. `follower` and `any` pick from the picks stream.
-    fn resolve_now(&mut self, target: Target) -> Result<Option<usize>, Halt> {
-        self.pick(target, Want::Up, &[], Duration::ZERO)
     }
 }
 
@@ -395,19 +342,4 @@ fn sorted(nodes: &[usize]) -> Vec<usize> {
 
 fn pick<'c>(rng: &mut ChaCha8Rng, kinds: &'c [ChaosFault]) -> &'c ChaosKind {
     &weighted(rng, kinds, |k| k.weight).kind
-}
-
-/// One of `items` by weight. With every weight 1 this is the same draw as a
-/// uniform index (so unweighted scenarios keep their trails).
-fn weighted<'t, T>(rng: &mut ChaCha8Rng, items: &'t [T], weight: impl Fn(&T) -> u32) -> &'t T {
-    let total: u32 = items.iter().map(&weight).sum();
-    let mut draw = rng.random_range(0..total);
-    for item in items {
-        let w = weight(item);
-        if draw < w {
-            return item;
-        }
-        draw -= w;
-    }
-    unreachable!("the draw is below the total weight")
 }

@@ -134,6 +134,7 @@ fn not_run(
         replay: super::result::replay_command(&scenario.file, &variant.name, seed),
         nodes: Vec::new(),
         ops: Vec::new(),
+        clients: Default::default(),
         messages_total: 0,
         messages: Vec::new(),
         // Nothing ran, so nothing was covered.

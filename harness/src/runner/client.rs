@@ -44,6 +44,11 @@ impl Driver<'_> {
                 why: why.clone(),
             };
             self.event(None, no_node);
+            let now = self.cluster.elapsed();
+            self.cluster
+                .state_mut()
+                .history
+                .refused(super::recorder::SCRIPT, None, &op, &why, now);
             self.check_op(client, &op.summary, step, &OpResult::error(why));
             return Ok(());
         };

@@ -112,6 +112,7 @@ impl Cluster {
             last_harness_ms: 0,
             ended: false,
             published_since_check: false,
+            history: super::recorder::Recorder::new(scenario.model.info()),
         }));
         let env = Rc::new(RunEnv {
             run_id,

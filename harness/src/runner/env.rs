@@ -114,11 +114,14 @@ pub struct RunState {
     pub ended: bool,
     /// A node published since the `always` invariants were last evaluated.
     pub published_since_check: bool,
+    /// What clients saw: every client op as an invoke and a completion.
+    pub history: super::recorder::Recorder,
 }
 
 impl RunState {
     /// The client gives up on an op (timeout, or its node went down).
     pub fn give_up(&mut self, id: u64, why: GiveUp) {
+        let reason = why.reason();
         if !self.open.remove(&id) {
             return;
         }
@@ -134,6 +137,8 @@ impl RunState {
         };
         let node = op.node.clone();
         self.harness_event(Some(&node), Data::OpEnd(end));
+        let now = self.now;
+        self.history.give_up(id, &reason, now);
     }
 
     pub fn node_index(&self, name: &str) -> Option<usize> {
@@ -241,7 +246,8 @@ impl Env for RunEnv {
     }
 
     fn complete(&self, node: &str, id: u64, result: OpResult) {
-        let t_ms = self.now_ms();
+        let now = self.now();
+        let t_ms = now.as_millis() as u64;
         let mut state = self.state.borrow_mut();
         state.open.remove(&id);
         let Some(op) = state.ops.get_mut(&id) else {
@@ -259,9 +265,13 @@ impl Env for RunEnv {
                 late: op.timed_out,
             },
         };
-        op.result = Some(result);
+        let admin = op.admin;
+        op.result = Some(result.clone());
         op.completed_ms = Some(t_ms);
         state.push(Event::new(t_ms, Some(node), None, Data::OpEnd(end)));
+        if !admin {
+            state.history.answer(id, &result, now);
+        }
     }
 
     fn exit(&self, node: &str, reason: &str) {

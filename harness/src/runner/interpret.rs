@@ -10,7 +10,9 @@ use crate::action::{Action, ActionResult};
 use crate::check::Finding;
 use crate::duration::format as fmt_duration;
 use crate::outcome::Outcome;
-use crate::scenario::{ArmStep, NodeId, Partition, ProcessStep, Step, StepKind, Target};
+use crate::scenario::{
+    ArmStep, NodeId, Partition, ProcessStep, Step, StepKind, Target, WorkloadStep,
+};
 use crate::trail::Data;
 use nodes::api::FailPointInfo;
 use std::time::Duration;
@@ -31,7 +33,11 @@ impl Driver<'_> {
         }
         match &step.kind {
             StepKind::Client(client) => self.client(client, step),
-            StepKind::TransferLeader { to, timeout } => self.transfer_leader(*to, *timeout, step),
+            StepKind::TransferLeader {
+                to,
+                timeout,
+                optional,
+            } => self.transfer_leader(*to, *timeout, *optional, step),
             StepKind::Partition(partition) => self.partition(partition, step),
             StepKind::Heal => {
                 self.perform(Action::Heal);
@@ -63,6 +69,20 @@ impl Driver<'_> {
                 self.await_condition(condition, *within, step)
             }
             StepKind::Check(check) => self.check_step(check, step),
+            StepKind::Workload(WorkloadStep::Start) => {
+                let workload = self
+                    .scenario
+                    .workload
+                    .as_ref()
+                    .expect("validated: a workload step has a section");
+                let source = super::workload::Source::Scenario;
+                self.start_workload(source, workload, crate::streams::Stream::Workload);
+                Ok(())
+            }
+            StepKind::Workload(WorkloadStep::Stop) => {
+                self.stop_workload(super::workload::Source::Scenario);
+                Ok(())
+            }
             StepKind::Repeat { count, steps } => {
                 for _ in 0..*count {
                     for inner in steps {
@@ -225,8 +245,20 @@ impl Driver<'_> {
         self.finding(Finding::new("fault-effectiveness", None, message));
     }
 
-    fn transfer_leader(&mut self, to: Target, timeout: Duration, step: &Step) -> Result<(), Halt> {
-        let Some(leader) = self.pick(Target::Leader, Want::Up, &[], timeout)? else {
+    fn transfer_leader(
+        &mut self,
+        to: Target,
+        timeout: Duration,
+        optional: bool,
+        step: &Step,
+    ) -> Result<(), Halt> {
+        // An optional transfer is a replayed chaos draw: like the nemesis, it
+        // does not wait for a leader or a follower to appear.
+        let wait = if optional { Duration::ZERO } else { timeout };
+        let Some(leader) = self.pick(Target::Leader, Want::Up, &[], wait)? else {
+            if optional {
+                return Ok(());
+            }
             self.ineffective(
                 step,
                 format!(
@@ -242,7 +274,10 @@ impl Driver<'_> {
         } else {
             Vec::new()
         };
-        let Some(to) = self.pick(to, Want::Up, &taken, timeout)? else {
+        let Some(to) = self.pick(to, Want::Up, &taken, wait)? else {
+            if optional {
+                return Ok(());
+            }
             self.ineffective(
                 step,
                 "transfer_leader: no up follower to transfer to".into(),
@@ -250,13 +285,16 @@ impl Driver<'_> {
             return Ok(());
         };
         if leader == to {
+            if optional {
+                return Ok(());
+            }
             self.ineffective(
                 step,
                 format!("transfer_leader: {} already leads", self.cluster.name(to)),
             );
             return Ok(());
         }
-        if !self.act_transfer(leader, to, timeout)? {
+        if !self.act_transfer(leader, to, timeout)? && !optional {
             let message = format!(
                 "{}:{}:{}: transfer_leader: {} did not become leader within {}",
                 self.scenario.file,

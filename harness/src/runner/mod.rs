@@ -23,17 +23,21 @@ mod interpret;
 mod nemesis;
 pub mod net;
 mod pick;
+pub mod recorder;
 mod result;
 pub mod swarm;
 mod wait;
+mod workload;
 
 pub use halt::Halt;
 pub use result::{replay_command, FinalNode, MessageCount, RunResult, REPORT_SCHEMA_VERSION};
 
 pub(crate) use cluster::{add_hosts, sim_builder};
 
-use crate::check::{self, divergence, expect, history, invariants, Finding};
+use crate::check::{self, cause, divergence, expect, history, invariants, Finding};
+use crate::consistency::judge;
 use crate::faults::FaultTable;
+use crate::history::ClientHistory;
 use crate::outcome::Outcome;
 use crate::panic;
 use crate::scenario::{Condition, Heal, Scenario, Variant};
@@ -82,7 +86,7 @@ fn run_here(scenario: &Scenario, variant: &Variant, seed: u64) -> RunResult {
         clippy::disallowed_methods,
         reason = "wall-clock ok: the run's wall time, reported, never in the trail"
     )]
-    let wall = std::time::Instant::now();
+    let wall = std::time::Instant::now(); // wall-clock ok: timing only, never in a trail
     let span = tracing::info_span!("run", scenario = %scenario.name, variant = %variant.name, seed);
     let _entered = span.enter();
     set_sim_now(Some(Duration::ZERO));
@@ -127,6 +131,8 @@ pub(crate) struct Driver<'s> {
     placeholders: ChaCha8Rng,
     /// `{seq}`: op templates expanded so far in this run (scripted and workload).
     seq: u64,
+    /// Workloads sending ops, or waiting for their last ops' answers.
+    workloads: Vec<workload::Running>,
 }
 
 impl<'s> Driver<'s> {
@@ -157,10 +163,12 @@ impl<'s> Driver<'s> {
             picks: Stream::Picks.rng(seed),
             placeholders: Stream::Placeholders.rng(seed),
             seq: 0,
+            workloads: Vec::new(),
         }
     }
 
-    /// The scripted steps, in order, then the chaos window if there is one.
+    /// The scripted steps, in order, then the chaos window if there is one. A
+    /// workload still running when they end stops there.
     fn script(&mut self) -> Result<(), Halt> {
         for step in &self.scenario.steps {
             self.exec(step)?;
@@ -168,6 +176,7 @@ impl<'s> Driver<'s> {
         if let Some(chaos) = self.chaos.take() {
             self.chaos(&chaos)?;
         }
+        self.stop_workloads();
         Ok(())
     }
 
@@ -256,7 +265,23 @@ impl<'s> Driver<'s> {
         findings.extend(expect::trail_order(file, &expect.trail, trail));
         findings.extend(expect::trail_sequence(file, &expect.sequence, trail));
         findings.extend(expect::observed(self.scenario, &expect.observed, view));
+        // Name the cause where the run failed (judgment output, not trail).
+        cause::annotate(&mut findings, trail, model.info().index_format);
         findings
+    }
+
+    /// What clients saw, judged by the consistency checker (docs/history.md).
+    fn judge_history(&self, history: &ClientHistory) -> judge::Judged {
+        let settings = &self.scenario.settings.history;
+        let workload = history.lanes.iter().any(|l| l.client != recorder::SCRIPT);
+        let mut judged = judge::Judged::default();
+        let findings = check::guarded(crate::consistency::CHECKER, || {
+            let (model, params) = (self.scenario.model, &self.params);
+            judged = judge::judge(model, history, params, settings, workload);
+            std::mem::take(&mut judged.findings)
+        });
+        judged.findings = findings;
+        judged
     }
 
     /// A fail point armed but never fired tested nothing: the run fails, saying so.
@@ -297,8 +322,22 @@ impl<'s> Driver<'s> {
         }
         let view = self.view();
         let trail = self.cluster.end();
-        let findings = self.judge(&view, &trail);
-        let result = RunResult::build(&self, view, trail, findings, wall);
+        let mut findings = self.judge(&view, &trail);
+        let history = {
+            let fresh = recorder::Recorder::new(self.scenario.model.info());
+            std::mem::replace(&mut self.cluster.state_mut().history, fresh).finish()
+        };
+        let judged = self.judge_history(&history);
+        findings.extend(judged.findings);
+        let file = &self.scenario.file;
+        let checker = self.variant.expect.checker.as_ref();
+        let decided = expect::decided_by(file, checker, &findings);
+        findings.extend(decided);
+        let clients = result::Clients {
+            history,
+            consistency: judged.report,
+        };
+        let result = RunResult::build(&self, view, trail, findings, clients, wall);
         // The fail registry is process-global: disarm this run's points now.
         self.nemesis.clear_fail_points();
         if matches!(halt, Some(Halt::Crashed(_))) {

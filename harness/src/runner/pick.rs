@@ -8,6 +8,7 @@ use crate::action::Action;
 use crate::duration::format as fmt_duration;
 use crate::scenario::{Condition, Cut, Partition, ProcessStep, Step, Target};
 use rand::Rng;
+use rand_chacha::ChaCha8Rng;
 use std::time::Duration;
 
 /// Which nodes an action can act on, for `follower` and `any` picks.
@@ -242,4 +243,23 @@ impl Partitioned {
             },
         }
     }
+}
+
+/// One of `items` by weight. With every weight 1 this is the same draw as a
+/// uniform index (so unweighted scenarios keep their trails).
+pub(super) fn weighted<'t, T>(
+    rng: &mut ChaCha8Rng,
+    items: &'t [T],
+    weight: impl Fn(&T) -> u32,
+) -> &'t T {
+    let total: u32 = items.iter().map(&weight).sum();
+    let mut draw = rng.random_range(0..total);
+    for item in items {
+        let w = weight(item);
+        if draw < w {
+            return item;
+        }
+        draw -= w;
+    }
+    unreachable!("the draw is below the total weight")
 }

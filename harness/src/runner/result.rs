@@ -4,6 +4,7 @@ use super::env::OpRecord;
 use super::Driver;
 use crate::check::{outcome_of, Finding};
 use crate::faults::ArmSummary;
+use crate::history::ClientHistory;
 use crate::outcome::Outcome;
 use crate::trail::Trail;
 use nodes::api::{ClusterView, Observation};
@@ -33,6 +34,16 @@ pub struct MessageCount {
     pub to: String,
     pub kind: String,
     pub count: u32,
+}
+
+/// What clients saw, and what the consistency checker made of it.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Clients {
+    #[serde(flatten)]
+    pub history: ClientHistory,
+    /// The checker's report; `None` when nothing was judged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consistency: Option<crate::consistency::Report>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -67,6 +78,9 @@ pub struct RunResult {
     pub replay: String,
     pub nodes: Vec<FinalNode>,
     pub ops: Vec<OpRecord>,
+    /// The client history (docs/history.md) and its judgment.
+    #[serde(default)]
+    pub clients: Clients,
     pub messages_total: u64,
     pub messages: Vec<MessageCount>,
     /// What the run exercised: probes, fail points, faults (the ledger's input).
@@ -84,6 +98,7 @@ impl RunResult {
         view: ClusterView,
         trail: Trail,
         findings: Vec<Finding>,
+        clients: Clients,
         wall: Duration,
     ) -> RunResult {
         let scenario = driver.scenario;
@@ -145,6 +160,7 @@ impl RunResult {
             replay: replay_command(&scenario.file, &variant.name, driver.seed),
             nodes,
             ops: state.ops.values().cloned().collect(),
+            clients,
             messages_total: state.messages_total,
             messages,
             coverage,

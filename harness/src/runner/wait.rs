@@ -46,6 +46,7 @@ impl Driver<'_> {
     /// One simulation step, with every limit checked.
     pub(crate) fn advance(&mut self) -> Result<(), Halt> {
         self.check_limits()?;
+        self.tick_workloads()?;
         self.cluster.step()?;
         self.check_always();
         let limits = &self.scenario.settings.limits;

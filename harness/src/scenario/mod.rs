@@ -45,6 +45,8 @@ pub struct Scenario {
     pub steps: Vec<Step>,
     /// A random nemesis and workload run after the steps, before the heal phase.
     pub chaos: Option<Chaos>,
+    /// The workload `workload: start` steps start.
+    pub workload: Option<Workload>,
 }
 
 impl Scenario {
@@ -69,6 +71,19 @@ pub struct Settings {
     pub heal: Option<Heal>,
     /// Shuffle host order every tick (seeded): an exploration knob.
     pub random_order: bool,
+    /// The judgment of the run's client history.
+    pub history: HistoryCheck,
+}
+
+/// `history:` whether and within what budget the consistency checker judges
+/// what clients saw (docs/history.md).
+#[derive(Clone, Debug, PartialEq)]
+pub struct HistoryCheck {
+    pub enabled: bool,
+    /// Specification steps for the whole history; over them the verdict is unknown.
+    pub steps: u64,
+    /// Steps for shrinking a violation to its witness.
+    pub shrink_steps: u64,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -111,6 +126,9 @@ pub struct Expect {
     pub observed: Vec<ObservedMatch>,
     /// Events that must appear in this order (each after the one before it).
     pub sequence: Vec<TrailMatch>,
+    /// The checker whose findings alone decide the outcome (`consistency`:
+    /// failed through the history, with divergence and invariants passing).
+    pub checker: Option<(Loc, String)>,
 }
 
 /// Which trail events a match selects: every given field must agree.
@@ -303,6 +321,9 @@ pub enum StepKind {
     TransferLeader {
         to: Target,
         timeout: Duration,
+        /// Not a failure when it cannot happen or does not complete (a chaos
+        /// draw replayed as a step: the nemesis skips such a transfer too).
+        optional: bool,
     },
     Partition(Partition),
     Heal,
@@ -350,6 +371,14 @@ pub enum StepKind {
         count: u32,
         steps: Vec<Step>,
     },
+    /// Start or stop the scenario's `workload:`.
+    Workload(WorkloadStep),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WorkloadStep {
+    Start,
+    Stop,
 }
 
 /// A partition as written; `leader` is resolved when the step runs.
@@ -568,7 +597,12 @@ pub struct ChaosPoint {
 
 #[derive(Clone, Debug)]
 pub struct Workload {
+    pub loc: Loc,
     pub every: Duration,
+    /// Concurrent clients, each with at most one op outstanding; a tick that
+    /// finds every client busy sends nothing. `None`: a new client for every
+    /// tick's op (ops never wait for each other).
+    pub clients: Option<usize>,
     /// The workload's `on`: where an op without its own `on` goes. `None` only when
     /// every op names its node.
     pub target: Option<Target>,

@@ -25,6 +25,23 @@ pub struct Header {
     pub expect: Option<serde::de::IgnoredAny>,
     #[serde(default)]
     pub chaos: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    pub history: Option<HistorySpec>,
+    /// Read by `validate` (the chaos workload's reader).
+    #[serde(default)]
+    pub workload: Option<serde::de::IgnoredAny>,
+}
+
+/// `history:` the judgment of what clients saw.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HistorySpec {
+    /// `false`: record the history, do not judge it.
+    pub check: Option<bool>,
+    /// The checker's budget in specification steps; over it the verdict is unknown.
+    pub steps: Option<Spanned<u64>>,
+    /// Steps for shrinking a violation to its witness.
+    pub shrink_steps: Option<Spanned<u64>>,
 }
 
 pub const TOP_LEVEL_KEYS: &[&str] = &[
@@ -39,6 +56,8 @@ pub const TOP_LEVEL_KEYS: &[&str] = &[
     "variants",
     "steps",
     "chaos",
+    "history",
+    "workload",
 ];
 
 #[derive(Debug, Deserialize)]
@@ -107,6 +126,9 @@ pub struct ExpectFull {
     pub observed: Option<serde::de::IgnoredAny>,
     #[serde(default)]
     pub sequence: Vec<Spanned<TrailMatch>>,
+    /// The checker whose findings alone decide the outcome.
+    #[serde(default)]
+    pub checker: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -156,6 +178,9 @@ pub const CLIENT_OPTION_KEYS: &[&str] = &["on", "wait", "timeout", "expect"];
 pub struct TransferLeader {
     pub to: Spanned<String>,
     pub timeout: Option<Spanned<String>>,
+    /// A transfer that cannot happen or does not complete is no failure.
+    #[serde(default)]
+    pub optional: bool,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -332,6 +357,8 @@ pub struct ChaosPoint {
 pub struct Workload {
     pub every: Spanned<String>,
     pub on: Option<Spanned<String>>,
+    /// Concurrent client processes, each with one op at a time.
+    pub clients: Option<Spanned<u64>>,
     /// Op templates, checked by `validate`.
     pub ops: serde::de::IgnoredAny,
 }

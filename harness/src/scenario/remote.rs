@@ -175,6 +175,7 @@ fn load_parts(
         variants,
         steps: Vec::new(),
         chaos: None,
+        workload: None,
     })
 }
 
@@ -241,6 +242,8 @@ fn remote_model(name: &str) -> &'static dyn Model {
                 leader_transfer: false,
                 params: Vec::new(),
                 reports_removed: false,
+                // Judged in the target's binary, by the model's own declaration.
+                history: nodes::api::HistoryModel::None,
             },
         }))
     })

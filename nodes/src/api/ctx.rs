@@ -6,7 +6,7 @@ use super::event::NodeEvent;
 use super::faults::FailScope;
 use super::model::BugSet;
 use super::observe::Observation;
-use super::probe::ProbeInfo;
+use super::probe::{Probe, Probes};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
@@ -119,6 +119,7 @@ pub struct NodeCtx {
     inbox: RefCell<Option<UnboundedReceiver<Command>>>,
     disk: Disk,
     faults: FailScope,
+    probes: Probes,
 }
 
 /// Everything the harness decides about one start of one node.
@@ -147,9 +148,11 @@ impl NodeCtx {
         let mut rng = ChaCha8Rng::seed_from_u64(start.seed);
         rng.set_stream(stream);
         let faults = FailScope::new(env.clone(), &name);
+        let probes = Probes::new(&name, env.clone());
         NodeCtx {
             disk: Disk::new("/data"),
             faults,
+            probes,
             name,
             index: start.index,
             nodes: start.nodes,
@@ -241,12 +244,15 @@ impl NodeCtx {
     pub fn note(&self, text: impl Into<String>) {
         self.record(NodeEvent::note(text));
     }
-    /// Report that a declared probe was reached: a typed probe event on the trail.
-    pub fn probe(&self, probe: &'static ProbeInfo) {
-        self.record(NodeEvent::Probe {
-            probe: probe.name.to_string(),
-            text: format!("probe {}: {}", probe.name, probe.summary),
-        });
+    /// A declared probe's condition holds here: a typed probe event on the trail,
+    /// the first time in this incarnation only.
+    pub fn probe(&self, probe: impl Probe) {
+        self.probes.hit(probe);
+    }
+    /// A handle for tasks and protocol shells that report probes without the
+    /// context; it shares this incarnation's record of what was reported.
+    pub fn probes(&self) -> Probes {
+        self.probes.clone()
     }
     pub fn publish(&self, observation: Observation) {
         self.env.publish(&self.name, observation);
@@ -276,7 +282,7 @@ impl NodeCtx {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::{Fault, ProbeInfo};
+    use crate::api::Fault;
 
     /// An environment that keeps what nodes record.
     #[derive(Default)]
@@ -304,29 +310,52 @@ mod tests {
         fn stopped(&self, _: &str) {}
     }
 
-    static WINDOW: ProbeInfo = ProbeInfo {
-        name: "purge.window",
-        summary: "a purge applied between two flushes",
-        rare: true,
-    };
+    crate::probes! {
+        enum CtxProbe {
+            Window {
+                name: "purge_window",
+                rare: true,
+                summary: "a purge applied between two flushes",
+            },
+            Other {
+                name: "other_window",
+                rare: false,
+                summary: "another condition",
+            },
+        }
+    }
 
-    #[test]
-    fn a_reported_probe_is_a_typed_event_on_the_trail() {
-        let env = Rc::new(Recorder::default());
-        let start = NodeStart {
+    fn start(incarnation: u32) -> NodeStart {
+        NodeStart {
             index: 0,
             nodes: vec![NodeSpec {
                 name: "om1".into(),
                 role: "om".into(),
             }],
-            incarnation: 0,
+            incarnation,
             seed: 1,
             bugs: BugSet::default(),
             params: serde_json::Value::Null,
-        };
+        }
+    }
+
+    fn probe_names(env: &Recorder) -> Vec<String> {
+        env.events
+            .borrow()
+            .iter()
+            .map(|(_, event)| match event {
+                NodeEvent::Probe { probe, .. } => probe.clone(),
+                other => panic!("not a probe event: {other:?}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_reported_probe_is_a_typed_event_on_the_trail() {
+        let env = Rc::new(Recorder::default());
         let (_inbox, receiver) = tokio::sync::mpsc::unbounded_channel();
-        let ctx = NodeCtx::new(start, env.clone(), receiver);
-        ctx.probe(&WINDOW);
+        let ctx = NodeCtx::new(start(0), env.clone(), receiver);
+        ctx.probe(CtxProbe::Window);
         let events = env.events.borrow();
         assert_eq!(events.len(), 1);
         let (node, event) = &events[0];
@@ -334,10 +363,38 @@ mod tests {
         let NodeEvent::Probe { probe, text } = event else {
             panic!("not a probe event: {event:?}");
         };
-        assert_eq!(probe, "purge.window");
+        assert_eq!(probe, "purge_window");
         assert_eq!(
             text,
-            "probe purge.window: a purge applied between two flushes"
+            "probe purge_window: a purge applied between two flushes"
+        );
+    }
+
+    /// A probe on a per-heartbeat path reports once per incarnation, through the
+    /// context and through every handle taken from it; a restart reports again.
+    #[test]
+    fn a_probe_is_on_the_trail_once_per_incarnation() {
+        let env = Rc::new(Recorder::default());
+        let (_inbox, receiver) = tokio::sync::mpsc::unbounded_channel();
+        let ctx = NodeCtx::new(start(0), env.clone(), receiver);
+        let handle = ctx.probes();
+        for _ in 0..3 {
+            ctx.probe(CtxProbe::Window);
+            handle.hit(CtxProbe::Window);
+        }
+        handle.hit(CtxProbe::Other);
+        ctx.probe(CtxProbe::Other);
+        assert_eq!(probe_names(&env), ["purge_window", "other_window"]);
+        drop(ctx);
+        let (_inbox, receiver) = tokio::sync::mpsc::unbounded_channel();
+        let restarted = NodeCtx::new(start(1), env.clone(), receiver);
+        restarted.probe(CtxProbe::Window);
+        restarted.probe(CtxProbe::Window);
+        handle.hit(CtxProbe::Window);
+        assert_eq!(
+            probe_names(&env),
+            ["purge_window", "other_window", "purge_window"],
+            "the new incarnation reports afresh; the old one's handle stays deduplicated"
         );
     }
 }

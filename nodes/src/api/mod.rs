@@ -13,6 +13,7 @@ mod net;
 mod observe;
 mod params;
 mod probe;
+mod promise;
 
 pub use ctx::{node_stream, Command, Env, NodeCtx, NodeSpec, NodeStart, OpResult};
 pub use disk::{Disk, RecordLog};
@@ -25,4 +26,5 @@ pub use model::{
 pub use net::Net;
 pub use observe::Observation;
 pub use params::{ParamInfo, ParamKind, ParamValue, PerNode, WEEK_MS};
-pub use probe::ProbeInfo;
+pub use probe::{check_probe_table, Probe, ProbeInfo, Probes};
+pub use promise::{AnswerKind, Answers, Consistency, HistoryModel, Sequential};

@@ -5,6 +5,7 @@ use super::faults::FailPointInfo;
 use super::observe::Observation;
 use super::params::ParamInfo;
 use super::probe::ProbeInfo;
+use super::promise::{Answers, Consistency, HistoryModel, Sequential};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -68,6 +69,10 @@ pub struct OpInfo {
     pub summary: &'static str,
     /// A scenario line showing the op, e.g. `{op: put, key: a, value: "1"}`.
     pub example: &'static str,
+    /// What a client may rely on: the history checker judges it.
+    pub consistency: Consistency,
+    /// How its error answers read: which are definite, which mean "not applied".
+    pub answers: Answers,
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -103,6 +108,8 @@ pub struct ModelInfo {
     /// Whether observations list the state keys a node held and removed
     /// ([`Observation::removed`]), so that "removed" and "never there" differ.
     pub reports_removed: bool,
+    /// The sequential model the ops' history is judged against.
+    pub history: HistoryModel,
 }
 
 /// How a model writes a log position. One form everywhere a person reads one.
@@ -235,6 +242,11 @@ pub trait Model {
     /// first. The harness then starts a child process per run.
     fn one_run_per_process(&self) -> bool {
         false
+    }
+
+    /// The model's own sequential specification, for [`HistoryModel::Own`].
+    fn sequential(&self) -> Option<&dyn Sequential> {
+        None
     }
 }
 

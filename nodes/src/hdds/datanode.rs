@@ -14,7 +14,7 @@ use super::report::{
     Report, Reports,
 };
 use super::BUG_STALE_PUT_BACK_ICR;
-use super::{fmt_ms, Config, FcrTrigger, HddsOp, HddsPoint, CONTAINERS_MAX, PORT};
+use super::{fmt_ms, Config, FcrTrigger, HddsOp, HddsPoint, HddsProbe, CONTAINERS_MAX, PORT};
 use crate::api::{ApplyResult, Command, Fault, Net, NodeCtx, NodeEvent, Observation, OpResult};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
@@ -32,6 +32,8 @@ struct EndpointState {
     node: String,
     registered: bool,
     in_flight: bool,
+    /// The heartbeat in flight took ICRs (for a probe).
+    in_flight_icrs: bool,
     /// `events` as of the reports taken by the last successful heartbeat (or the
     /// last register's snapshot); `None` before the first.
     synced_events: Option<u64>,
@@ -98,6 +100,7 @@ pub(super) async fn run(ctx: NodeCtx) -> turmoil::Result {
                 node: node.name.clone(),
                 registered: false,
                 in_flight: false,
+                in_flight_icrs: false,
                 synced_events: None,
                 heartbeats: 0,
                 failed: 0,
@@ -367,6 +370,9 @@ impl Datanode {
         }));
         let endpoints = names(&state.context.endpoints());
         drop(state);
+        if !retried.is_empty() {
+            self.ctx.probe(HddsProbe::DeleteBlocksRetried);
+        }
         let retried = if retried.is_empty() {
             String::new()
         } else {
@@ -505,6 +511,13 @@ impl Datanode {
             if trigger == FcrTrigger::Periodic {
                 state.next_fcr_ms = self.now_ms() + state.fcr_period_ms;
             }
+            if state
+                .endpoints
+                .values()
+                .any(|e| e.in_flight && e.in_flight_icrs)
+            {
+                self.ctx.probe(HddsProbe::FcrBuiltWithIcrsInFlight);
+            }
             let dropped = state.context.discard_pending_icrs(id);
             let generation = state.next_generation(self.ctx.incarnation());
             let fcr = Fcr {
@@ -626,6 +639,7 @@ impl Datanode {
             let events = state.events;
             let endpoint = state.endpoints.get_mut(&ep).expect("configured");
             endpoint.in_flight = true;
+            endpoint.in_flight_icrs = !reports.icrs.is_empty();
             endpoint.heartbeats += 1;
             (
                 call,
@@ -635,6 +649,9 @@ impl Datanode {
                 endpoint.heartbeats,
             )
         };
+        if reports.fcr.is_some() && !reports.icrs.is_empty() {
+            self.ctx.probe(HddsProbe::HeartbeatWithFcrAndIcrs);
+        }
         if !reports.is_empty() {
             self.ctx.record(NodeEvent::Submit {
                 by: "heartbeat".into(),
@@ -711,6 +728,13 @@ impl Datanode {
 
     /// `putBackIncrementalReports` after an IOException (here: the RPC timeout).
     fn failed(&self, ep: Endpoint, number: u64, reports: Reports, loss: Option<&str>) {
+        let had_icrs = !reports.icrs.is_empty();
+        if had_icrs {
+            self.ctx.probe(HddsProbe::FailedHeartbeatWithIcrs);
+        }
+        if reports.fcr.is_some() {
+            self.ctx.probe(HddsProbe::FcrLostWithFailedHeartbeat);
+        }
         let put_back = {
             let mut state = self.state.borrow_mut();
             let endpoint = state.endpoints.get_mut(&ep).expect("configured");
@@ -718,6 +742,9 @@ impl Datanode {
             endpoint.failed += 1;
             state.context.put_back(ep, reports.icrs, reports.csrs)
         };
+        if had_icrs && put_back.covered_by.is_some() {
+            self.ctx.probe(HddsProbe::PutBackAfterFcrBuild);
+        }
         let why = match loss {
             Some("drop_request") => "the request was lost",
             Some("drop_response") => "the response was lost",
@@ -878,7 +905,10 @@ fn remove_failed_volume(
 }
 
 /// The state a container event leads to (`None`: deleted), or why it is refused.
-fn transition(op: &HddsOp, old: Option<ContainerState>) -> Result<Option<ContainerState>, String> {
+pub(super) fn transition(
+    op: &HddsOp,
+    old: Option<ContainerState>,
+) -> Result<Option<ContainerState>, String> {
     use ContainerState::{Closed, Open, Unhealthy};
     match (op, old) {
         (HddsOp::Create { .. }, None) => Ok(Some(Open)),

@@ -19,11 +19,12 @@ mod deletion;
 mod receiver;
 mod replicas;
 mod report;
+mod sequential;
 
 use crate::api::{
-    parse_json, BugInfo, Check, ClusterView, FailPoint, FailPointInfo, InvariantInfo,
-    InvariantKind, Model, ModelInfo, NodeCtx, NodeView, OpInfo, ParamInfo, ParamKind, ParamValue,
-    ParsedOp, RoleInfo, WEEK_MS,
+    parse_json, Answers, BugInfo, Check, ClusterView, Consistency, FailPoint, FailPointInfo,
+    HistoryModel, InvariantInfo, InvariantKind, Model, ModelInfo, NodeCtx, NodeView, OpInfo,
+    ParamInfo, ParamKind, ParamValue, ParsedOp, RoleInfo, Sequential, WEEK_MS,
 };
 use report::Endpoint;
 use serde::{Deserialize, Serialize};
@@ -31,6 +32,21 @@ use std::collections::BTreeSet;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::LazyLock;
+
+/// A container event's answers: a refusal names the container (`C2: exists
+/// (OPEN)`), from the state the datanode holds; a full report queue or a full
+/// datanode takes nothing.
+const CONTAINER_ANSWERS: Answers = Answers {
+    definite: &["C"],
+    refused: &["the report queue is full", "at most"],
+};
+
+/// `delete_blocks`: the log's bound refuses before anything is logged; any other
+/// error (none today) would be unknown.
+const DELETE_BLOCKS_ANSWERS: Answers = Answers {
+    definite: &[],
+    refused: &["at most", "block deletions enter at SCM"],
+};
 
 /// The one UDP port of every node of this model.
 const PORT: u16 = 9861;
@@ -134,6 +150,53 @@ impl FailPoint for HddsPoint {
             HddsPoint::FcrBuild => &FCR_BUILD,
             HddsPoint::FcrBeforeRefresh => &FCR_BEFORE_REFRESH,
         }
+    }
+}
+
+crate::probes! {
+    /// The preconditions of the report and deletion mechanisms, checked where the
+    /// datanode or the receiver decides them.
+    pub enum HddsProbe {
+        FailedHeartbeatWithIcrs {
+            name: "hdds_failed_heartbeat_with_icrs",
+            rare: false,
+            summary: "a heartbeat that carried ICRs failed: they are put back, or left out as covered by a newer FCR",
+        },
+        FcrBuiltWithIcrsInFlight {
+            name: "hdds_fcr_built_with_icrs_in_flight",
+            rare: false,
+            summary: "an FCR was built (dropping the queued ICRs) while a heartbeat that took ICRs was in flight",
+        },
+        PutBackAfterFcrBuild {
+            name: "hdds_put_back_after_fcr_build",
+            rare: false,
+            summary: "a failed heartbeat's ICRs came back for the put-back after an FCR was built since they were taken (HDDS-17062's precondition: put back when buggy, left out when fixed)",
+        },
+        HeartbeatWithFcrAndIcrs {
+            name: "hdds_heartbeat_with_fcr_and_icrs",
+            rare: false,
+            summary: "one heartbeat carried an FCR and ICRs together: the receiver applies the ICRs on top of the FCR",
+        },
+        FcrLostWithFailedHeartbeat {
+            name: "hdds_fcr_lost_with_failed_heartbeat",
+            rare: false,
+            summary: "a heartbeat that carried an FCR failed: the FCR is not put back, only the next one repairs the receiver",
+        },
+        ReconReregisterAfterSilence {
+            name: "hdds_recon_reregister_after_silence",
+            rare: false,
+            summary: "Recon asked a datanode to re-register after a silence of at least its outdated threshold",
+        },
+        ReceiverIcrOverFcr {
+            name: "hdds_receiver_icr_over_fcr",
+            rare: false,
+            summary: "a receiver applied an ICR that says otherwise than the FCR of the same heartbeat",
+        },
+        DeleteBlocksRetried {
+            name: "hdds_delete_blocks_retried",
+            rare: false,
+            summary: "a datanode got a deleteBlocks command for a transaction it had executed before (SCM sent it again)",
+        },
     }
 }
 
@@ -355,46 +418,64 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
             name: "create",
             summary: "a new OPEN container on the datanode (ICR OPEN)",
             example: "{on: dn1, op: create, container: 2}",
+            consistency: Consistency::Linearizable,
+            answers: CONTAINER_ANSWERS,
         },
         OpInfo {
             name: "close",
             summary: "close an OPEN container (ICR CLOSED)",
             example: "{on: dn1, op: close, container: 2}",
+            consistency: Consistency::Linearizable,
+            answers: CONTAINER_ANSWERS,
         },
         OpInfo {
             name: "mark_unhealthy",
             summary: "mark a container UNHEALTHY (ICR UNHEALTHY)",
             example: "{on: dn1, op: mark_unhealthy, container: 1}",
+            consistency: Consistency::Linearizable,
+            answers: CONTAINER_ANSWERS,
         },
         OpInfo {
             name: "delete",
             summary: "delete a container (ICR DELETED)",
             example: "{on: dn1, op: delete, container: 1}",
+            consistency: Consistency::Linearizable,
+            answers: CONTAINER_ANSWERS,
         },
         OpInfo {
             name: "import",
             summary: "replication imports a container the datanode does not hold, CLOSED (ICR CLOSED)",
             example: "{on: dn1, op: import, container: 1}",
+            consistency: Consistency::Linearizable,
+            answers: CONTAINER_ANSWERS,
         },
         OpInfo {
             name: "delete_blocks",
             summary: "at SCM: log a deleted-block transaction (OM deleted a key); SCM sends it to the datanodes in deleteBlocks commands until all acknowledge it",
             example: "{on: scm, op: delete_blocks}",
+            consistency: Consistency::Linearizable,
+            answers: DELETE_BLOCKS_ANSWERS,
         },
         OpInfo {
             name: "command_status",
             summary: "queue a command status report (CSR) on the datanode for every endpoint: deleteBlocks command N EXECUTED, acknowledging txs (nothing is executed; e.g. a status for an earlier SCM incarnation)",
             example: "{on: dn1, op: command_status, command: 7, txs: [3]}",
+            consistency: Consistency::Unjudged,
+            answers: Answers::NONE,
         },
         OpInfo {
             name: "fail_volume",
             summary: "the volume holding these containers fails: they leave the container set (no ICR), an FCR is built (volume_failure) and a heartbeat to every endpoint is triggered at once",
             example: "{on: dn1, op: fail_volume, containers: [1]}",
+            consistency: Consistency::Linearizable,
+            answers: CONTAINER_ANSWERS,
         },
         OpInfo {
             name: "build_fcr",
             summary: "build a full container report now (drops the queued ICRs); trigger periodic (default) or volume_failure",
             example: "{on: dn1, op: build_fcr, trigger: volume_failure}",
+            consistency: Consistency::Unjudged,
+            answers: Answers::NONE,
         },
     ],
     fail_points: vec![
@@ -430,12 +511,13 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
         },
     ],
     bugs: vec![&BUG_STALE_PUT_BACK_ICR],
-    probes: vec![],
+    probes: HddsProbe::infos(),
     index_format: crate::api::IndexFormat::Decimal,
     has_leader: false,
     leader_transfer: false,
     params: params_info(),
     reports_removed: false,
+    history: HistoryModel::Own,
 }
 });
 
@@ -554,6 +636,10 @@ impl Model for HddsReports {
             "deletions_acknowledged" => check_deletions(cluster, log_drained),
             other => Check::Fail(format!("hdds-reports declares no invariant `{other}`")),
         }
+    }
+
+    fn sequential(&self) -> Option<&dyn Sequential> {
+        Some(&sequential::Containers)
     }
 }
 

@@ -12,7 +12,7 @@ use super::report::{
     containers_fact, replica_key, show_containers, show_reports, show_txs, Csr,
     DeleteBlocksCommand, Endpoint, Message,
 };
-use super::{fmt_ms, Config, HddsOp, PORT};
+use super::{fmt_ms, Config, HddsOp, HddsProbe, PORT};
 use crate::api::{ApplyResult, Command, Net, NodeCtx, NodeEvent, Observation, OpResult};
 use std::collections::{BTreeMap, BTreeSet};
 use tokio::time::sleep;
@@ -198,6 +198,12 @@ impl Receiver {
             }
             Message::Heartbeat { call, reports } => {
                 let result = self.table.heartbeat(from, &reports, now);
+                if matches!(result.reregister, Some(Reregister::Silent { .. })) {
+                    self.ctx.probe(HddsProbe::ReconReregisterAfterSilence);
+                }
+                if result.changes.iter().any(|c| c.over_fcr) {
+                    self.ctx.probe(HddsProbe::ReceiverIcrOverFcr);
+                }
                 let reregister = result.reregister.is_some();
                 // An unregistered datanode's reports are not processed, and it gets
                 // only the re-register command.

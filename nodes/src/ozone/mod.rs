@@ -16,13 +16,14 @@ pub mod db;
 mod invariants;
 mod node;
 pub mod request;
+mod sequential;
 mod services;
 pub mod types;
 
 use crate::api::{
-    parse_json, BugInfo, Check, ClusterView, FailPoint, FailPointInfo, InvariantInfo,
-    InvariantKind, Model, ModelInfo, NodeCtx, OpInfo, ParamInfo, ParsedOp, PerNode, RoleInfo,
-    WEEK_MS,
+    parse_json, Answers, BugInfo, Check, ClusterView, Consistency, FailPoint, FailPointInfo,
+    HistoryModel, InvariantInfo, InvariantKind, Model, ModelInfo, NodeCtx, OpInfo, ParamInfo,
+    ParsedOp, PerNode, RoleInfo, Sequential, WEEK_MS,
 };
 use serde::{Deserialize, Serialize};
 use std::future::Future;
@@ -134,6 +135,58 @@ impl FailPoint for OmPoint {
             OmPoint::DirDeletingPreSubmit => &DIR_DELETING_PRE_SUBMIT,
             OmPoint::DirDeletingPostTermCheck => &DIR_DELETING_POST_TERM_CHECK,
         }
+    }
+}
+
+crate::probes! {
+    /// The preconditions of the OM model's mechanisms, checked where the OM
+    /// decides them (the Raft core's own are in [`crate::raft::RaftProbe`]).
+    pub enum OmProbe {
+        LeaderWithUnflushedBuffer {
+            name: "om_leader_with_unflushed_buffer",
+            rare: true,
+            summary: "an OM became leader while its double buffer held entries not yet flushed (HDDS-10798's precondition)",
+        },
+        StartupNotifiedWithLag {
+            name: "om_startup_entry_notified_with_applied_lag",
+            rare: false,
+            summary: "a leader's startup entry was notified while ozoneApplied lagged more than one index behind it, so the notify rule left ozoneApplied alone",
+        },
+        FlushBelowNotified {
+            name: "om_flush_below_last_notified",
+            rare: false,
+            summary: "a flush's updateLastAppliedIndex ran with its index below lastNotified (C1 held; C2 decides, the HDDS-10798 comparison)",
+        },
+        FlushKeptBelowNotified {
+            name: "om_flush_kept_applied_below_notified",
+            rare: false,
+            summary: "a flush's updateLastAppliedIndex found C1 true and C2 false: ozoneApplied stayed below lastNotified",
+        },
+        CriticalErrorTerminates {
+            name: "om_critical_error_terminates",
+            rare: false,
+            summary: "a request failed with INTERNAL_ERROR or METADATA_ERROR and the OM terminates (HDDS-17603's precondition)",
+        },
+        SnapshotPurgeReadFromDb {
+            name: "om_snapshot_purge_read_from_db",
+            rare: false,
+            summary: "a SnapshotPurge read a snapshot info row that missed the table cache and came from the DB",
+        },
+        RestartAboveTransactionInfo {
+            name: "om_restart_log_above_transaction_info",
+            rare: false,
+            summary: "an OM restarted with Raft log entries above TRANSACTION_INFO, which Raft applies again",
+        },
+        DdsSubmitInLaterTerm {
+            name: "om_dds_submit_in_later_term",
+            rare: true,
+            summary: "a DirectoryDeletingService run reached a submit after the Raft term changed since it read it, leading or not",
+        },
+        DdsSubmitAfterTermChange {
+            name: "om_dds_submit_after_term_change",
+            rare: true,
+            summary: "a DirectoryDeletingService run reached a submit after the Raft term changed since it read it, with the OM leading again (HDDS-17670's precondition)",
+        },
     }
 }
 
@@ -358,13 +411,32 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
         count_max: 3,
     }],
     ops: vec![
-        op("create_volume", "create a volume", "{op: create_volume, volume: v}"),
-        op(
-            "create_bucket",
-            "create an FSO bucket (optional namespace quota)",
-            "{op: create_bucket, bucket: /v/b}",
-        ),
-        op(
+        OpInfo {
+            name: "create_volume",
+            summary: "create a volume",
+            example: "{op: create_volume, volume: v}",
+            consistency: Consistency::Linearizable,
+            answers: Answers {
+                definite: &["VOLUME_ALREADY_EXISTS"],
+                refused: &NOT_PROPOSED,
+            },
+        },
+        OpInfo {
+            name: "create_bucket",
+            summary: "create an FSO bucket (optional namespace quota)",
+            example: "{op: create_bucket, bucket: /v/b}",
+            consistency: Consistency::Linearizable,
+            answers: Answers {
+                definite: &["BUCKET_ALREADY_EXISTS"],
+                refused: &[
+                    NOT_PROPOSED[0],
+                    NOT_PROPOSED[1],
+                    NOT_PROPOSED[2],
+                    "VOLUME_NOT_FOUND",
+                ],
+            },
+        },
+        unjudged(
             "set_quota",
             "set the bucket's namespace quota (-1: none)",
             "{op: set_quota, bucket: /v/b, namespace: 1}",
@@ -380,37 +452,37 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
             "delete a file or a directory (recursive for a non-empty one)",
             "{op: delete, path: /v/b/d2, recursive: true}",
         ),
-        op(
+        unjudged(
             "create_snapshot",
             "create a bucket snapshot (it takes over the bucket's deleted rows)",
             "{op: create_snapshot, bucket: /v/b, name: s1}",
         ),
-        op(
+        unjudged(
             "delete_snapshot",
             "mark a snapshot deleted",
             "{op: delete_snapshot, bucket: /v/b, name: s1}",
         ),
-        op(
+        unjudged(
             "purge_snapshots",
             "a SnapshotPurge request for these snapshot keys, in order",
             "{op: purge_snapshots, snapshots: [/v/b/s2, /v/b/s1]}",
         ),
-        op(
+        unjudged(
             "get_bucket",
             "read the bucket's usage as the client sees it (totals) on the leader",
             "{op: get_bucket, bucket: /v/b}",
         ),
-        op(
+        unjudged(
             "list_snapshots",
             "list a bucket's snapshots on the leader",
             "{op: list_snapshots, bucket: /v/b}",
         ),
-        op(
+        unjudged(
             "run_dds",
             "run DirectoryDeletingService on this OM now; answers when the run ends",
             "{on: om1, op: run_dds, wait: false}",
         ),
-        op(
+        unjudged(
             "run_kds",
             "run KeyDeletingService on this OM now; answers when the run ends",
             "{on: om1, op: run_kds}",
@@ -449,12 +521,16 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
         },
     ],
     bugs: vec![&BUG_17603, &BUG_10798, &BUG_17670],
-    probes: vec![],
+    probes: OmProbe::infos()
+        .into_iter()
+        .chain(crate::raft::RaftProbe::infos())
+        .collect(),
     index_format: crate::api::IndexFormat::Decimal,
     has_leader: true,
     leader_transfer: true,
     params: params_info(),
     reports_removed: false,
+    history: HistoryModel::Own,
 }
 });
 
@@ -515,11 +591,56 @@ fn params_info() -> Vec<ParamInfo> {
     params
 }
 
+/// Refused before anything was proposed: a follower, a leader not ready yet, a
+/// leader handing over.
+const NOT_PROPOSED: [&str; 3] = [
+    "OMNotLeaderException",
+    "OMLeaderNotReadyException",
+    "leadership transfer in progress",
+];
+
+/// A path op's answers: the namespace said no (definite), or it failed on
+/// something outside its path (a missing bucket, the quota) and changed nothing.
+/// A DB error (`INTERNAL_ERROR`, `METADATA_ERROR`) terminates the OM with the
+/// entry in its log, to be applied again on restart: unknown.
+const PATH_ANSWERS: Answers = Answers {
+    definite: &[
+        "DIRECTORY_ALREADY_EXISTS",
+        "FILE_ALREADY_EXISTS",
+        "DIRECTORY_NOT_FOUND",
+        "KEY_NOT_FOUND",
+        "DIRECTORY_NOT_EMPTY",
+    ],
+    refused: &[
+        NOT_PROPOSED[0],
+        NOT_PROPOSED[1],
+        NOT_PROPOSED[2],
+        "BUCKET_NOT_FOUND",
+        "VOLUME_NOT_FOUND",
+        "QUOTA_EXCEEDED",
+    ],
+};
+
+/// A key or directory op, judged linearizable by the namespace specification.
 fn op(name: &'static str, summary: &'static str, example: &'static str) -> OpInfo {
     OpInfo {
         name,
         summary,
         example,
+        consistency: Consistency::Linearizable,
+        answers: PATH_ANSWERS,
+    }
+}
+
+/// An op the history records but does not judge: snapshots (a purge may remove a
+/// deleted one at any time), quotas, reads of derived totals, service triggers.
+fn unjudged(name: &'static str, summary: &'static str, example: &'static str) -> OpInfo {
+    OpInfo {
+        name,
+        summary,
+        example,
+        consistency: Consistency::Unjudged,
+        answers: Answers::NONE,
     }
 }
 
@@ -570,6 +691,10 @@ impl Model for OzoneOm {
 
     fn check(&self, invariant: &str, cluster: &ClusterView) -> Check {
         invariants::check(invariant, cluster)
+    }
+
+    fn sequential(&self) -> Option<&dyn Sequential> {
+        Some(&sequential::Namespace)
     }
 }
 

@@ -24,7 +24,7 @@ use super::types::{
     Table, TermIndex,
 };
 use super::{
-    ExitOrder, OmOp, OmPoint, Params, BUG_10798, BUG_17603, BUG_17670,
+    ExitOrder, OmOp, OmPoint, OmProbe, Params, BUG_10798, BUG_17603, BUG_17670,
     LEADER_READY_BOUND_MS_DEFAULT,
 };
 use crate::api::{
@@ -96,12 +96,17 @@ struct OmStore<'a> {
     index: u64,
     ctx: &'a NodeCtx,
     fault_key: Option<&'a str>,
+    /// The request is a SnapshotPurge (for its probe).
+    purge: bool,
 }
 
 impl Store for OmStore<'_> {
     fn read(&mut self, table: Table, key: &str, name: &str) -> Result<Option<String>, ReadError> {
         if let Some(value) = self.cache.get(table, key) {
             return Ok(value.clone());
+        }
+        if self.purge && table == Table::SnapshotInfo {
+            self.ctx.probe(OmProbe::SnapshotPurgeReadFromDb);
         }
         let point = match table {
             Table::SnapshotInfo => Some(OmPoint::SnapshotTableRead),
@@ -261,6 +266,9 @@ pub async fn run(ctx: NodeCtx) -> turmoil::Result {
     let config = raft_config(&ctx, &params);
     let applied = u64::try_from(txinfo.index).expect("TRANSACTION_INFO is never negative");
     let (raft, events) = Raft::start(&ctx, config, peers, PORT, applied).await?;
+    if raft.last_index() > applied {
+        ctx.probe(OmProbe::RestartAboveTransactionInfo);
+    }
     ctx.note(
         format!(
             "OM start: TRANSACTION_INFO = {txinfo}, ozoneApplied = {txinfo}, lastNotified = -1, lastSkipped = -1; caches empty; snapshot chain {}; Raft applies from index {}",
@@ -391,6 +399,9 @@ fn notify(node: &Shared, term: u64, index: u64, what: &str) {
     let startup = node.raft.is_leader() && node.raft.startup_index() == Some(index);
     if startup {
         om.readiness.startup_applied_ms = Some(node.ctx.now_ms());
+        if ti.index - step.applied_before.index > 1 {
+            node.ctx.probe(OmProbe::StartupNotifiedWithLag);
+        }
     }
     let marker = if startup {
         " [this leader's startup entry]"
@@ -468,6 +479,7 @@ async fn apply_entry(node: &Shared, term: u64, index: u64, text: &str) {
     }
     node.flush_wake.notify_one();
     if critical {
+        node.ctx.probe(OmProbe::CriticalErrorTerminates);
         let reason = format!(
             "ExitUtils.terminate in processResponse: {summary} at {ti} failed with {}",
             response.describe()
@@ -487,6 +499,7 @@ fn run_request(node: &Shared, index: u64, request: &OmRequest) -> Response {
         index,
         ctx: &node.ctx,
         fault_key: node.params.fault_key_of(node.ctx.name()),
+        purge: matches!(request, OmRequest::SnapshotPurge { .. }),
     };
     request::apply(&mut store, index, request)
 }
@@ -551,6 +564,9 @@ fn answer(node: &Shared, index: u64, term: u64, response: &Response) {
 
 fn on_role(node: &Shared, role: Role, term: u64, leader: Option<String>) {
     let mut om = node.om.borrow_mut();
+    if role == Role::Leader && !om.buffer.is_empty() {
+        node.ctx.probe(OmProbe::LeaderWithUnflushedBuffer);
+    }
     if role != Role::Leader {
         for (_, waiter) in std::mem::take(&mut om.waiting) {
             let lost = "indeterminate: leadership lost before the reply".to_string();
@@ -627,6 +643,12 @@ fn flush_batch(node: &Shared, batch: Batch) {
         om.covered_failed = audit;
     }
     drop(om);
+    if update.c1 {
+        node.ctx.probe(OmProbe::FlushBelowNotified);
+        if !update.c2 {
+            node.ctx.probe(OmProbe::FlushKeptBelowNotified);
+        }
+    }
     node.ctx.record(NodeEvent::Storage {
         what: "TRANSACTION_INFO".into(),
         term: Some(last.term),

@@ -19,7 +19,7 @@ use super::request::{describe_paths, OmRequest, PurgePath};
 use super::types::{
     delete_key, fso_key, snap_key, DeletedRow, DirRow, FileRow, SnapshotRow, Table,
 };
-use super::OmPoint;
+use super::{OmPoint, OmProbe};
 use crate::api::{NodeEvent, OpResult};
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -66,6 +66,8 @@ struct Run {
     label: String,
     /// HDDS-17670 fix: the term read before the leader check (None when buggy).
     term: Option<u64>,
+    /// The term the run read at its start, in both modes (for its probe).
+    start_term: u64,
 }
 
 /// One store task of a run.
@@ -156,7 +158,11 @@ async fn dds_run(node: &Shared, by_step: bool) -> String {
             stores.join(", ")
         ),
     ));
-    let run = Rc::new(Run { label, term });
+    let run = Rc::new(Run {
+        label,
+        term,
+        start_term,
+    });
     let handles: Vec<_> = tasks
         .into_iter()
         .map(|task| tokio::task::spawn_local(store_task(node.clone(), run.clone(), task)))
@@ -499,6 +505,12 @@ async fn submit(
     if from_worker {
         if let Err(kind) = faults.hit(OmPoint::DirDeletingPreSubmit).await {
             panic!("dir_deleting.pre_submit declares no errors, got {kind}");
+        }
+    }
+    if node.raft.term() != run.start_term {
+        node.ctx.probe(OmProbe::DdsSubmitInLaterTerm);
+        if node.raft.is_leader() {
+            node.ctx.probe(OmProbe::DdsSubmitAfterTermChange);
         }
     }
     if let Some(why) = stale_run(run.term, node.raft.term()) {

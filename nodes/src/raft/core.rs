@@ -9,7 +9,8 @@ use rand_chacha::ChaCha8Rng;
 
 use super::log::RaftLog;
 use super::{
-    Config, Entry, EntryBody, HardState, Message, NodeId, Output, ProposeError, Role, TransferError,
+    Config, Entry, EntryBody, HardState, Message, NodeId, Output, ProposeError, RaftProbe, Role,
+    TransferError,
 };
 
 /// Replication and transfer state that exists only while this node leads.
@@ -56,6 +57,8 @@ pub struct RaftCore {
     applied: u64,
     rng: ChaCha8Rng,
     outputs: Vec<Output>,
+    /// Probe hits since the last drain: observations, apart from `outputs`.
+    probes: Vec<RaftProbe>,
     election_due_ms: u64,
     /// Last time the current leader's AppendEntries arrived (leader stickiness).
     leader_contact_ms: Option<u64>,
@@ -112,6 +115,7 @@ impl RaftCore {
             applied,
             rng,
             outputs: Vec::new(),
+            probes: Vec::new(),
             election_due_ms: 0,
             leader_contact_ms: None,
             votes: BTreeSet::new(),
@@ -138,6 +142,7 @@ impl RaftCore {
             "message from unknown peer {from}"
         );
         if self.withholds_vote(now_ms, &msg) {
+            self.probes.push(RaftProbe::VoteWithheld);
             return;
         }
         let term = message_term(&msg);
@@ -241,6 +246,11 @@ impl RaftCore {
         std::mem::take(&mut self.outputs)
     }
 
+    /// The probes hit since the last drain, in order (repeats included).
+    pub fn drain_probes(&mut self) -> Vec<RaftProbe> {
+        std::mem::take(&mut self.probes)
+    }
+
     pub fn id(&self) -> NodeId {
         self.id
     }
@@ -304,6 +314,7 @@ impl RaftCore {
         if now_ms >= self.quorum_deadline_ms() {
             // A leader cut off from a majority cannot commit anything; stepping
             // down lets clients find the real leader instead of waiting.
+            self.probes.push(RaftProbe::CheckQuorumStepDown);
             self.become_follower(now_ms, None);
             return;
         }
@@ -320,6 +331,7 @@ impl RaftCore {
         if let Some(lead) = &mut self.lead {
             if lead.transfer.is_some_and(|t| now_ms >= t.deadline_ms) {
                 lead.transfer = None;
+                self.probes.push(RaftProbe::TransferTimedOut);
             }
         }
     }
@@ -553,6 +565,7 @@ impl RaftCore {
         let from = new_entries[0].index;
         let truncate_from = (from <= self.log.last_index()).then_some(from);
         if let Some(from) = truncate_from {
+            self.probes.push(RaftProbe::TruncatedConflict);
             self.truncate_conflict(from);
         }
         for entry in &new_entries {
@@ -653,6 +666,12 @@ impl RaftCore {
             let target = self.committable_index();
             if target <= self.commit {
                 return;
+            }
+            // Terms never decrease along the log: the first newly committed entry
+            // is the oldest one. Raft commits it only through this term's entry.
+            let first_term = self.log.term_at(self.commit + 1);
+            if first_term.is_some_and(|t| t < self.hard.term) {
+                self.probes.push(RaftProbe::CommittedEarlierTerm);
             }
             self.commit = target;
             self.apply_committed();

@@ -17,6 +17,39 @@ use serde::{Deserialize, Serialize};
 pub use self::core::RaftCore;
 pub use self::shell::{api_role, role_name, Raft, RaftEvent};
 
+crate::probes! {
+    /// The preconditions of the Raft core's mechanisms. The core collects them
+    /// apart from its outputs ([`RaftCore::drain_probes`]); the shell reports them.
+    /// Every model on the log declares them.
+    pub enum RaftProbe {
+        CheckQuorumStepDown {
+            name: "raft_check_quorum_step_down",
+            rare: false,
+            summary: "a leader heard from no majority within the election timeout and stepped down (check-quorum)",
+        },
+        TruncatedConflict {
+            name: "raft_follower_truncated_conflict",
+            rare: false,
+            summary: "a follower dropped a suffix of its log that conflicts with the leader's entries",
+        },
+        CommittedEarlierTerm {
+            name: "raft_committed_earlier_term_entries",
+            rare: false,
+            summary: "a leader's commit advanced over entries of an earlier term, through an entry of its own term",
+        },
+        TransferTimedOut {
+            name: "raft_transfer_timed_out",
+            rare: false,
+            summary: "a leadership transfer ran out of time and the leader took proposals again",
+        },
+        VoteWithheld {
+            name: "raft_vote_withheld_for_live_leader",
+            rare: false,
+            summary: "a follower that heard from its leader within the minimum election timeout ignored a vote request (leader stickiness)",
+        },
+    }
+}
+
 /// Index into the peer list; the cluster is `0..n`.
 pub type NodeId = usize;
 

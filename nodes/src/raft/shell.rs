@@ -9,7 +9,7 @@
 use super::{
     Config, Entry, HardState, Message, Output, ProposeError, RaftCore, Role, TransferError,
 };
-use crate::api::{Disk, Net, NodeCtx, NodeEvent, RecordLog};
+use crate::api::{Disk, Net, NodeCtx, NodeEvent, Probes, RecordLog};
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Duration;
@@ -53,6 +53,7 @@ struct Inner {
     events: UnboundedSender<RaftEvent>,
     kick: Notify,
     ctx_env: Rc<dyn crate::api::Env>,
+    probes: Probes,
 }
 
 impl Raft {
@@ -104,6 +105,7 @@ impl Raft {
                 events: tx,
                 kick: Notify::new(),
                 ctx_env: ctx.env().clone(),
+                probes: ctx.probes(),
             }),
         };
         let driver = raft.clone();
@@ -137,8 +139,13 @@ impl Raft {
         self.inner.ctx_env.now().as_millis() as u64
     }
 
-    /// Execute the core's outputs in order: persist, then send, apply, announce.
+    /// Report the core's probe hits, then execute its outputs in order: persist,
+    /// then send, apply, announce.
     fn flush(&self) {
+        let probes = self.inner.core.borrow_mut().drain_probes();
+        for probe in probes {
+            self.inner.probes.hit(probe);
+        }
         let outputs = self.inner.core.borrow_mut().drain_outputs();
         for output in outputs {
             match output {

@@ -11,6 +11,7 @@ use super::tree::Txn;
 use super::wire::{read_packet, Conn, Packet, QUORUM_PORT};
 use super::zab::{CommitError, PendingTxns};
 use super::zxid::{self, Zxid};
+use super::ZkProbe;
 use crate::api::{NodeEvent, Role};
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
@@ -113,6 +114,9 @@ impl FollowerServer {
         let result = self.pending.borrow_mut().commit(zxid);
         match result {
             Ok(txn) => {
+                if server.storage.last_durable().is_none_or(|d| d < zxid) {
+                    server.ctx.probe(ZkProbe::AppliedBeforeLogged);
+                }
                 let _ = server.apply_committed(zxid, &txn);
             }
             Err(CommitError::NoPending) => {
@@ -155,6 +159,9 @@ async fn shutdown(server: &Rc<Server>, fzk: &Rc<FollowerServer>) {
     if fzk.state.get() == ZkState::Running {
         let sync = fzk.sync.borrow().clone();
         if let Some(sync) = sync {
+            if sync.is_running() && sync.len() > 0 {
+                server.ctx.probe(ZkProbe::SyncBusyAtFollowerShutdown);
+            }
             if server.buggy {
                 // ZooKeeperServer.shutdown(boolean) is what Learner.shutdown calls;
                 // LearnerZooKeeperServer only overrides shutdown(), which stops the

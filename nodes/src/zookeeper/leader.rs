@@ -10,7 +10,7 @@ use super::tree::{DataTree, Txn};
 use super::wire::{read_packet, Conn, Packet, QUORUM_PORT};
 use super::zab::{select_sync, Proposals, SyncPlan};
 use super::zxid::Zxid;
-use super::ZkPoint;
+use super::{ZkPoint, ZkProbe};
 use crate::api::{Fault, NodeEvent, OpResult, Role};
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, BTreeSet};
@@ -297,6 +297,11 @@ impl LeaderCore {
                 send(Packet::Commit { zxid: *zxid });
             }
         };
+        if matches!(&plan, SyncPlan::Diff { proposals } if proposals.is_empty())
+            && peer_last != Zxid::ZERO
+        {
+            server.ctx.probe(ZkProbe::EmptyDiff);
+        }
         match &plan {
             SyncPlan::Diff { proposals } => {
                 send(Packet::Diff {

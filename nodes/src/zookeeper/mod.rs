@@ -25,8 +25,9 @@ pub mod zab;
 pub mod zxid;
 
 use crate::api::{
-    parse_json, BugInfo, Check, ClusterView, FailPoint, FailPointInfo, InvariantInfo,
-    InvariantKind, Model, ModelInfo, NodeCtx, OpInfo, ParamInfo, ParamKind, ParsedOp, RoleInfo,
+    parse_json, Answers, BugInfo, Check, ClusterView, Consistency, FailPoint, FailPointInfo,
+    HistoryModel, InvariantInfo, InvariantKind, Model, ModelInfo, NodeCtx, OpInfo, ParamInfo,
+    ParamKind, ParsedOp, RoleInfo,
 };
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -83,6 +84,48 @@ impl FailPoint for ZkPoint {
             ZkPoint::SnapshotTake => &SNAPSHOT_TAKE,
             ZkPoint::LeaderShutdown => &LEADER_SHUTDOWN,
         }
+    }
+}
+
+crate::probes! {
+    /// The preconditions of the ensemble's mechanisms (ZOOKEEPER-4541's among
+    /// them), checked where a server decides them.
+    pub enum ZkProbe {
+        SyncBusyAtFollowerShutdown {
+            name: "zk_sync_thread_busy_at_follower_shutdown",
+            rare: false,
+            summary: "a follower shut down while its sync thread held requests (an fsync in progress or a non-empty queue)",
+        },
+        AckAfterSocketClosed {
+            name: "zk_ack_after_learner_socket_closed",
+            rare: false,
+            summary: "the sync thread's ACK write found the learner socket already closed (nulled by closeSocket)",
+        },
+        AppliedBeforeLogged {
+            name: "zk_follower_applied_before_logged",
+            rare: false,
+            summary: "a follower applied a committed txn that its own txn log did not yet hold durably",
+        },
+        SyncThreadDied {
+            name: "zk_sync_thread_died",
+            rare: false,
+            summary: "an exception ended a sync thread (\"SyncRequestProcessor exited!\") with what it held",
+        },
+        EmptyDiff {
+            name: "zk_learner_synced_by_empty_diff",
+            rare: false,
+            summary: "a leader synced a learner that had processed txns with an empty DIFF (its last zxid equals the leader's)",
+        },
+        ElectionTieBySid {
+            name: "zk_election_tie_broken_by_sid",
+            rare: false,
+            summary: "a server elected another whose vote had its own epoch and last zxid (past the first txn): the server id decided",
+        },
+        RestartReplaysLog {
+            name: "zk_restart_replays_txn_log",
+            rare: false,
+            summary: "a restarted server rebuilt its tree from its snapshot plus txn log records to replay",
+        },
     }
 }
 
@@ -272,6 +315,23 @@ impl Config {
 
 pub struct ZooKeeper;
 
+/// A write's answers: ZooKeeper's error codes are definite (the leader checked
+/// the txn against its outstanding view, or applied it, and said no); a server
+/// that does not lead, or a leader out of proposal slots, proposes nothing. A
+/// lost connection is unknown.
+const WRITE_ANSWERS: Answers = Answers {
+    definite: &[
+        "NoNode",
+        "NodeExists",
+        "NotEmpty",
+        "NoChildrenForEphemerals",
+        "SessionExpired",
+        "SessionExists",
+        "BadArguments",
+    ],
+    refused: &["not leader", "throttled"],
+};
+
 static MODEL: ZooKeeper = ZooKeeper;
 
 pub const INVARIANT_DURABLE: &str = "committed_txns_durable";
@@ -291,36 +351,53 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
             name: "create",
             summary: "create a znode (parent must exist); `ephemeral: <session>` ties it to an open session",
             example: "{op: create, path: /k, data: v}",
+            consistency: Consistency::Linearizable,
+            answers: WRITE_ANSWERS,
         },
         OpInfo {
             name: "delete",
             summary: "delete a znode without children",
             example: "{op: delete, path: /k}",
+            consistency: Consistency::Linearizable,
+            answers: WRITE_ANSWERS,
         },
         OpInfo {
             name: "set_data",
             summary: "replace a znode's data",
             example: "{op: set_data, path: /k, data: v2}",
+            consistency: Consistency::Linearizable,
+            answers: WRITE_ANSWERS,
         },
         OpInfo {
             name: "get",
-            summary: "read a znode from the local tree of the server the op is sent to",
+            summary: "read a znode from the local tree of the server the op is sent to; a server that is not serving (looking, syncing) refuses",
             example: "{on: zk1, op: get, path: /k}",
+            consistency: Consistency::SessionMonotonic,
+            answers: Answers {
+                definite: &["NoNode"],
+                refused: &[server::NOT_SERVING],
+            },
         },
         OpInfo {
             name: "open_session",
             summary: "open a session (createSession txn); the name stands for the session id",
             example: "{op: open_session, session: s1}",
+            consistency: Consistency::Linearizable,
+            answers: WRITE_ANSWERS,
         },
         OpInfo {
             name: "close_session",
             summary: "close a session (closeSession txn): its ephemeral nodes are deleted",
             example: "{op: close_session, session: s1}",
+            consistency: Consistency::Linearizable,
+            answers: WRITE_ANSWERS,
         },
         OpInfo {
             name: "snapshot",
             summary: "take a snapshot of this server's data tree now (the snapshot admin command); answers its zxid; a server that is not serving (looking, syncing) refuses",
             example: "{on: zk1, op: snapshot}",
+            consistency: Consistency::Unjudged,
+            answers: Answers::NONE,
         },
     ],
     fail_points: vec![&FSYNC, &SNAPSHOT_TAKE, &LEADER_SHUTDOWN],
@@ -330,12 +407,13 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
         summary: "every committed txn a server has applied is in its durable txn log or covered by its snapshot (no applied txn lost by a dead sync thread; at quiescence no hole against the leader's log)",
     }],
     bugs: vec![&BUG_4541],
-    probes: vec![],
+    probes: ZkProbe::infos(),
     index_format: crate::api::IndexFormat::Hex,
     has_leader: true,
     leader_transfer: false,
     params: params_info(),
     reports_removed: false,
+    history: HistoryModel::ZooKeeper,
 }
 });
 

@@ -10,7 +10,7 @@ use super::sync_thread::SyncThread;
 use super::tree::{DataTree, Txn, ZkError};
 use super::wire::ELECTION_PORT;
 use super::zxid::{self, Zxid};
-use super::{server_ids, Config, Params, ZkOp, ZkPoint, BUG_4541};
+use super::{server_ids, Config, Params, ZkOp, ZkPoint, ZkProbe, BUG_4541};
 use crate::api::{
     parse_json, ApplyResult, Command, Net, NodeCtx, NodeEvent, Observation, OpResult, Role,
 };
@@ -21,6 +21,9 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::rc::Rc;
 use std::time::Duration;
 use tokio::sync::{mpsc, watch};
+
+/// What a server that is not serving clients (looking, syncing) answers.
+pub const NOT_SERVING: &str = "This ZooKeeper instance is not currently serving requests";
 
 /// Committed proposals kept in memory for DIFF syncs (ZooKeeper's commitLogCount).
 pub const COMMITTED_LOG_MAX: usize = 500;
@@ -133,6 +136,9 @@ impl Server {
             ctx,
         });
         server.load_database()?;
+        if server.ctx.incarnation() > 0 && !server.db.borrow().committed.is_empty() {
+            server.ctx.probe(ZkProbe::RestartReplaysLog);
+        }
         Ok(server)
     }
 
@@ -249,14 +255,6 @@ impl Server {
     pub fn apply_committed(&self, zxid: Zxid, txn: &Txn) -> Result<(), ZkError> {
         let result = {
             let mut db = self.db.borrow_mut();
-            // Zab delivers commits in zxid order; the committed log (what a DIFF
-            // sync sends) is ascending by construction, and a gap here would
-            // send a follower txns out of order.
-            assert!(
-                db.committed.back().is_none_or(|(last, _)| zxid > *last),
-                "Zab commits ascending zxids: {zxid} after {:?}",
-                db.committed.back().map(|(z, _)| z)
-            );
             let result = db.tree.apply(zxid, txn);
             db.committed.push_back((zxid, txn.clone()));
             while db.committed.len() > COMMITTED_LOG_MAX {
@@ -446,6 +444,10 @@ impl Server {
         let mut decided = self.send_notifications(outputs);
         loop {
             if let Some((state, vote, round)) = decided {
+                let tie = (vote.peer_epoch, vote.zxid) == (init.peer_epoch, init.zxid);
+                if tie && vote.leader != self.sid && init.zxid != Zxid::ZERO {
+                    self.ctx.probe(ZkProbe::ElectionTieBySid);
+                }
                 let leader = self.name_of(vote.leader).to_string();
                 let what = match state {
                     ServerState::Leading => "elected leader".to_string(),
@@ -482,6 +484,14 @@ impl Server {
         let Some(txn) = op.txn() else {
             match &op {
                 ZkOp::Get { path } => {
+                    // A server serves clients only while its ZooKeeperServer runs (a
+                    // synced follower or an established leader); a looking or syncing
+                    // one refuses the connection. Its tree may then hold txns it only
+                    // logged (fast-forwarded at the end of leading), never committed.
+                    if !self.established.get() {
+                        self.ctx.complete(id, OpResult::error(NOT_SERVING));
+                        return;
+                    }
                     let answer = match self.db.borrow().tree.get(path) {
                         Some(node) => OpResult::value(node.data.clone()),
                         None => OpResult::error(ZkError::NoNode.to_string()),
@@ -521,8 +531,7 @@ impl Server {
     /// on a task of its own (a stalled snapshot holds only the command).
     fn snapshot_command(self: &Rc<Self>, id: u64) {
         if !self.established.get() {
-            let refused = "This ZooKeeper instance is not currently serving requests";
-            self.ctx.complete(id, OpResult::error(refused));
+            self.ctx.complete(id, OpResult::error(NOT_SERVING));
             return;
         }
         let server = self.clone();

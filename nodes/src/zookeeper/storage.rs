@@ -129,6 +129,14 @@ impl Storage {
         Ok(newly)
     }
 
+    /// The last record an fsync made durable, if any.
+    pub fn last_durable(&self) -> Option<Zxid> {
+        let synced = self.synced.get();
+        synced
+            .checked_sub(1)
+            .map(|last| self.appended.borrow()[last])
+    }
+
     pub fn durable(&self) -> Vec<Zxid> {
         self.appended.borrow()[..self.synced.get()].to_vec()
     }

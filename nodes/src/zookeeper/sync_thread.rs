@@ -10,7 +10,7 @@ use super::sync_queue::{Next, QueueState, SyncQueue, BATCH_MAX};
 use super::tree::Txn;
 use super::wire::Packet;
 use super::zxid::{self, Zxid};
-use super::ZkPoint;
+use super::{ZkPoint, ZkProbe};
 use crate::api::NodeEvent;
 use std::cell::RefCell;
 use std::rc::{Rc, Weak};
@@ -158,6 +158,9 @@ impl SyncThread {
         let Err(error) = learner.write(&Packet::Ack { zxid }) else {
             return Ok(());
         };
+        if learner.sock().is_none() {
+            server.ctx.probe(ZkProbe::AckAfterSocketClosed);
+        }
         server.note(format!(
             "{}: ACK {zxid} to {} failed: {error}",
             self.name, learner.leader
@@ -188,6 +191,7 @@ impl SyncThread {
 
     /// An exception escaped the loop ("SyncRequestProcessor exited!").
     fn die(&self, server: &Server, reason: String) {
+        server.ctx.probe(ZkProbe::SyncThreadDied);
         let lost = self.queue.borrow_mut().die();
         *self.death.borrow_mut() = Some(reason.clone());
         server.deaths.set(server.deaths.get() + 1);

@@ -2,6 +2,7 @@
 //! invariants, and the run of a node.
 
 use nodes::api::ParamInfo;
+use nodes::api::{Answers, Consistency, HistoryModel};
 use nodes::api::{
     Check, ClusterView, IndexFormat, InvariantInfo, InvariantKind, Model, ModelInfo, NodeCtx,
     OpInfo, ParsedOp, RoleInfo, parse_json,
@@ -92,6 +93,15 @@ impl OpenraftModel {
     }
 }
 
+/// A read's answers: an absent key is a definite answer. Every openraft error is
+/// unknown, for writes too: `ForwardToLeader` can come after the entry was
+/// appended (a leader that stepped down, its log later kept or reverted), so no
+/// error of `client_write` proves the write will never apply.
+const READ_ANSWERS: Answers = Answers {
+    definite: &["not found"],
+    refused: &[],
+};
+
 fn info() -> ModelInfo {
     ModelInfo {
         name: "openraft",
@@ -115,31 +125,43 @@ fn info() -> ModelInfo {
                 name: "put",
                 summary: "Raft::client_write of a put",
                 example: "{op: put, key: a, value: \"1\"}",
+                consistency: Consistency::Linearizable,
+                answers: Answers::NONE,
             },
             OpInfo {
                 name: "get",
                 summary: "a read through the log (client_write)",
                 example: "{op: get, key: a}",
+                consistency: Consistency::Linearizable,
+                answers: READ_ANSWERS,
             },
             OpInfo {
                 name: "read",
                 summary: "a linearizable read (ensure_linearizable with ReadIndex)",
                 example: "{op: read, key: a}",
+                consistency: Consistency::Linearizable,
+                answers: READ_ANSWERS,
             },
             OpInfo {
                 name: "add_learner",
                 summary: "Raft::add_learner (not blocking)",
                 example: "{op: add_learner, node: n4}",
+                consistency: Consistency::Unjudged,
+                answers: Answers::NONE,
             },
             OpInfo {
                 name: "change_membership",
                 summary: "Raft::change_membership to exactly these voters",
                 example: "{op: change_membership, voters: [n1, n2, n3, n4]}",
+                consistency: Consistency::Unjudged,
+                answers: Answers::NONE,
             },
             OpInfo {
                 name: "transfer_leader",
                 summary: "Raft::trigger().transfer_leader; ok when the target leads, the refusal as an error",
                 example: "{op: transfer_leader, to: n2}",
+                consistency: Consistency::Unjudged,
+                answers: Answers::NONE,
             },
         ],
         fail_points: crate::points::all(),
@@ -203,6 +225,8 @@ fn info() -> ModelInfo {
             ),
         ],
         reports_removed: false,
+        // put, get and read are judged as a register per key.
+        history: HistoryModel::Register,
     }
 }
 

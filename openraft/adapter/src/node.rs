@@ -193,11 +193,17 @@ async fn execute(
             Err(e) => OpResult::error(error_text(e)),
         },
         Op::Get { key } => match raft.client_write(Request::Get { key }).await {
-            Ok(resp) => OpResult::value(resp.data.value.unwrap_or_default()),
+            Ok(resp) => match resp.data.value {
+                Some(value) => OpResult::value(value),
+                None => OpResult::error("not found"),
+            },
             Err(e) => OpResult::error(error_text(e)),
         },
         Op::Read { key } => match raft.ensure_linearizable(ReadPolicy::ReadIndex).await {
-            Ok(_) => OpResult::value(sm.data.borrow().map.get(&key).cloned().unwrap_or_default()),
+            Ok(_) => match sm.data.borrow().map.get(&key) {
+                Some(value) => OpResult::value(value.clone()),
+                None => OpResult::error("not found"),
+            },
             Err(e) => OpResult::error(error_text(e)),
         },
         Op::AddLearner { node } => {

@@ -58,6 +58,9 @@ code.key{font-size:15px;background:#fde4e4;padding:1px 7px;border-radius:4px}
 .replica{border:1px solid #d5dbe1;background:#fff;border-radius:8px;padding:8px 14px;min-width:150px;max-width:380px}
 .replica.odd{border-color:#c62828;background:#fdecea;box-shadow:inset 0 0 0 1px #c62828}
 .replica.skipped{opacity:.6}
+.cause{margin:10px 0 4px}
+.cause table.cause tr.odd td{background:#fdecea}
+.fcause{font-size:12.5px;color:#7a2e2e;margin-top:3px}
 .rname{font-weight:650;font-size:12px;color:var(--muted)}
 .rval{font-size:16px;word-break:break-all;margin-top:2px}
 .rnote{font-size:11.5px;color:#c62828;margin-top:2px}
@@ -120,6 +123,15 @@ svg .bl-latency{fill:#8a6800}svg .bl-stall{fill:#b35300}
 svg .bl-heal{fill:#2e7d32}
 svg .msg{stroke:#78909c}svg .msg.cut{stroke:#e53935;stroke-dasharray:3 3}svg .msg.held{stroke:#8e24aa;stroke-dasharray:5 2}
 svg .transfer{fill:none;stroke:#b28704;stroke-width:1.6;stroke-dasharray:4 3}
+svg.clients .lane{font-size:11px;fill:#3e4c59;text-anchor:end}
+svg.clients .lane-line{stroke:#eef1f4}
+svg.clients .tick.mid{text-anchor:middle}
+svg.clients .bar{fill-opacity:.8}svg.clients .bar.ok{fill:#66bb6a}svg.clients .bar.fail{fill:#b0bec5}svg.clients .bar.info{fill:#ffb74d}
+svg.clients .bar.witness{stroke:#c62828;stroke-width:2.5;fill-opacity:1}svg.clients .bar.witness.context{stroke-dasharray:4 2;stroke-width:1.5}
+.k-ok{color:#2e7d32}.k-fail{color:#78909c}.k-info{color:#ef6c00}
+.consistency{font-size:15px}.consistency.pass b{color:#2e7d32}.consistency.fail b{color:#c62828}.consistency.unknown b{color:#757575}
+table.witness tr.context td{color:#7b8794;font-style:italic}
+tr.witness-row td{background:#fdecea}
 svg .op{fill-opacity:.75}svg .op.ok{fill:#66bb6a}svg .op.err{fill:#e57373}svg .op.timeout{fill:#bcaaa4}
 .ring,svg .ring{fill:none;stroke:#1e88e5;stroke-width:2}
 svg .agg{cursor:pointer}svg .agg rect{fill:#eceff1;stroke:#90a4ae}

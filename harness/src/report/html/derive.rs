@@ -383,6 +383,7 @@ pub fn derive(events: &[Event], nodes: &[String], end_ms: u64) -> Derived {
             | Data::Check(_)
             | Data::Limit { .. }
             | Data::Chaos(_)
+            | Data::Workload(_)
             | Data::Node(
                 NodeEvent::Apply { .. }
                 | NodeEvent::Storage { .. }

@@ -9,8 +9,9 @@
 //!   both, and escaping `<` means no `</svg>`, `</script>` or `<![CDATA[` can start).
 //! - Scenario data never lands in a tag name, attribute name, `class`, `id`, CSS or
 //!   script: those are built from indices and fixed words only.
-//! - Templates mark only the page's own CSS and script and the SVG diagram (built
-//!   by `diagram.rs` from escaped text) `|safe`; nothing from a scenario is.
+//! - Templates mark only the page's own CSS and script, the SVG diagram (built
+//!   by `diagram.rs` from escaped text) and the client lanes (built by
+//!   `clients.rs` from escaped text) `|safe`; nothing from a scenario is.
 //! - Links made from data go through [`href_path`], which can only produce a relative
 //!   path (no scheme such as `javascript:`).
 //! - The page's Content-Security-Policy allows only the one inline script, by hash

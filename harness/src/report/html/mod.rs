@@ -3,8 +3,9 @@
 //! The page reads top to bottom the way a failure is investigated: the verdict
 //! against the expectation and the command that replays it; what the checkers found;
 //! on a diverged or violated run, the divergence (the first differing key with every
-//! replica's value side by side, the failed invariants, the trail events that touched
-//! the key); the space-time diagram; each node's final observation; the full trail,
+//! replica's value side by side, its cause as the checkers explained it from the
+//! typed trail, the failed invariants, the trail events that touched the key or that
+//! the cause cites); the space-time diagram; each node's final observation; the full trail,
 //! filterable by node and kind.
 //!
 //! The markup is in askama templates (`harness/templates/report/`), escaped by
@@ -17,6 +18,7 @@
 //! replays of one seed give identical pages. Wall time is left out for that reason.
 
 pub(crate) mod assets;
+pub mod clients;
 pub mod derive;
 pub mod diagram;
 pub mod escape;
@@ -24,6 +26,7 @@ pub mod scale;
 
 pub use escape::{esc, href_path};
 
+use crate::check::cause::{self, Cause};
 use crate::check::Finding;
 use crate::outcome::Outcome;
 use crate::runner::RunResult;
@@ -119,8 +122,11 @@ pub struct Divergence<'a> {
     /// Findings that say a safety property failed (outcome `violated`).
     pub violations: Vec<&'a Finding>,
     /// Trail indices of events that touched one of `keys` (listed in the event's
-    /// `keys`, or mentioned in its text).
+    /// `keys`, or mentioned in its text), and the events the cause cites.
     pub touched: BTreeSet<usize>,
+    /// The checker-side explanation: the first finding's cause (a divergence's,
+    /// else a failed invariant's).
+    pub cause: Option<Cause>,
 }
 
 impl<'a> Divergence<'a> {
@@ -137,6 +143,11 @@ impl<'a> Divergence<'a> {
                 d.violations.push(finding);
             }
         }
+        d.cause = d
+            .first
+            .and_then(cause::of)
+            .or_else(|| d.violations.iter().find_map(|f| cause::of(f)))
+            .or_else(|| r.findings.iter().find_map(cause::of));
         for (i, e) in r.trail.events.iter().enumerate() {
             if d.keys
                 .iter()
@@ -144,6 +155,11 @@ impl<'a> Divergence<'a> {
             {
                 d.touched.insert(i);
             }
+        }
+        if let Some(cause) = &d.cause {
+            let n = r.trail.events.len();
+            d.touched
+                .extend(cause.events().into_iter().filter(|&i| i < n));
         }
         d
     }
@@ -180,6 +196,8 @@ pub fn run_html(r: &RunResult) -> String {
             .iter()
             .map(|n| NodeCard::of(n, &div, index_format(r)))
             .collect(),
+        clients: clients::section(r),
+        probes: ProbeRow::of(r),
         trail: TrailView::of(r, &div),
     }
     .render()
@@ -203,7 +221,60 @@ struct RunPage<'a> {
     divergence: Option<DivergenceView<'a>>,
     diagram: DiagramView,
     nodes: Vec<NodeCard<'a>>,
+    /// The "What clients saw" section, built by [`clients`] from escaped text
+    /// (like the diagram's SVG); empty when the run had no client op.
+    clients: String,
+    probes: Vec<ProbeRow>,
     trail: TrailView<'a>,
+}
+
+/// One probe of the run's model: where and when nodes reached it. Every declared
+/// probe gets a row, so the page says which windows this run never opened; a
+/// probe on the trail that the model no longer declares still gets one.
+struct ProbeRow {
+    name: String,
+    rare: bool,
+    summary: String,
+    /// `node at time`, in trail order (each node reports once per incarnation).
+    hits: Vec<String>,
+}
+
+impl ProbeRow {
+    fn of(r: &RunResult) -> Vec<ProbeRow> {
+        let declared = nodes::registry::find(&r.model)
+            .map(|m| m.info().probes.clone())
+            .unwrap_or_default();
+        let mut rows: Vec<ProbeRow> = declared
+            .iter()
+            .map(|p| ProbeRow {
+                name: p.name.to_string(),
+                rare: p.rare,
+                summary: p.summary.to_string(),
+                hits: Vec::new(),
+            })
+            .collect();
+        for event in &r.trail.events {
+            let crate::trail::Data::Node(nodes::api::NodeEvent::Probe { probe, .. }) = &event.data
+            else {
+                continue;
+            };
+            let at = format!(
+                "{} at {}",
+                event.node.as_deref().unwrap_or("?"),
+                fmt_ms(event.t_ms)
+            );
+            match rows.iter_mut().find(|row| row.name == *probe) {
+                Some(row) => row.hits.push(at),
+                None => rows.push(ProbeRow {
+                    name: probe.clone(),
+                    rare: false,
+                    summary: event.detail.clone(),
+                    hits: vec![at],
+                }),
+            }
+        }
+        rows
+    }
 }
 
 /// The sentence under the verdict.
@@ -243,6 +314,8 @@ struct FindingView<'a> {
     message: &'a str,
     /// The detail, pretty-printed, when there is one.
     detail: Option<String>,
+    /// The cause's sentence, when the finding carries one.
+    cause: Option<String>,
 }
 
 impl<'a> FindingView<'a> {
@@ -253,6 +326,7 @@ impl<'a> FindingView<'a> {
             message: &f.message,
             detail: (!f.detail.is_null())
                 .then(|| serde_json::to_string_pretty(&f.detail).unwrap_or_else(|_| "?".into())),
+            cause: cause::of(f).map(|c| c.summary),
         }
     }
 }
@@ -261,6 +335,7 @@ struct DivergenceView<'a> {
     /// The first differing key and the replicas' values; `None` when no checker
     /// named a key (a violated run).
     first: Option<FirstDifference<'a>>,
+    cause: Option<CauseView>,
     keys: Vec<String>,
     violations: Vec<FindingView<'a>>,
     touched: Vec<TouchedRow<'a>>,
@@ -307,6 +382,7 @@ impl<'a> DivergenceView<'a> {
     fn of(r: &'a RunResult, d: &Divergence<'a>) -> DivergenceView<'a> {
         DivergenceView {
             first: d.first.map(|first| FirstDifference::of(r, d, first)),
+            cause: d.cause.as_ref().map(|c| CauseView::of(r, c)),
             keys: d.keys.clone(),
             violations: d.violations.iter().map(|f| FindingView::of(f)).collect(),
             touched: d
@@ -322,6 +398,110 @@ impl<'a> DivergenceView<'a> {
                         detail: &e.detail,
                     }
                 })
+                .collect(),
+        }
+    }
+}
+
+/// The cause, as the divergence view shows it: the sentence, what each replica
+/// did at the index (or to the key), the faults in effect, the fault effects.
+struct CauseView {
+    summary: String,
+    /// `index 11`, `key dn1/C1`, or empty (fault effects).
+    about: String,
+    rows: Vec<CauseRow>,
+    /// Trail position, time, node and text of each fault in effect.
+    faults: Vec<(usize, String, String, String)>,
+    /// Trail position of the hit and the effect in words.
+    effects: Vec<(usize, String)>,
+}
+
+struct CauseRow {
+    node: String,
+    did: String,
+    /// The apply event's trail position and time.
+    at: Option<(usize, String)>,
+    /// Positions and words of the storage, hit and later events.
+    notes: Vec<(usize, String)>,
+    odd: bool,
+}
+
+impl CauseView {
+    fn of(r: &RunResult, c: &Cause) -> CauseView {
+        let format = index_format(r);
+        let about = match (&c.index_shown, &c.key, c.basis) {
+            (Some(index), _, cause::Basis::Index) => format!("index {index}"),
+            (_, Some(key), cause::Basis::Key) => format!("key {key}"),
+            _ => String::new(),
+        };
+        let rows = c
+            .replicas
+            .iter()
+            .map(|rep| {
+                let mut notes: Vec<(usize, String)> = Vec::new();
+                for e in rep.hits.iter().chain(&rep.storage).chain(&rep.after) {
+                    notes.push((
+                        e.event,
+                        format!(
+                            "{} {}: {}",
+                            fmt_ms(e.t_ms),
+                            e.kind.name(),
+                            clip(&e.detail, 160)
+                        ),
+                    ));
+                }
+                if let cause::Did::Lost { down, .. } = &rep.did {
+                    notes.push((
+                        down.event,
+                        format!(
+                            "{} went down: {}",
+                            fmt_ms(down.t_ms),
+                            clip(&down.detail, 160)
+                        ),
+                    ));
+                }
+                if let (Some(resumed), Some(at)) = (rep.resumed_at, c.index) {
+                    if resumed > at {
+                        notes.push((
+                            usize::MAX,
+                            format!(
+                                "resumed at index {} without applying {} again",
+                                format.show(resumed),
+                                format.show(at)
+                            ),
+                        ));
+                    }
+                }
+                CauseRow {
+                    node: rep.node.clone(),
+                    did: cause::did_words(&rep.did),
+                    at: rep.did.at().map(|a| (a.event, fmt_ms(a.t_ms))),
+                    notes,
+                    odd: c.odd.contains(&rep.node),
+                }
+            })
+            .collect();
+        CauseView {
+            summary: c.summary.clone(),
+            about,
+            rows,
+            faults: c
+                .faults
+                .iter()
+                .map(|f| {
+                    (
+                        f.event,
+                        fmt_ms(f.t_ms),
+                        f.node.clone().unwrap_or_else(|| "harness".into()),
+                        f.detail.clone(),
+                    )
+                })
+                .collect(),
+            effects: c
+                .effects
+                .iter()
+                .filter(|f| f.hit.event < r.trail.events.len())
+                .map(|f| (f.hit.event, cause::effect_words(f, &r.trail.events, format)))
                 .collect(),
         }
     }

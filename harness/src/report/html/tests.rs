@@ -54,6 +54,7 @@ pub(crate) fn result(nodes: Vec<FinalNode>, events: Vec<Event>) -> RunResult {
         replay: "faultline run scenarios/hand-made.yaml --variant buggy --seed 7".into(),
         nodes,
         ops: vec![],
+        clients: Default::default(),
         messages_total: 0,
         messages: vec![],
         coverage: Default::default(),

@@ -299,6 +299,17 @@ impl Reader<'_, '_> {
                 .error(ops_node.loc, "the workload needs at least one op");
             return None;
         }
+        let clients = match &raw.clients {
+            None => None,
+            Some(c) if (1..=super::CLIENTS_MAX).contains(&c.value) => Some(c.value as usize),
+            Some(c) => {
+                self.e.error(
+                    c.loc,
+                    format!("`clients` is 1..={}, found {}", super::CLIENTS_MAX, c.value),
+                );
+                return None;
+            }
+        };
         let target = match &raw.on {
             Some(on) => Some(self.target(on)?),
             None if info.has_leader => Some(Target::Leader),
@@ -312,7 +323,13 @@ impl Reader<'_, '_> {
                 return None;
             }
         };
-        Some(Workload { every, target, ops })
+        Some(Workload {
+            loc: node.loc,
+            every,
+            clients,
+            target,
+            ops,
+        })
     }
 
     /// One op template; its own `on` (reserved by the client step, so never an op

@@ -72,6 +72,9 @@ impl Reader<'_, '_> {
                 if let Some(observed) = node.get("observed") {
                     expect.observed = self.observed_list(observed);
                 }
+                if let Some(checker) = &full.checker {
+                    expect.checker = self.expect_checker(checker, &expect.outcomes);
+                }
             }
             _ => {
                 self.e.error(node.loc, "`expect` is an outcome, a list of outcomes, or {outcome, trail, absent, sequence, observed}");
@@ -79,6 +82,41 @@ impl Reader<'_, '_> {
             }
         }
         Some(expect)
+    }
+
+    /// `checker:` names one checker that can decide an outcome other than converged.
+    fn expect_checker(
+        &mut self,
+        checker: &Spanned<String>,
+        outcomes: &[Outcome],
+    ) -> Option<(crate::yaml::Loc, String)> {
+        let info = self.info;
+        let mut known: Vec<String> = ["consistency", "divergence", "election_safety"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        known.extend(
+            info.invariants
+                .iter()
+                .map(|i| format!("invariant:{}", i.name)),
+        );
+        if !known.contains(&checker.value) {
+            self.e.unknown_name(
+                checker.loc,
+                "checker",
+                &checker.value,
+                known.iter().map(String::as_str),
+            );
+            return None;
+        }
+        if outcomes.iter().all(|o| *o == Outcome::Converged) {
+            self.e.error(
+                checker.loc,
+                "`checker` names what decides a failing outcome; a run expected to converge has none",
+            );
+            return None;
+        }
+        Some((checker.loc, checker.value.clone()))
     }
 
     fn trail_matches(

@@ -4,9 +4,9 @@
 
 use super::errors::{list, serde_suggestion, Errors};
 use super::names::Reader;
-use super::{NODES_MAX, RESERVED_NODE_NAMES};
+use super::{HISTORY_STEPS_MAX, NODES_MAX, RESERVED_NODE_NAMES};
 use crate::scenario::raw;
-use crate::scenario::{Heal, Limits, NodeSpec, Settings, Variant};
+use crate::scenario::{Heal, HistoryCheck, Limits, NodeSpec, Settings, Variant};
 use crate::yaml::{from_node, Loc, Node, Spanned, Value};
 use nodes::api::{BugMode, BugSet, Model, ModelInfo};
 use std::time::Duration;
@@ -51,11 +51,17 @@ pub(super) fn read(e: &mut Errors, root: &Node) -> Option<Header> {
     let header_node = super::errors::map_filtered(root, |k| {
         raw::TOP_LEVEL_KEYS.contains(&k) && k != "steps" && k != "variants"
     });
-    let header: Option<raw::Header> = e.read(&header_node);
+    let mut header: Option<raw::Header> = e.read(&header_node);
     let model = e.model(root)?;
     let nodes = e.nodes(model, root.get("nodes"), root.loc);
-    let defaults = header.and_then(|h| h.defaults).unwrap_or_default();
-    let settings = e.settings(&defaults, root.get("heal"));
+    let defaults = header
+        .as_mut()
+        .and_then(|h| h.defaults.take())
+        .unwrap_or_default();
+    let mut settings = e.settings(&defaults, root.get("heal"));
+    if let Some(history) = header.as_ref().and_then(|h| h.history.as_ref()) {
+        e.history_check(history, &mut settings.history);
+    }
     let params = e.params(root.get("params"), model.info(), &nodes);
     let variant_names = declared_variants(root);
     let variants = Reader::new(e, model, &nodes, &settings, &variant_names).variants(root, &params);
@@ -298,6 +304,29 @@ impl Errors<'_> {
         s.random_order = raw.random_order.unwrap_or(false);
         s.heal = self.heal(heal, s.heal.clone());
         s
+    }
+
+    fn history_check(&mut self, raw: &raw::HistorySpec, history: &mut HistoryCheck) {
+        if let Some(check) = raw.check {
+            history.enabled = check;
+        }
+        for (value, into, name) in [
+            (&raw.steps, &mut history.steps, "steps"),
+            (&raw.shrink_steps, &mut history.shrink_steps, "shrink_steps"),
+        ] {
+            let Some(value) = value else { continue };
+            if value.value == 0 || value.value > HISTORY_STEPS_MAX {
+                self.error(
+                    value.loc,
+                    format!(
+                        "history `{name}` is 1..={HISTORY_STEPS_MAX}, found {}",
+                        value.value
+                    ),
+                );
+            } else {
+                *into = value.value;
+            }
+        }
     }
 
     fn limits(&mut self, raw: &raw::RawLimits, limits: &mut Limits) {
@@ -573,5 +602,10 @@ pub(in crate::scenario) fn default_settings() -> Settings {
             settle: Duration::from_secs(1),
         }),
         random_order: false,
+        history: HistoryCheck {
+            enabled: true,
+            steps: 10_000_000,
+            shrink_steps: 2_000_000,
+        },
     }
 }

@@ -42,6 +42,11 @@ pub const REPEAT_COUNT_MAX: u32 = 100_000;
 /// Steps a scenario runs with every `repeat` expanded: nested repeats multiply.
 pub const EXPANDED_STEPS_MAX: u64 = 1_000_000;
 pub const FAULTS_MAX: usize = 2_000;
+/// The consistency checker's budget: memory grows with its steps (tens of bytes
+/// each), so a billion is a few tens of GiB at most.
+pub const HISTORY_STEPS_MAX: u64 = 1_000_000_000;
+/// Concurrent clients of one workload.
+pub const CLIENTS_MAX: u64 = 100;
 pub const DURATION_MAX: std::time::Duration = std::time::Duration::from_secs(7 * 24 * 3600);
 
 const RESERVED_NODE_NAMES: &[&str] = &["leader", "follower", "any", "all", "none"];
@@ -101,6 +106,9 @@ fn read(e: &mut Errors, root: &Node, sha256: String, text: &str) -> Option<Scena
     let chaos = root
         .get("chaos")
         .and_then(|node| reader.chaos(node, header.params.as_ref()));
+    let workload_node = root.get("workload");
+    let workload = workload_node.and_then(|node| reader.workload(node));
+    reader.has_workload = workload_node.is_some();
     let steps = match root.get("steps") {
         None => {
             reader.e.error_hint(
@@ -123,6 +131,13 @@ fn read(e: &mut Errors, root: &Node, sha256: String, text: &str) -> Option<Scena
             steps
         }
     };
+    if let (Some(node), 0) = (workload_node, reader.workload_starts) {
+        reader.e.error_hint(
+            node.loc,
+            "the `workload:` is never started: a workload that never runs tests nothing",
+            "add a `- workload: start` step (it runs until `- workload: stop` or the end of the steps)",
+        );
+    }
     let name_loc = root.get("name").map_or(Loc { line: 1, col: 1 }, |n| n.loc);
     let name = root
         .get("name")
@@ -147,6 +162,7 @@ fn read(e: &mut Errors, root: &Node, sha256: String, text: &str) -> Option<Scena
         variants: header.variants,
         steps,
         chaos,
+        workload,
     })
 }
 

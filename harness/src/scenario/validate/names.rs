@@ -18,6 +18,10 @@ pub(super) struct Reader<'r, 'f> {
     pub variant_names: &'r [String],
     /// Fault steps seen so far, as written (bounded by FAULTS_MAX).
     pub faults: usize,
+    /// Whether the scenario has a top-level `workload:` for steps to start.
+    pub has_workload: bool,
+    /// `workload: start` steps seen.
+    pub workload_starts: usize,
 }
 
 impl<'r, 'f> Reader<'r, 'f> {
@@ -36,6 +40,8 @@ impl<'r, 'f> Reader<'r, 'f> {
             settings,
             variant_names,
             faults: 0,
+            has_workload: false,
+            workload_starts: 0,
         }
     }
 

@@ -30,6 +30,7 @@ enum KindName {
     Await,
     Check,
     Repeat,
+    Workload,
 }
 
 const KIND_NAMES: &[(&str, KindName)] = &[
@@ -50,6 +51,7 @@ const KIND_NAMES: &[(&str, KindName)] = &[
     ("await", KindName::Await),
     ("check", KindName::Check),
     ("repeat", KindName::Repeat),
+    ("workload", KindName::Workload),
 ];
 
 impl Reader<'_, '_> {
@@ -199,7 +201,36 @@ impl Reader<'_, '_> {
                     steps,
                 })
             }
+            KindName::Workload => self.workload_step(body),
         }
+    }
+
+    /// `workload: start` or `workload: stop`, of the scenario's `workload:` section.
+    fn workload_step(&mut self, body: &Node) -> Option<StepKind> {
+        let step = match body.as_str() {
+            Some("start") => WorkloadStep::Start,
+            Some("stop") => WorkloadStep::Stop,
+            _ => {
+                self.e.error_hint(
+                    body.loc,
+                    "a workload step is `workload: start` or `workload: stop`",
+                    "the ops, clients and rate go in the top-level `workload:` section",
+                );
+                return None;
+            }
+        };
+        if !self.has_workload {
+            self.e.error_hint(
+                body.loc,
+                "`workload: start`/`stop` with no top-level `workload:` section",
+                "add `workload: {clients: 3, every: 50ms, ops: [...]}` to the scenario",
+            );
+            return None;
+        }
+        if step == WorkloadStep::Start {
+            self.workload_starts += 1;
+        }
+        Some(StepKind::Workload(step))
     }
 
     pub(super) fn transfer_leader(&mut self, body: &Node) -> Option<StepKind> {
@@ -218,6 +249,7 @@ impl Reader<'_, '_> {
                     value: to.clone(),
                 },
                 timeout: None,
+                optional: false,
             },
             _ => self.e.read::<raw::TransferLeader>(body)?,
         };
@@ -231,7 +263,11 @@ impl Reader<'_, '_> {
         }
         let to = self.target(&raw.to)?;
         let timeout = self.e.duration_or(&raw.timeout, self.settings.op_timeout);
-        Some(StepKind::TransferLeader { to, timeout })
+        Some(StepKind::TransferLeader {
+            to,
+            timeout,
+            optional: raw.optional,
+        })
     }
 
     pub(super) fn partition(&mut self, body: &Node) -> Option<StepKind> {
@@ -510,7 +546,8 @@ fn is_fault(kind: KindName) -> bool {
         | KindName::Sleep
         | KindName::Await
         | KindName::Check
-        | KindName::Repeat => false,
+        | KindName::Repeat
+        | KindName::Workload => false,
     }
 }
 
