@@ -13,15 +13,19 @@
 //! ```yaml
 //! targets:
 //!   openraft@0.10.0-alpha.24:
-//!     binary: openraft/target/release/faultline-openraft-alpha24
+//!     binary: target/release/faultline-openraft-alpha24
 //!     build: openraft/build
 //! ```
 //!
 //! Paths are relative to the manifest's directory; `build` is the command that
-//! makes the binary, shown when it is missing.
+//! makes the binary, shown when it is missing. `bugs` (optional) says which
+//! published defects a release has (`buggy`) and which it fixed (`fixed`), by
+//! report key: a model that is a build of a real system cannot switch a bug on,
+//! so `hunt` keys on builds instead (`crate::hunt::plan`).
 
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::yaml::{self, from_node, Loc, Spanned, Value};
+use nodes::api::{BugMode, BugSet};
 use serde::Deserialize;
 use serde::Serialize;
 use std::io::Write;
@@ -55,6 +59,8 @@ pub struct Build {
     /// The manifest's directory.
     pub dir: PathBuf,
     pub manifest: PathBuf,
+    /// The published defects this release has or fixed, as the manifest says.
+    pub bugs: BugSet,
 }
 
 impl Build {
@@ -82,6 +88,8 @@ impl Build {
 struct RawEntry {
     binary: Spanned<String>,
     build: String,
+    #[serde(default)]
+    bugs: std::collections::BTreeMap<String, BugMode>,
 }
 
 /// The manifest that applies to a scenario file: `FAULTLINE_TARGETS`, else the
@@ -158,6 +166,7 @@ pub fn read_manifest(path: &Path) -> Result<Vec<Build>, String> {
             build: entry.build,
             dir: dir.clone(),
             manifest: path.to_path_buf(),
+            bugs: BugSet(entry.bugs),
         });
     }
     Ok(builds)
@@ -354,6 +363,22 @@ mod tests {
         .unwrap();
         let typo = locate(&scenario, "sys@1.0").unwrap_err();
         assert!(typo.contains(":4:"), "located: {typo}");
+        // A release's published defects, by key; a mode that is neither is refused.
+        std::fs::write(
+            dir.join(MANIFEST),
+            "targets:\n  sys@1.0:\n    binary: b\n    build: x\n    bugs: {SYS-1: buggy, SYS-2: fixed}\n",
+        )
+        .unwrap();
+        let build = locate(&scenario, "sys@1.0").unwrap();
+        assert_eq!(build.bugs.0.get("SYS-1"), Some(&BugMode::Buggy));
+        assert_eq!(build.bugs.0.get("SYS-2"), Some(&BugMode::Fixed));
+        std::fs::write(
+            dir.join(MANIFEST),
+            "targets:\n  sys@1.0:\n    binary: b\n    build: x\n    bugs: {SYS-1: broken}\n",
+        )
+        .unwrap();
+        let bad = locate(&scenario, "sys@1.0").unwrap_err();
+        assert!(bad.contains(":5:"), "located: {bad}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -247,6 +247,10 @@ pub enum Command {
         /// Also write the table here (e.g. docs/exploration.md).
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Write only this section of --out (its own markers; the rest of the
+        /// file is kept), e.g. one model's keys beside the full table.
+        #[arg(long, value_name = "NAME")]
+        section: Option<String>,
         /// Print the table as one JSON object.
         #[arg(long)]
         json: bool,
@@ -403,6 +407,7 @@ pub fn main_with(cli: Cli) -> ExitCode {
             no_fixed,
             must_find,
             out,
+            section,
             json,
             guided_trials,
             finds,
@@ -415,6 +420,7 @@ pub fn main_with(cli: Cli) -> ExitCode {
             no_fixed,
             must_find,
             out,
+            section,
             json,
             guided_trials,
             finds,
