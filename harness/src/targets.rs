@@ -21,7 +21,7 @@
 //! makes the binary, shown when it is missing. `bugs` (optional) says which
 //! published defects a release has (`buggy`) and which it fixed (`fixed`), by
 //! report key: a model that is a build of a real system cannot switch a bug on,
-//! so `hunt` keys on builds instead (`crate::hunt::plan`).
+//! so `hunt` keys on builds instead (docs/exploration.md).
 
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::yaml::{self, from_node, Loc, Spanned, Value};
