@@ -445,7 +445,12 @@ impl Spec for ZooKeeper {
                 }
                 next
             }
-            write => {
+            write @ (ZkOp::Create { .. }
+            | ZkOp::SetData { .. }
+            | ZkOp::Delete { .. }
+            | ZkOp::OpenSession { .. }
+            | ZkOp::CloseSession { .. }
+            | ZkOp::Invalid { .. }) => {
                 let (answer, mut next) = self.write(state, write);
                 if known {
                     if answer != recorded_answer(write) {
@@ -489,7 +494,12 @@ impl Spec for ZooKeeper {
         match op {
             ZkOp::Get { .. } => 0,
             ZkOp::Sync { .. } => 1,
-            _ => 2,
+            ZkOp::Create { .. }
+            | ZkOp::SetData { .. }
+            | ZkOp::Delete { .. }
+            | ZkOp::OpenSession { .. }
+            | ZkOp::CloseSession { .. }
+            | ZkOp::Invalid { .. } => 2,
         }
     }
 

@@ -97,7 +97,12 @@ impl Reader<'_, '_> {
                 );
                 return None;
             }
-            _ => {
+            Value::Null
+            | Value::Bool(_)
+            | Value::Int(_)
+            | Value::Float(_)
+            | Value::Seq(_)
+            | Value::Map(_) => {
                 self.e.error_hint(
                     node.loc,
                     "a step is a mapping with one key, the step kind",
@@ -133,7 +138,12 @@ impl Reader<'_, '_> {
                 Value::Null | Value::Bool(true) => Some(StepKind::Heal),
                 Value::Map(m) if m.is_empty() => Some(StepKind::Heal),
                 Value::Str(s) if s == "all" => Some(StepKind::Heal),
-                _ => {
+                Value::Bool(_)
+                | Value::Int(_)
+                | Value::Float(_)
+                | Value::Str(_)
+                | Value::Seq(_)
+                | Value::Map(_) => {
                     self.e.error(
                         body.loc,
                         "`heal` repairs every partition: write `- heal: all`",
@@ -251,7 +261,12 @@ impl Reader<'_, '_> {
                 timeout: None,
                 optional: false,
             },
-            _ => self.e.read::<raw::TransferLeader>(body)?,
+            Value::Null
+            | Value::Bool(_)
+            | Value::Int(_)
+            | Value::Float(_)
+            | Value::Seq(_)
+            | Value::Map(_) => self.e.read::<raw::TransferLeader>(body)?,
         };
         if raw.to.value == "leader" {
             self.e.error_hint(
@@ -386,7 +401,7 @@ impl Reader<'_, '_> {
                 optional: false,
             },
             Value::Map(_) => self.e.read::<raw::Process>(body)?,
-            _ => {
+            Value::Null | Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::Seq(_) => {
                 self.e.error(
                     body.loc,
                     "name a node: `- crash: n1` or `- crash: {node: n1, optional: true}`",
@@ -558,7 +573,24 @@ pub(super) fn expanded_steps(steps: &[Step]) -> u64 {
             StepKind::Repeat { count, steps } => {
                 u64::from(*count).saturating_mul(expanded_steps(steps))
             }
-            _ => 1,
+            StepKind::Client(_)
+            | StepKind::TransferLeader { .. }
+            | StepKind::Partition(_)
+            | StepKind::Heal
+            | StepKind::Hold { .. }
+            | StepKind::Release { .. }
+            | StepKind::Latency { .. }
+            | StepKind::Crash(_)
+            | StepKind::Restart(_)
+            | StepKind::Stop(_)
+            | StepKind::Start(_)
+            | StepKind::FailPoint { .. }
+            | StepKind::ClearFailPoint { .. }
+            | StepKind::ReleaseFailPoint { .. }
+            | StepKind::Sleep(_)
+            | StepKind::Await { .. }
+            | StepKind::Check(_)
+            | StepKind::Workload(_) => 1,
         };
         total.saturating_add(one)
     })
