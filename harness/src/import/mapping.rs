@@ -47,17 +47,29 @@ const TOP_KEYS: &[&str] = &[
 #[serde(deny_unknown_fields)]
 struct RawMapping {
     // Walked as trees below; serde checks only that they are there.
-    #[allow(dead_code)]
+    #[allow(
+        dead_code,
+        reason = "walked as a tree; serde checks only that it is there"
+    )]
     scenario: IgnoredAny,
     #[serde(default)]
     action_variable: Option<Spanned<String>>,
     #[serde(default)]
-    #[allow(dead_code)]
+    #[allow(
+        dead_code,
+        reason = "walked as a tree; serde checks only that it is there"
+    )]
     prologue: Option<IgnoredAny>,
-    #[allow(dead_code)]
+    #[allow(
+        dead_code,
+        reason = "walked as a tree; serde checks only that it is there"
+    )]
     actions: IgnoredAny,
     #[serde(default)]
-    #[allow(dead_code)]
+    #[allow(
+        dead_code,
+        reason = "walked as a tree; serde checks only that it is there"
+    )]
     epilogue: Option<IgnoredAny>,
     #[serde(default)]
     observe: Vec<Spanned<RawObserve>>,

@@ -436,7 +436,10 @@ fn scalar_value(
             Ok(v)
         }
         ("float", v @ Value::Float(_)) => Ok(v),
-        #[allow(clippy::cast_precision_loss)] // an explicit `!!float 5` asks for exactly this
+        #[allow(
+            clippy::cast_precision_loss,
+            reason = "an explicit `!!float 5` asks for exactly this"
+        )]
         ("float", Value::Int(i)) => Ok(Value::Float(i as f64)),
         _ => Err(Error::new(
             loc,
