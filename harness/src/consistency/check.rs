@@ -3,7 +3,7 @@
 
 use super::partition::groups;
 use super::report::{GroupReport, Report, Witness, WitnessOp};
-use super::search::{linearize, Found, Meter};
+use super::search::{linearize, Found, Meter, MEMO_MAX_BYTES};
 use super::spec::{Entry, Spec};
 use super::witness::shrink;
 use crate::check::Verdict;
@@ -18,6 +18,8 @@ pub struct Budget {
     pub steps: u64,
     /// Steps for shrinking a violation to a witness.
     pub shrink_steps: u64,
+    /// The memory one search's memo may hold.
+    pub memo_max_bytes: u64,
 }
 
 /// A group not yet decided: its name, entries and the steps spent on it.
@@ -31,6 +33,7 @@ impl Default for Budget {
         Budget {
             steps: 10_000_000,
             shrink_steps: 2_000_000,
+            memo_max_bytes: MEMO_MAX_BYTES,
         }
     }
 }
@@ -42,7 +45,7 @@ fn witness<S: Spec>(
     entries: Vec<Entry<S::Op>>,
     budget: &Budget,
 ) -> Witness {
-    let mut meter = Meter::new(budget.shrink_steps);
+    let mut meter = Meter::with_memo(budget.shrink_steps, budget.memo_max_bytes);
     let shrunk = shrink(spec, entries, &mut meter);
     let ops = shrunk
         .entries
@@ -70,6 +73,15 @@ fn witness<S: Spec>(
         ops,
         minimal: shrunk.minimal,
         steps: meter.used,
+    }
+}
+
+/// `256 MiB`, `1 KiB`, `100 bytes`.
+fn size_text(bytes: u64) -> String {
+    match bytes {
+        b if b >= 1 << 20 => format!("{} MiB", b >> 20),
+        b if b >= 1 << 10 => format!("{} KiB", b >> 10),
+        b => format!("{b} bytes"),
     }
 }
 
@@ -139,6 +151,8 @@ pub fn check<S: Spec>(mut spec: S, history: &History, budget: &Budget) -> Report
     let checked = pending.len();
     let mut meter = Meter::new(budget.steps);
     let mut first_violation = None;
+    // Groups whose memo filled up: they stay undecided.
+    let mut memo_full: Vec<Pending<S::Op>> = Vec::new();
     let mut cap = FIRST_CAP;
     while !pending.is_empty() && first_violation.is_none() && meter.left > 0 {
         let mut undecided = Vec::new();
@@ -147,8 +161,15 @@ pub fn check<S: Spec>(mut spec: S, history: &History, budget: &Budget) -> Report
                 undecided.push((name, entries, spent));
                 continue;
             }
-            let mut round = Meter::new(cap.min(meter.left));
+            let mut round = Meter::with_memo(cap.min(meter.left), budget.memo_max_bytes);
             let found = linearize(&spec, &entries, &mut round);
+            if round.memo_full {
+                // More steps would only fill it again: this group stays unknown.
+                meter.left -= round.used;
+                meter.used += round.used;
+                memo_full.push((name, entries, spent + round.used));
+                continue;
+            }
             meter.left -= round.used;
             meter.used += round.used;
             let spent = spent + round.used;
@@ -169,13 +190,20 @@ pub fn check<S: Spec>(mut spec: S, history: &History, budget: &Budget) -> Report
         pending = undecided;
         cap = cap.saturating_mul(8);
     }
-    let unknown = pending.first().map(|(name, entries, _)| {
-        format!(
+    let unknown = match (memo_full.first(), pending.first()) {
+        (Some((name, entries, _)), _) => Some(format!(
+            "the memo limit of {} ran out on key `{name}` ({} ops)",
+            size_text(budget.memo_max_bytes),
+            entries.len()
+        )),
+        (None, Some((name, entries, _))) => Some(format!(
             "the budget of {} steps ran out on key `{name}` ({} ops)",
             budget.steps,
             entries.len()
-        )
-    });
+        )),
+        (None, None) => None,
+    };
+    pending.extend(memo_full);
     for (name, entries, spent) in pending {
         report.groups.push(GroupReport {
             key: name,

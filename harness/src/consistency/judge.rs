@@ -90,6 +90,7 @@ pub fn judge(
     let budget = &Budget {
         steps: settings.steps,
         shrink_steps: settings.shrink_steps,
+        ..Budget::default()
     };
     let mut report = match info.history {
         HistoryModel::Register => check(Register::default(), &history, budget),

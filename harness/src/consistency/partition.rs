@@ -37,6 +37,7 @@ impl Sets {
 /// Interpret every op that may have taken effect (not `fail`) and split the
 /// history into groups, in the order of their names. The error names the op.
 pub fn groups<S: Spec>(spec: &mut S, history: &History) -> Result<Vec<Group<S::Op>>, String> {
+    spec.survey(history);
     let mut objects: BTreeMap<String, usize> = BTreeMap::new();
     let mut sets = Sets { parent: Vec::new() };
     let mut interpreted = Vec::new();

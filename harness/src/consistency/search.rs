@@ -19,18 +19,33 @@
 use super::hasher::FixedSet;
 use super::spec::{Entry, Spec};
 
-/// Steps the search may take: one step is one call of the specification.
+/// Steps the search may take: one step is one call of the specification. And
+/// the memory one search's memo may hold: a step budget alone does not bound it
+/// when each state is large (one ZooKeeper group of ~450 ops once held 15 GB
+/// within its steps).
 #[derive(Clone, Copy, Debug)]
 pub struct Meter {
     pub left: u64,
     pub used: u64,
+    pub memo_max_bytes: u64,
+    /// Set when a search stopped because its memo reached `memo_max_bytes`.
+    pub memo_full: bool,
 }
+
+/// A search's memo, at most (over it the verdict is `unknown`).
+pub const MEMO_MAX_BYTES: u64 = 256 << 20;
 
 impl Meter {
     pub fn new(steps: u64) -> Meter {
+        Meter::with_memo(steps, MEMO_MAX_BYTES)
+    }
+
+    pub fn with_memo(steps: u64, memo_max_bytes: u64) -> Meter {
         Meter {
             left: steps,
             used: 0,
+            memo_max_bytes,
+            memo_full: false,
         }
     }
 
@@ -175,6 +190,7 @@ pub fn linearize<S: Spec>(spec: &S, entries: &[Entry<S::Op>], meter: &mut Meter)
     };
     let mut left = entries.iter().filter(|e| e.determinate()).count();
     let mut seen: FixedSet<Key<S::State>> = FixedSet::default();
+    let mut memo_bytes: u64 = 0;
     // (op, state before it, high before it)
     let mut stack: Vec<(usize, S::State, usize)> = Vec::new();
     let mut state = spec.init(entries);
@@ -199,7 +215,16 @@ pub fn linearize<S: Spec>(spec: &S, entries: &[Entry<S::Op>], meter: &mut Meter)
             }
             let entry = &entries[ev.op];
             if let Some(next) = spec.step(&state, entry) {
-                if seen.insert(placed.key(ev.op, next.clone())) {
+                let key = placed.key(ev.op, next.clone());
+                let key_bytes = std::mem::size_of::<Key<S::State>>()
+                    + 4 * key.holes.len()
+                    + spec.state_heap_bytes(&next);
+                if seen.insert(key) {
+                    memo_bytes += key_bytes as u64;
+                    if memo_bytes > meter.memo_max_bytes {
+                        meter.memo_full = true;
+                        return Found::OverBudget;
+                    }
                     stack.push((ev.op, std::mem::replace(&mut state, next), placed.high));
                     placed.high = placed.high.max(ev.op + 1);
                     placed.set(ev.op);

@@ -3,7 +3,7 @@
 //! with the result the history recorded, can come next.
 
 use super::hasher::FixedMap;
-use crate::history::Op;
+use crate::history::{History, Op};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fmt::Debug;
@@ -98,6 +98,11 @@ pub trait Spec {
     /// The model's name in reports (`register`, `list-append`, `zookeeper`).
     fn name(&self) -> &'static str;
 
+    /// Look at the whole history once, before any op is interpreted: what no
+    /// single op shows (ZooKeeper: which znodes exist from before every op under
+    /// them until the end, so the ops under them fall into independent groups).
+    fn survey(&mut self, _history: &History) {}
+
     /// Read one op of the history (never a `fail` one: those did not happen).
     /// An error means the op is not one this model knows how to judge.
     fn interpret(&mut self, op: &Op) -> Result<(Scope, Self::Op), String>;
@@ -120,6 +125,12 @@ pub trait Spec {
     /// plain writes (2). Weakened early, observers take the writes only they could
     /// see with them, which keeps every later search small.
     fn shrink_rank(&self, op: &Self::Op) -> u8;
+
+    /// Roughly what a state holds on the heap, for the memo's memory bound
+    /// (states that are plain values hold nothing there).
+    fn state_heap_bytes(&self, _state: &Self::State) -> usize {
+        0
+    }
 
     /// One op for a report: `put(a, 3)`, `get(a) -> 3`.
     fn describe(&self, entry: &Entry<Self::Op>) -> String;

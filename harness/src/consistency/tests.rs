@@ -222,6 +222,7 @@ fn over_budget_is_unknown_never_a_pass() {
     let tight = Budget {
         steps: 50,
         shrink_steps: 0,
+        ..Budget::default()
     };
     let report = check(Register::default(), &history, &tight);
     assert_eq!(report.verdict, Verdict::Unknown, "{}", report.message);

@@ -12,12 +12,18 @@
 //! one would only constrain the session's next reads more), so the step stays
 //! deterministic. Versions no session can read any more are folded away.
 //!
-//! Checked per group (a top-level subtree, joined with the sessions whose
-//! ephemeral nodes it holds), a session's reads are monotonic within the group;
-//! across groups they are not compared (that needs the zxid each read saw).
+//! Groups: a znode's ops are one group, joined with its parent's when a create
+//! or delete could depend on the parent (it may not exist, or may be asked to go
+//! while it has children) and with the sessions whose ephemeral nodes it holds.
+//! A parent that is *fixed* splits its children into independent groups: it was
+//! created (persistent, answered ok) before any op under it was invoked, no op
+//! deletes it, and its own parent is fixed (the root always is). Linearizability
+//! is local (Herlihy and Wing), so the writes checked per znode are checked; a
+//! session's reads are monotonic within a group, and across groups they are not
+//! compared (that needs the zxid each read saw).
 
 use super::spec::{Entry, Scope, Spec, Values};
-use crate::history::Op;
+use crate::history::{History, Op};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// A write's answer, as the model names its errors.
@@ -89,6 +95,25 @@ pub enum ZkOp {
         answer: Answer,
     },
 }
+
+impl ZkOp {
+    /// The znode the op is on, if it is on one.
+    fn path(&self) -> Option<u32> {
+        match self {
+            ZkOp::Create { path, .. }
+            | ZkOp::SetData { path, .. }
+            | ZkOp::Delete { path, .. }
+            | ZkOp::Get { path, .. } => Some(*path),
+            ZkOp::Sync { .. }
+            | ZkOp::OpenSession { .. }
+            | ZkOp::CloseSession { .. }
+            | ZkOp::Invalid { .. } => None,
+        }
+    }
+}
+
+/// The data of a fixed znode seeded into a group that has no op on it.
+const UNREAD_DATA: u32 = u32::MAX;
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 struct Node {
@@ -168,11 +193,66 @@ pub struct ZooKeeper {
     /// Each path's parent, when it is not the root.
     parents: Vec<Option<u32>>,
     sessions: BTreeMap<String, u32>,
+    /// Fixed znodes (see the module comment), found by [`Spec::survey`].
+    fixed: BTreeSet<String>,
 }
 
-fn top(path: &str) -> String {
-    let rest = path.trim_start_matches('/');
-    format!("/{}", rest.split('/').next().unwrap_or(""))
+/// The parent of a valid path; `None` for a top-level znode (its parent is the
+/// root, which always exists).
+fn parent_of(path: &str) -> Option<&str> {
+    match path.rfind('/') {
+        Some(0) | None => None,
+        Some(i) => Some(&path[..i]),
+    }
+}
+
+/// The znodes that exist from before every op under them to the end of the
+/// history: one persistent create answered ok, completed before any op on a
+/// znode below was invoked; no delete; the parent fixed too.
+fn fixed_znodes(history: &History) -> BTreeSet<String> {
+    let mut created: BTreeMap<String, u64> = BTreeMap::new();
+    let mut deleted: BTreeSet<String> = BTreeSet::new();
+    // The first invoke of any op on each path.
+    let mut first_invoke: BTreeMap<String, u64> = BTreeMap::new();
+    for op in history.ops().iter().filter(|op| !op.is_failed()) {
+        let Some(path) = op.arg_text("path").filter(|p| valid(p)) else {
+            continue;
+        };
+        let first = first_invoke.entry(path.clone()).or_insert(op.invoke.index);
+        *first = (*first).min(op.invoke.index);
+        match op.f.as_str() {
+            "delete" => {
+                deleted.insert(path);
+            }
+            "create" if op.arg("ephemeral").is_none() => {
+                if let Some(done) = op.ok().filter(|c| c.error.is_none()) {
+                    let at = created.entry(path).or_insert(done.at.index);
+                    *at = (*at).min(done.at.index);
+                }
+            }
+            _ => {}
+        }
+    }
+    // The earliest invoke of an op anywhere below each path.
+    let mut below: BTreeMap<&str, u64> = BTreeMap::new();
+    for (path, &invoke) in &first_invoke {
+        let mut up = parent_of(path);
+        while let Some(parent) = up {
+            let at = below.entry(parent).or_insert(invoke);
+            *at = (*at).min(invoke);
+            up = parent_of(parent);
+        }
+    }
+    let mut fixed = BTreeSet::new();
+    // Parents sort before their children, so a parent is decided first.
+    for (path, &done) in &created {
+        let parent_fixed = parent_of(path).is_none_or(|p| fixed.contains(p));
+        let before_below = below.get(path.as_str()).is_none_or(|&first| done < first);
+        if parent_fixed && before_below && !deleted.contains(path) {
+            fixed.insert(path.clone());
+        }
+    }
+    fixed
 }
 
 fn valid(path: &str) -> bool {
@@ -321,6 +401,10 @@ impl Spec for ZooKeeper {
         "zookeeper"
     }
 
+    fn survey(&mut self, history: &History) {
+        self.fixed = fixed_znodes(history);
+    }
+
     fn interpret(&mut self, op: &Op) -> Result<(Scope, ZkOp), String> {
         let done = op.ok();
         let answer = || Answer::parse(done.and_then(|c| c.error.as_deref()));
@@ -343,7 +427,7 @@ impl Spec for ZooKeeper {
         let path_text = op
             .arg_text("path")
             .ok_or(format!("`{}` has no `path`", op.f))?;
-        let mut objects = vec![top(&path_text)];
+        let mut objects = vec![path_text.clone()];
         if !valid(&path_text) {
             return Ok((Scope::Objects(objects), ZkOp::Invalid { answer: answer()? }));
         }
@@ -353,6 +437,12 @@ impl Spec for ZooKeeper {
                 op.arg_text("data").unwrap_or_default(),
             ))
         };
+        // A create needs its parent, a delete its parent's other children gone.
+        if let "create" | "delete" = op.f.as_str() {
+            if let Some(parent) = parent_of(&path_text).filter(|p| !self.fixed.contains(*p)) {
+                objects.push(parent.to_string());
+            }
+        }
         let zk = match op.f.as_str() {
             "create" => {
                 let owner = op.arg_text("ephemeral").map(|s| {
@@ -401,8 +491,28 @@ impl Spec for ZooKeeper {
             .filter(|e| matches!(e.op, ZkOp::Get { .. } | ZkOp::Sync { .. }))
             .map(|e| (e.process, 0))
             .collect();
+        // The fixed znodes above this group's that the group itself does not
+        // touch exist throughout (every op here began after they were created).
+        let touched: BTreeSet<u32> = entries.iter().filter_map(|e| e.op.path()).collect();
+        let mut nodes = BTreeMap::new();
+        for &path in &touched {
+            let mut up = self.parents[path as usize];
+            while let Some(parent) = up {
+                if !touched.contains(&parent) && self.fixed.contains(&self.paths[parent as usize]) {
+                    // Its data is never read here: no op of the group is on it.
+                    nodes.insert(
+                        parent,
+                        Node {
+                            data: UNREAD_DATA,
+                            owner: None,
+                        },
+                    );
+                }
+                up = self.parents[parent as usize];
+            }
+        }
         ZkState {
-            nodes: BTreeMap::new(),
+            nodes,
             sessions: BTreeSet::new(),
             version: 0,
             base: BTreeMap::new(),
@@ -501,6 +611,15 @@ impl Spec for ZooKeeper {
             | ZkOp::CloseSession { .. }
             | ZkOp::Invalid { .. } => 2,
         }
+    }
+
+    fn state_heap_bytes(&self, state: &ZkState) -> usize {
+        // B-tree entries cost their key and value plus about as much again.
+        2 * (state.nodes.len() * std::mem::size_of::<(u32, Node)>()
+            + state.sessions.len() * 4
+            + state.base.len() * 8
+            + state.views.len() * 12)
+            + state.past.capacity() * std::mem::size_of::<(u32, u32, Option<u32>)>()
     }
 
     fn describe(&self, entry: &Entry<ZkOp>) -> String {

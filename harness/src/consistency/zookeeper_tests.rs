@@ -218,3 +218,77 @@ fn answers_the_model_does_not_know_are_unknown() {
     assert_eq!(report.verdict, Verdict::Unknown);
     assert!(report.message.contains("throttled"), "{}", report.message);
 }
+
+#[test]
+fn the_children_of_a_fixed_parent_are_checked_on_their_own() {
+    let mut z = Zk::new();
+    z.op(0, "create", json!({"path": "/c", "data": "root"}), None);
+    for (p, path) in [(1, "/c/a"), (2, "/c/b"), (3, "/c/d")] {
+        z.op(p, "create", json!({"path": path, "data": "1"}), None);
+        z.op(p, "set_data", json!({"path": path, "data": "2"}), None);
+        z.get(p, path, Some("2"));
+    }
+    let report = z.check();
+    assert_eq!(report.verdict, Verdict::Pass, "{}", report.message);
+    // `/c` and each child on its own: four groups, not one.
+    assert_eq!(report.groups_passed, 4);
+    // Under a parent that exists throughout, a child's NoNode is impossible.
+    z.op(
+        4,
+        "create",
+        json!({"path": "/c/e", "data": "1"}),
+        Some("NoNode"),
+    );
+    let report = z.check();
+    assert_eq!(report.verdict, Verdict::Fail, "{}", report.message);
+    assert!(report.message.contains("/c/e"), "{}", report.message);
+}
+
+#[test]
+fn a_parent_that_may_go_or_come_late_ties_its_children_together() {
+    // Deleted: its children's creates and its delete are judged together, so
+    // a delete answered ok while a child exists is caught.
+    let mut z = Zk::new();
+    z.op(0, "create", json!({"path": "/p", "data": ""}), None);
+    z.op(1, "create", json!({"path": "/p/a", "data": ""}), None);
+    z.op(2, "create", json!({"path": "/p/b", "data": ""}), None);
+    z.op(0, "delete", json!({"path": "/p"}), None);
+    let report = z.check();
+    assert_eq!(report.verdict, Verdict::Fail, "{}", report.message);
+    // Created while a child's create was in flight: that child may have come
+    // first and answered NoNode.
+    let mut z = Zk::new();
+    let child = z.call(1, "create", json!({"path": "/q/a", "data": ""}));
+    z.op(0, "create", json!({"path": "/q", "data": ""}), None);
+    z.answer(child, Value::Null, Some("NoNode"));
+    z.op(2, "create", json!({"path": "/q/b", "data": ""}), None);
+    let report = z.check();
+    assert_eq!(report.verdict, Verdict::Pass, "{}", report.message);
+    assert_eq!(report.groups_passed, 1, "/q is not fixed: one group");
+}
+
+#[test]
+fn a_full_memo_is_unknown_never_a_pass() {
+    // Concurrent writes to one znode: the search must remember many states.
+    let mut z = Zk::new();
+    z.op(0, "create", json!({"path": "/a", "data": "0"}), None);
+    let calls: Vec<usize> = (1..=8)
+        .map(|p| z.call(p, "set_data", json!({"path": "/a", "data": p.to_string()})))
+        .collect();
+    for id in calls {
+        z.answer(id, Value::Null, None);
+    }
+    z.get(9, "/a", Some("8"));
+    assert_eq!(z.check().verdict, Verdict::Pass, "{}", z.check().message);
+    let tiny = Budget {
+        memo_max_bytes: 1 << 10,
+        ..Budget::default()
+    };
+    let report = check(ZooKeeper::default(), &z.h, &tiny);
+    assert_eq!(report.verdict, Verdict::Unknown, "{}", report.message);
+    assert!(
+        report.message.contains("memo limit of 1 KiB"),
+        "{}",
+        report.message
+    );
+}

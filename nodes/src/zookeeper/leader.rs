@@ -213,10 +213,17 @@ impl LeaderCore {
             );
             return;
         }
-        if let Err(error) = self.prep.borrow().check(&txn) {
-            server.ctx.complete(id, OpResult::error(error.to_string()));
-            return;
-        }
+        // A refused request is proposed too, as an error txn: the client hears
+        // the refusal once it commits, after every proposal it was checked
+        // against (PrepRequestProcessor.pRequest's `catch (KeeperException e)`).
+        let checked = self.prep.borrow().check(&txn);
+        let txn = match checked {
+            Ok(()) => txn,
+            Err(error) => Txn::Error {
+                error,
+                request: txn.summary(),
+            },
+        };
         self.counter.set(self.counter.get() + 1);
         let zxid = Zxid::new(epoch, self.counter.get());
         self.prep
@@ -257,10 +264,18 @@ impl LeaderCore {
             self.forward(&Packet::Commit { zxid });
             let result = server.apply_committed(zxid, &txn);
             if let Some(id) = self.waiting.borrow_mut().remove(&zxid) {
-                let answer = match (result, &txn) {
-                    (Ok(()), Txn::Create { path, .. }) => OpResult::value(path.clone()),
-                    (Ok(()), _) => OpResult::ok(),
-                    (Err(error), _) => OpResult::error(error.to_string()),
+                let answer = match (result, txn.clone()) {
+                    (Ok(()), Txn::Create { path, .. }) => OpResult::value(path),
+                    (Ok(()), Txn::Error { error, .. }) | (Err(error), _) => {
+                        OpResult::error(error.to_string())
+                    }
+                    (
+                        Ok(()),
+                        Txn::CreateSession { .. }
+                        | Txn::CloseSession { .. }
+                        | Txn::Delete { .. }
+                        | Txn::SetData { .. },
+                    ) => OpResult::ok(),
                 };
                 server.ctx.complete(id, answer);
             }

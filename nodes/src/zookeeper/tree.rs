@@ -32,6 +32,12 @@ pub enum Txn {
         path: String,
         data: String,
     },
+    /// A request the leader's checks refused (`ErrorTxn`): PrepRequestProcessor
+    /// turns it into an error txn with its own zxid, proposed, logged and
+    /// committed like any other, and the client hears the error only once it
+    /// commits. It changes nothing in the tree. `request` is the refused txn's
+    /// summary, for the trail.
+    Error { error: ZkError, request: String },
 }
 
 impl Txn {
@@ -47,12 +53,13 @@ impl Txn {
             Txn::Create { path, .. } => format!("create {path}"),
             Txn::Delete { path } => format!("delete {path}"),
             Txn::SetData { path, .. } => format!("setData {path}"),
+            Txn::Error { error, request } => format!("error {error} ({request})"),
         }
     }
 }
 
 /// ZooKeeper's error codes for the txns we model.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ZkError {
     NoNode,
     NodeExists,
@@ -198,6 +205,7 @@ impl DataTree {
                     return Err(ZkError::NoNode);
                 }
             }
+            Txn::Error { .. } => {}
         }
         Ok(())
     }
@@ -250,6 +258,7 @@ impl DataTree {
                 self.nodes.get_mut(path).expect("checked").data = data.clone();
                 vec![path.clone()]
             }
+            Txn::Error { .. } => Vec::new(),
         };
         Ok(touched)
     }
