@@ -257,7 +257,7 @@ impl RandomFaults {
                     node: name(node),
                     point: point.clone(),
                     fault: chosen.action.clone(),
-                    count: None,
+                    count: chosen.count,
                     probability: None,
                     // A random arming that never fires is not a scripted fault that failed.
                     optional: true,

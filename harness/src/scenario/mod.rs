@@ -586,6 +586,9 @@ pub struct ChaosPoint {
     pub nodes: Vec<Target>,
     /// Relative frequency among the kind's points (default 1).
     pub weight: u32,
+    /// Fire at most this many times per arming (`None`: every hit while armed):
+    /// a transient fault, such as one fsync that fails before the disk recovers.
+    pub count: Option<u32>,
 }
 
 #[derive(Clone, Debug)]

@@ -348,6 +348,8 @@ pub struct ChaosPoint {
     pub nodes: Option<Vec<Spanned<String>>>,
     /// Relative frequency among the kind's points (default 1).
     pub weight: Option<Spanned<u32>>,
+    /// Fire at most this many times per arming (default: every hit while armed).
+    pub count: Option<Spanned<u32>>,
 }
 
 #[derive(Debug, Deserialize)]

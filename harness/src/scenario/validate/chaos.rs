@@ -273,11 +273,23 @@ impl Reader<'_, '_> {
             Some(w) => w.value,
             None => 1,
         };
+        let count = match &raw.value.count {
+            Some(c) if c.value == 0 => {
+                self.e.error(
+                    c.loc,
+                    "a point's `count` is at least 1 (leave `count` out to fire on every hit)",
+                );
+                return None;
+            }
+            Some(c) => Some(c.value),
+            None => None,
+        };
         Some(ChaosPoint {
             point,
             action,
             nodes,
             weight,
+            count,
         })
     }
 
