@@ -13,9 +13,9 @@
 //! simulation is built, and the draw is recorded on the trail and in the report.
 
 use crate::scenario::{Chaos, ChaosKind, ParamDraw, Scenario, Variant, WorkloadOp};
-use nodes::api::Consistency;
 use crate::streams::Stream;
 pub use crate::trail::SwarmDraw;
+use nodes::api::Consistency;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use std::time::Duration;
@@ -269,7 +269,12 @@ chaos:
             let f = op.template["op"].as_str().expect("named");
             info.op(f).expect("declared").consistency != Consistency::Unjudged
         };
-        let workload = |seed| plan(&scenario, variant, seed).chaos.expect("chaos").workload;
+        let workload = |seed| {
+            plan(&scenario, variant, seed)
+                .chaos
+                .expect("chaos")
+                .workload
+        };
         // Seed 2354 drew only `build_fcr` (unjudged) before judged ops were revived.
         for seed in (1..=300).chain([2354]) {
             let ops = workload(seed).expect("workload").ops;
