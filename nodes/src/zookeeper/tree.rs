@@ -37,7 +37,10 @@ pub enum Txn {
     /// committed like any other, and the client hears the error only once it
     /// commits. It changes nothing in the tree. `request` is the refused txn's
     /// summary, for the trail.
-    Error { error: ZkError, request: String },
+    Error {
+        error: ZkError,
+        request: String,
+    },
 }
 
 impl Txn {
