@@ -77,7 +77,10 @@ impl FaultTable {
     }
 
     /// Arm a point (replacing an earlier arm of the same point on the same node).
-    #[allow(clippy::too_many_arguments)] // one field per column of a `failpoint` step
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "one field per column of a `failpoint` step"
+    )]
     pub fn arm(
         &mut self,
         node: &str,

@@ -668,7 +668,20 @@ impl Event {
     pub fn new(t_ms: u64, node: Option<&str>, line: Option<u32>, mut data: Data) -> Event {
         let detail = match &mut data {
             Data::Node(event) => event.take_text(),
-            other => other.to_string(),
+            other @ (Data::Action(_)
+            | Data::OpEnd(_)
+            | Data::NoNode { .. }
+            | Data::InvalidOp { .. }
+            | Data::FailPointHit(_)
+            | Data::Exited { .. }
+            | Data::Stopped { .. }
+            | Data::Sleep { .. }
+            | Data::Await(_)
+            | Data::Check(_)
+            | Data::Heal(_)
+            | Data::Limit { .. }
+            | Data::Chaos(_)
+            | Data::Workload(_)) => other.to_string(),
         };
         Event {
             t_ms,

@@ -146,14 +146,24 @@ impl Node {
     fn entry(&self, key: &str) -> Option<&(Node, Node)> {
         match &self.value {
             Value::Map(entries) => entries.iter().find(|(k, _)| k.as_str() == Some(key)),
-            _ => None,
+            Value::Null
+            | Value::Bool(_)
+            | Value::Int(_)
+            | Value::Float(_)
+            | Value::Str(_)
+            | Value::Seq(_) => None,
         }
     }
 
     pub fn as_str(&self) -> Option<&str> {
         match &self.value {
             Value::Str(s) => Some(s),
-            _ => None,
+            Value::Null
+            | Value::Bool(_)
+            | Value::Int(_)
+            | Value::Float(_)
+            | Value::Seq(_)
+            | Value::Map(_) => None,
         }
     }
 

@@ -15,7 +15,10 @@ const BOUND_KIB: i64 = 256 * 1024;
 /// Peak RSS (KiB) and exit code of `faultline validate FILE`.
 fn validate_peak(file: &Path) -> (i64, Option<i32>) {
     // Reaped by wait4 below, which also gives the rusage; std's wait would not.
-    #[allow(clippy::zombie_processes)]
+    #[allow(
+        clippy::zombie_processes,
+        reason = "reaped by wait4 below, which also gives the rusage"
+    )]
     let child = Command::new(env!("CARGO_BIN_EXE_faultline"))
         .args(["validate", "--color", "never"])
         .arg(file)

@@ -555,7 +555,12 @@ impl Spec for ZooKeeper {
                 }
                 next
             }
-            write => {
+            write @ (ZkOp::Create { .. }
+            | ZkOp::SetData { .. }
+            | ZkOp::Delete { .. }
+            | ZkOp::OpenSession { .. }
+            | ZkOp::CloseSession { .. }
+            | ZkOp::Invalid { .. }) => {
                 let (answer, mut next) = self.write(state, write);
                 if known {
                     if answer != recorded_answer(write) {

@@ -40,14 +40,37 @@ impl Edn {
         match self {
             Edn::Map(entries) => entries.iter().find_map(|(k, v)| match k {
                 Edn::Keyword(k) if k == name => Some(v),
-                _ => None,
+                Edn::Nil
+                | Edn::Bool(_)
+                | Edn::Int(_)
+                | Edn::Float(_)
+                | Edn::Str(_)
+                | Edn::Keyword(_)
+                | Edn::Symbol(_)
+                | Edn::Vector(_)
+                | Edn::List(_)
+                | Edn::Set(_)
+                | Edn::Map(_) => None,
             }),
-            _ => None,
+            Edn::Nil
+            | Edn::Bool(_)
+            | Edn::Int(_)
+            | Edn::Float(_)
+            | Edn::Str(_)
+            | Edn::Keyword(_)
+            | Edn::Symbol(_)
+            | Edn::Vector(_)
+            | Edn::List(_)
+            | Edn::Set(_) => None,
         }
     }
 
     /// JSON has no keywords: they become strings (without the colon), sets and
     /// lists become arrays, map keys are written as text.
+    #[expect(
+        clippy::wildcard_enum_match_arm,
+        reason = "serde_json::Value is not our enum: every other JSON shape takes the same arm"
+    )]
     pub fn to_json(&self) -> Value {
         match self {
             Edn::Nil => Value::Null,
@@ -244,9 +267,18 @@ fn shaped(shape: &EdnShape, event: &Event, invoke_args: &Value) -> Option<(Edn, 
                         EventType::Ok if event.error.is_some() => Edn::Vector(vec![]),
                         EventType::Ok => match Edn::from_json(&event.value) {
                             Edn::Nil => Edn::Vector(vec![]),
-                            list => list,
+                            list @ (Edn::Bool(_)
+                            | Edn::Int(_)
+                            | Edn::Float(_)
+                            | Edn::Str(_)
+                            | Edn::Keyword(_)
+                            | Edn::Symbol(_)
+                            | Edn::Vector(_)
+                            | Edn::List(_)
+                            | Edn::Set(_)
+                            | Edn::Map(_)) => list,
                         },
-                        _ => Edn::Nil,
+                        EventType::Invoke | EventType::Fail | EventType::Info => Edn::Nil,
                     };
                     vec![Edn::kw("r"), k, read]
                 }
@@ -331,7 +363,17 @@ pub fn validate_jepsen(text: &str, shape: &EdnShape) -> Result<usize, String> {
                         "type", "f", "value", "process", "time", "index", "error", "node",
                     ]
                     .contains(&k.as_str()) => {}
-                other => return Err(at(format!("unexpected key {other}"))),
+                other @ (Edn::Nil
+                | Edn::Bool(_)
+                | Edn::Int(_)
+                | Edn::Float(_)
+                | Edn::Str(_)
+                | Edn::Keyword(_)
+                | Edn::Symbol(_)
+                | Edn::Vector(_)
+                | Edn::List(_)
+                | Edn::Set(_)
+                | Edn::Map(_)) => return Err(at(format!("unexpected key {other}"))),
             }
         }
         let kind = match form.get("type") {
@@ -398,7 +440,16 @@ pub fn validate_jepsen(text: &str, shape: &EdnShape) -> Result<usize, String> {
                             [Edn::Keyword(r), _, Edn::Vector(_)] if r == "r" => kind != "invoke",
                             _ => false,
                         },
-                        _ => false,
+                        Edn::Nil
+                        | Edn::Bool(_)
+                        | Edn::Int(_)
+                        | Edn::Float(_)
+                        | Edn::Str(_)
+                        | Edn::Keyword(_)
+                        | Edn::Symbol(_)
+                        | Edn::List(_)
+                        | Edn::Set(_)
+                        | Edn::Map(_) => false,
                     };
                     if !ok {
                         return Err(at(format!(
@@ -702,11 +753,19 @@ pub fn read_jepsen(text: &str) -> Result<History, ReadError> {
                 }
                 Value::Object(args)
             }
-            _ => raw,
+            EventType::Ok | EventType::Fail | EventType::Info => raw,
         };
         let error = form.get("error").map(|e| match e {
             Edn::Str(s) | Edn::Keyword(s) => s.clone(),
-            other => other.to_string(),
+            other @ (Edn::Nil
+            | Edn::Bool(_)
+            | Edn::Int(_)
+            | Edn::Float(_)
+            | Edn::Symbol(_)
+            | Edn::Vector(_)
+            | Edn::List(_)
+            | Edn::Set(_)
+            | Edn::Map(_)) => other.to_string(),
         });
         events.push(Event {
             index,

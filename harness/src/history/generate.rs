@@ -132,7 +132,7 @@ pub fn generate(workload: &Workload) -> History {
                 let done_at = apply_at + rng.random_range(50_000..3_000_000);
                 let done_at = match ends {
                     CompletionKind::Info => done_at + 5_000_000,
-                    _ => done_at,
+                    CompletionKind::Ok | CompletionKind::Fail => done_at,
                 };
                 push(&mut queue, done_at, Action::Complete(index));
             }

@@ -74,7 +74,21 @@ pub fn features(result: &RunResult) -> BTreeSet<String> {
                     probes_seen.push(probe);
                 }
             }
-            _ => {
+            Data::Action(_)
+            | Data::OpEnd(_)
+            | Data::NoNode { .. }
+            | Data::InvalidOp { .. }
+            | Data::FailPointHit(_)
+            | Data::Exited { .. }
+            | Data::Stopped { .. }
+            | Data::Sleep { .. }
+            | Data::Await(_)
+            | Data::Check(_)
+            | Data::Heal(_)
+            | Data::Limit { .. }
+            | Data::Chaos(_)
+            | Data::Workload(_)
+            | Data::Node(_) => {
                 let kind = format!("{:?}", event.kind);
                 if kinds_seen.insert(kind.clone()) {
                     if let Some(fault) = last_fault {
@@ -148,26 +162,31 @@ fn is_fault(action: &Action) -> bool {
 
 /// The action that ends the fault `action` begins, if it is one that lasts.
 fn undoes(begin: &Action, end: &Action) -> bool {
-    match (begin, end) {
-        (Action::Crash { node } | Action::Stop { node }, Action::Start { node: n }) => node == n,
-        (Action::Partition { .. } | Action::PartitionOneWay { .. }, Action::Heal) => true,
-        (Action::Hold { between }, Action::Release { between: b }) => between == b,
-        (
-            Action::Latency {
-                between,
-                delay_ms: Some(_),
-            },
-            Action::Latency {
-                between: b,
-                delay_ms: None,
-            },
-        ) => between == b,
-        (
-            Action::ArmFailPoint { node, point, .. },
+    match begin {
+        Action::Crash { node } | Action::Stop { node } => {
+            matches!(end, Action::Start { node: n } if n == node)
+        }
+        Action::Partition { .. } | Action::PartitionOneWay { .. } => matches!(end, Action::Heal),
+        Action::Hold { between } => matches!(end, Action::Release { between: b } if b == between),
+        Action::Latency {
+            between,
+            delay_ms: Some(_),
+        } => matches!(end, Action::Latency { between: b, delay_ms: None } if b == between),
+        Action::ArmFailPoint { node, point, .. } => matches!(
+            end,
             Action::ClearFailPoint { node: n, point: p }
-            | Action::ReleaseFailPoint { node: n, point: p },
-        ) => node == n && point == p,
-        _ => false,
+            | Action::ReleaseFailPoint { node: n, point: p } if n == node && p == point
+        ),
+        // Instant actions, and undos themselves: nothing lasts for them to end.
+        Action::Client { .. }
+        | Action::TransferLeader { .. }
+        | Action::Heal
+        | Action::Release { .. }
+        | Action::Latency { delay_ms: None, .. }
+        | Action::Restart { .. }
+        | Action::Start { .. }
+        | Action::ClearFailPoint { .. }
+        | Action::ReleaseFailPoint { .. } => false,
     }
 }
 

@@ -575,7 +575,14 @@ impl Expr {
 fn written(value: Value) -> Result<Value, EvalError> {
     match value {
         Value::Unserializable(what) => Err(unserializable(&what)),
-        v => Ok(v),
+        v @ (Value::Bool(_)
+        | Value::Int(_)
+        | Value::Str(_)
+        | Value::List(_)
+        | Value::Set(_)
+        | Value::Tup(_)
+        | Value::Map(_)
+        | Value::Record(_)) => Ok(v),
     }
 }
 
@@ -655,7 +662,7 @@ fn entries(value: &Value) -> Option<Vec<(Value, Value)>> {
                 .map(|(k, v)| (Value::Str(k.clone()), v.clone()))
                 .collect(),
         ),
-        _ => None,
+        Value::Bool(_) | Value::Int(_) | Value::Str(_) | Value::Unserializable(_) => None,
     }
 }
 

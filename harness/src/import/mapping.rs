@@ -47,17 +47,29 @@ const TOP_KEYS: &[&str] = &[
 #[serde(deny_unknown_fields)]
 struct RawMapping {
     // Walked as trees below; serde checks only that they are there.
-    #[allow(dead_code)]
+    #[allow(
+        dead_code,
+        reason = "walked as a tree; serde checks only that it is there"
+    )]
     scenario: IgnoredAny,
     #[serde(default)]
     action_variable: Option<Spanned<String>>,
     #[serde(default)]
-    #[allow(dead_code)]
+    #[allow(
+        dead_code,
+        reason = "walked as a tree; serde checks only that it is there"
+    )]
     prologue: Option<IgnoredAny>,
-    #[allow(dead_code)]
+    #[allow(
+        dead_code,
+        reason = "walked as a tree; serde checks only that it is there"
+    )]
     actions: IgnoredAny,
     #[serde(default)]
-    #[allow(dead_code)]
+    #[allow(
+        dead_code,
+        reason = "walked as a tree; serde checks only that it is there"
+    )]
     epilogue: Option<IgnoredAny>,
     #[serde(default)]
     observe: Vec<Spanned<RawObserve>>,
@@ -351,7 +363,12 @@ impl Reader<'_> {
                 for (k, v) in entries {
                     let key = match &k.value {
                         Value::Str(s) => s.clone(),
-                        _ => k.to_json().to_string(),
+                        Value::Null
+                        | Value::Bool(_)
+                        | Value::Int(_)
+                        | Value::Float(_)
+                        | Value::Seq(_)
+                        | Value::Map(_) => k.to_json().to_string(),
                     };
                     out.push((key, self.tree(v)?));
                 }
@@ -371,7 +388,7 @@ impl Reader<'_> {
         let items = match &node.value {
             Value::Null => return Vec::new(),
             Value::Seq(items) => items,
-            _ => {
+            Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::Str(_) | Value::Map(_) => {
                 self.error(
                     node.loc,
                     format!("{what} is a list of steps, found {}", node.kind_name()),
@@ -390,7 +407,13 @@ impl Reader<'_> {
                         });
                     }
                 }
-                _ => self.error_hint(
+                Value::Null
+                | Value::Bool(_)
+                | Value::Int(_)
+                | Value::Float(_)
+                | Value::Str(_)
+                | Value::Seq(_)
+                | Value::Map(_) => self.error_hint(
                     item.loc,
                     "a step is a mapping with one key, the step kind",
                     "for example `- release: {node: om1, failpoint: double_buffer.flush}`",

@@ -177,7 +177,9 @@ fn read(path: &Path, limit: usize) -> Result<String, Vec<ImportError>> {
             crate::fsio::ErrorKind::TooLarge { limit } => {
                 format!("file is more than {limit} bytes; the limit is {limit}")
             }
-            _ => e.to_string(),
+            crate::fsio::ErrorKind::Io { .. }
+            | crate::fsio::ErrorKind::NotRegular(_)
+            | crate::fsio::ErrorKind::Symlink => e.to_string(),
         })
     })?;
     String::from_utf8(bytes).map_err(|_| fail("cannot read: the file is not UTF-8".into()))

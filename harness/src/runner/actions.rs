@@ -89,7 +89,20 @@ impl Driver<'_> {
     ) -> Result<Sent, Halt> {
         let sent_to = match &action {
             Action::Client { node, op } => Some((node.clone(), op.clone())),
-            _ => None,
+            Action::TransferLeader { .. }
+            | Action::Partition { .. }
+            | Action::PartitionOneWay { .. }
+            | Action::Heal
+            | Action::Hold { .. }
+            | Action::Release { .. }
+            | Action::Latency { .. }
+            | Action::Crash { .. }
+            | Action::Restart { .. }
+            | Action::Stop { .. }
+            | Action::Start { .. }
+            | Action::ArmFailPoint { .. }
+            | Action::ClearFailPoint { .. }
+            | Action::ReleaseFailPoint { .. } => None,
         };
         let now = self.cluster.elapsed();
         let result = self.perform(action);
@@ -158,7 +171,15 @@ impl Driver<'_> {
         };
         let sent = match self.perform(action) {
             ActionResult::NodeDown => return Ok(false),
-            result => result == ActionResult::Done,
+            result @ (ActionResult::Done
+            | ActionResult::Sent { .. }
+            | ActionResult::NodeUp
+            | ActionResult::NotAccepting
+            | ActionResult::Healed { .. }
+            | ActionResult::Restarted { .. }
+            | ActionResult::Released { .. }
+            | ActionResult::Cleared { .. }
+            | ActionResult::Woken { .. }) => result == ActionResult::Done,
         };
         let deadline = self.cluster.elapsed() + STOP_TIMEOUT;
         while sent

@@ -12,9 +12,10 @@
 //! Every draw comes from the run's seed on a stream of its own, before the
 //! simulation is built, and the draw is recorded on the trail and in the report.
 
-use crate::scenario::{Chaos, ChaosKind, ParamDraw, Scenario, Variant};
+use crate::scenario::{Chaos, ChaosKind, ParamDraw, Scenario, Variant, WorkloadOp};
 use crate::streams::Stream;
 pub use crate::trail::SwarmDraw;
+use nodes::api::Consistency;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use std::time::Duration;
@@ -38,6 +39,10 @@ pub struct Plan {
 }
 
 /// Draw this seed's configuration.
+#[expect(
+    clippy::wildcard_enum_match_arm,
+    reason = "serde_json::Value is not our enum: every other JSON shape takes the same arm"
+)]
 pub fn plan(scenario: &Scenario, variant: &Variant, seed: u64) -> Plan {
     let Some(chaos) = &scenario.chaos else {
         return Plan {
@@ -53,7 +58,15 @@ pub fn plan(scenario: &Scenario, variant: &Variant, seed: u64) -> Plan {
         ..SwarmDraw::default()
     };
     if chaos.swarm {
-        swarm(&mut rng, &mut chaos);
+        let info = scenario.model.info();
+        let judged = |op: &WorkloadOp| {
+            op.template
+                .get("op")
+                .and_then(|f| f.as_str())
+                .and_then(|f| info.op(f))
+                .is_some_and(|o| o.consistency != Consistency::Unjudged)
+        };
+        swarm(&mut rng, &mut chaos, judged);
     }
     draw.faults = chaos
         .faults
@@ -136,7 +149,25 @@ fn revive_one<T>(
     *weight(&mut items[at]) = written[at];
 }
 
-fn swarm(rng: &mut ChaCha8Rng, chaos: &mut Chaos) {
+/// When the author's workload has ops the history checker judges but the draw
+/// turned every one of them off, one (drawn) keeps its written weight: a run
+/// whose clients only did unjudged things (an FCR build) tested nothing of what
+/// they were told, and is `unknown` (hdds-reports-chaos fixed seed 2354).
+fn revive_one_judged(
+    rng: &mut ChaCha8Rng,
+    ops: &mut [WorkloadOp],
+    written: &[u32],
+    judged: impl Fn(&WorkloadOp) -> bool,
+) {
+    let candidates: Vec<usize> = (0..ops.len()).filter(|&i| judged(&ops[i])).collect();
+    if candidates.is_empty() || candidates.iter().any(|&i| ops[i].weight > 0) {
+        return;
+    }
+    let at = candidates[rng.random_range(0..candidates.len())];
+    ops[at].weight = written[at];
+}
+
+fn swarm(rng: &mut ChaCha8Rng, chaos: &mut Chaos, judged: impl Fn(&WorkloadOp) -> bool) {
     let written: Vec<u32> = chaos.faults.iter().map(|f| f.weight).collect();
     for fault in chaos.faults.iter_mut() {
         fault.weight *= factor(rng);
@@ -157,6 +188,7 @@ fn swarm(rng: &mut ChaCha8Rng, chaos: &mut Chaos) {
             op.weight *= factor(rng);
         }
         revive_one(rng, &mut workload.ops, &written, |op| &mut op.weight);
+        revive_one_judged(rng, &mut workload.ops, &written, judged);
         workload.ops.retain(|op| op.weight > 0);
     }
     chaos.spacing = sub_range(rng, chaos.spacing);
@@ -220,6 +252,33 @@ chaos:
                 let base = if kind == "crash" { 2 } else { 1 };
                 assert!(*weight >= base && *weight <= base * 4);
             }
+        }
+    }
+
+    #[test]
+    fn every_draw_keeps_an_op_the_history_checker_judges() {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../scenarios/ozone/hdds-reports-chaos.yaml"
+        ))
+        .expect("bundled");
+        let scenario = load_str("hdds-reports-chaos.yaml", &text).expect("valid");
+        let variant = &scenario.variants[0];
+        let info = scenario.model.info();
+        let judged = |op: &WorkloadOp| {
+            let f = op.template["op"].as_str().expect("named");
+            info.op(f).expect("declared").consistency != Consistency::Unjudged
+        };
+        let workload = |seed| {
+            plan(&scenario, variant, seed)
+                .chaos
+                .expect("chaos")
+                .workload
+        };
+        // Seed 2354 drew only `build_fcr` (unjudged) before judged ops were revived.
+        for seed in (1..=300).chain([2354]) {
+            let ops = workload(seed).expect("workload").ops;
+            assert!(ops.iter().any(judged), "seed {seed}: no judged op left");
         }
     }
 

@@ -130,7 +130,9 @@ fn load_with_source(path: &Path) -> Result<Scenario, LoadFailure> {
                     "{}: is a directory; give a scenario file",
                     printable(&file)
                 )),
-                _ => LoadError::Io(e.to_string()),
+                fsio::ErrorKind::Io { .. }
+                | fsio::ErrorKind::NotRegular(_)
+                | fsio::ErrorKind::Symlink => LoadError::Io(e.to_string()),
             };
             return Err(failure(error, None));
         }

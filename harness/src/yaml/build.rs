@@ -16,6 +16,10 @@ use serde_saphyr::granit_parser::{
 use super::{Error, Limits, Loc, Node, Value};
 
 /// Parse exactly one YAML document into a tree; see [`super::parse`].
+#[expect(
+    clippy::wildcard_enum_match_arm,
+    reason = "saphyr's parser events are not our enum (and non-exhaustive): any other event there is a parser defect reported as one"
+)]
 pub(super) fn parse(text: &str, limits: &Limits) -> Result<Node, Error> {
     if text.len() > limits.bytes_max {
         let message = format!(
@@ -167,6 +171,10 @@ impl<'l> Builder<'l> {
     }
 
     /// Feed one event. Returns the root node once it is complete.
+    #[expect(
+        clippy::wildcard_enum_match_arm,
+        reason = "saphyr's parser events are not our enum (and non-exhaustive): the rest carry nothing the tree keeps"
+    )]
     fn event(&mut self, event: Event<'_>, span: &Span) -> Result<Option<Node>, Error> {
         let loc = loc_of(&span.start);
         match event {
@@ -396,6 +404,10 @@ fn check_collection_tag(tag: Option<&Tag>, kind: &str, loc: Loc) -> Result<(), E
 }
 
 /// Resolve a scalar per the YAML 1.2 core schema; quoted and block scalars are strings.
+#[expect(
+    clippy::wildcard_enum_match_arm,
+    reason = "saphyr's scalar styles are not our enum (and non-exhaustive): every quoted or block scalar is a string"
+)]
 fn scalar_value(
     text: &str,
     style: ScalarStyle,
@@ -424,7 +436,10 @@ fn scalar_value(
             Ok(v)
         }
         ("float", v @ Value::Float(_)) => Ok(v),
-        #[allow(clippy::cast_precision_loss)] // an explicit `!!float 5` asks for exactly this
+        #[allow(
+            clippy::cast_precision_loss,
+            reason = "an explicit `!!float 5` asks for exactly this"
+        )]
         ("float", Value::Int(i)) => Ok(Value::Float(i as f64)),
         _ => Err(Error::new(
             loc,

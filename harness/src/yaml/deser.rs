@@ -104,7 +104,12 @@ impl Node {
                 Ok(u) => visitor.visit_u64(u),
                 Err(_) => visitor.visit_i64(i),
             },
-            _ => Err(type_error(self, "an integer")),
+            Value::Null
+            | Value::Bool(_)
+            | Value::Float(_)
+            | Value::Str(_)
+            | Value::Seq(_)
+            | Value::Map(_) => Err(type_error(self, "an integer")),
         }
     }
 
@@ -113,7 +118,9 @@ impl Node {
             Value::Float(f) => visitor.visit_f64(f),
             // `timeout: 3` for an f64 field is fine; the visitor converts.
             Value::Int(i) => visitor.visit_i64(i),
-            _ => Err(type_error(self, "a number")),
+            Value::Null | Value::Bool(_) | Value::Str(_) | Value::Seq(_) | Value::Map(_) => {
+                Err(type_error(self, "a number"))
+            }
         }
     }
 
@@ -124,7 +131,7 @@ impl Node {
             Value::Bool(_) | Value::Int(_) | Value::Float(_) => {
                 visitor.visit_string(scalar_text(&self.value).unwrap_or_default())
             }
-            _ => Err(type_error(self, "a string")),
+            Value::Null | Value::Seq(_) | Value::Map(_) => Err(type_error(self, "a string")),
         }
     }
 
@@ -162,7 +169,12 @@ impl Node {
                 iter: [].iter(),
                 value: None,
             }),
-            _ => Err(type_error(self, "a mapping")),
+            Value::Null
+            | Value::Bool(_)
+            | Value::Int(_)
+            | Value::Float(_)
+            | Value::Str(_)
+            | Value::Seq(_) => Err(type_error(self, "a mapping")),
         }
     }
 
@@ -184,7 +196,7 @@ impl Node {
                 );
                 Err(Error::new(self.loc, message))
             }
-            _ => {
+            Value::Null | Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::Seq(_) => {
                 let expected = format!(
                     "a string or a single-key mapping (one of {})",
                     list_names(variants)
@@ -236,7 +248,12 @@ impl<'de> de::Deserializer<'de> for &'de Node {
     fn deserialize_bool<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
         let result = match self.value {
             Value::Bool(b) => visitor.visit_bool(b),
-            _ => Err(type_error(self, "a boolean (true or false)")),
+            Value::Null
+            | Value::Int(_)
+            | Value::Float(_)
+            | Value::Str(_)
+            | Value::Seq(_)
+            | Value::Map(_) => Err(type_error(self, "a boolean (true or false)")),
         };
         self.locate(result)
     }
@@ -257,7 +274,9 @@ impl<'de> de::Deserializer<'de> for &'de Node {
         let result = match &self.value {
             Value::Str(s) => visitor.visit_borrowed_bytes(s.as_bytes()),
             Value::Seq(_) => self.visit_items(visitor),
-            _ => Err(type_error(self, "a string or a sequence of bytes")),
+            Value::Null | Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::Map(_) => {
+                Err(type_error(self, "a string or a sequence of bytes"))
+            }
         };
         self.locate(result)
     }
@@ -269,7 +288,12 @@ impl<'de> de::Deserializer<'de> for &'de Node {
     fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
         let result = match self.value {
             Value::Null => visitor.visit_none(),
-            _ => visitor.visit_some(self),
+            Value::Bool(_)
+            | Value::Int(_)
+            | Value::Float(_)
+            | Value::Str(_)
+            | Value::Seq(_)
+            | Value::Map(_) => visitor.visit_some(self),
         };
         self.locate(result)
     }
@@ -277,7 +301,12 @@ impl<'de> de::Deserializer<'de> for &'de Node {
     fn deserialize_unit<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
         let result = match self.value {
             Value::Null => visitor.visit_unit(),
-            _ => Err(type_error(self, "null (an empty value)")),
+            Value::Bool(_)
+            | Value::Int(_)
+            | Value::Float(_)
+            | Value::Str(_)
+            | Value::Seq(_)
+            | Value::Map(_) => Err(type_error(self, "null (an empty value)")),
         };
         self.locate(result)
     }
@@ -354,7 +383,9 @@ impl<'de> de::Deserializer<'de> for &'de Node {
     fn deserialize_identifier<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
         let result = match &self.value {
             Value::Null | Value::Seq(_) | Value::Map(_) => Err(type_error(self, "a name")),
-            _ => self.visit_text(visitor),
+            Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::Str(_) => {
+                self.visit_text(visitor)
+            }
         };
         self.locate(result)
     }
@@ -491,7 +522,12 @@ impl<'de> de::VariantAccess<'de> for MapVariant<'de> {
     fn unit_variant(self) -> Result<(), Error> {
         match self.value.value {
             Value::Null => Ok(()),
-            _ => {
+            Value::Bool(_)
+            | Value::Int(_)
+            | Value::Float(_)
+            | Value::Str(_)
+            | Value::Seq(_)
+            | Value::Map(_) => {
                 let name = scalar_text(&self.key.value).unwrap_or_default();
                 let message = format!("`{name}` takes no value, found {}", self.value.kind_name());
                 Err(Error::new(self.value.loc, message))

@@ -27,6 +27,10 @@ fn de_err<T: de::DeserializeOwned + fmt::Debug>(text: &str) -> Error {
     }
 }
 
+#[expect(
+    clippy::wildcard_enum_match_arm,
+    reason = "a test helper: any value that is not a sequence is a test failure"
+)]
 fn seq(node: &Node) -> &[Node] {
     match &node.value {
         Value::Seq(items) => items,

@@ -345,7 +345,13 @@ mod tests {
             .iter()
             .map(|(_, event)| match event {
                 NodeEvent::Probe { probe, .. } => probe.clone(),
-                other => panic!("not a probe event: {other:?}"),
+                other @ (NodeEvent::Leader { .. }
+                | NodeEvent::Apply { .. }
+                | NodeEvent::Storage { .. }
+                | NodeEvent::Service { .. }
+                | NodeEvent::Submit { .. }
+                | NodeEvent::Exit { .. }
+                | NodeEvent::Note { .. }) => panic!("not a probe event: {other:?}"),
             })
             .collect()
     }

@@ -78,7 +78,7 @@ macro_rules! probes {
         }
 
         // A model uses both; a table declared for a test may not.
-        #[allow(dead_code)]
+        #[allow(dead_code, reason = "a table declared for a test may not use both")]
         impl $enum {
             /// Every probe of the table, in table order.
             pub const ALL: &'static [$enum] = &[$($enum::$variant),+];

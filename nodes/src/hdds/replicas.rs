@@ -181,7 +181,9 @@ impl ReplicaTable {
             let in_full = full.get(&container).copied();
             let agrees = match icr.state {
                 ContainerState::Deleted => in_full.is_none(),
-                state => in_full == Some(state),
+                state @ (ContainerState::Open
+                | ContainerState::Closed
+                | ContainerState::Unhealthy) => in_full == Some(state),
             };
             if !agrees {
                 found.push(Regression {
@@ -308,7 +310,9 @@ impl ReplicaTable {
         let old = table.get(&icr.container).map(|r| r.state);
         let new = match icr.state {
             ContainerState::Deleted => None,
-            state => Some(state),
+            state @ (ContainerState::Open | ContainerState::Closed | ContainerState::Unhealthy) => {
+                Some(state)
+            }
         };
         if old == new {
             return None;
@@ -360,7 +364,9 @@ fn contradicts(fcr: &Fcr, icr: &Icr) -> bool {
     let in_fcr = fcr.containers.get(&icr.container).copied();
     match icr.state {
         ContainerState::Deleted => in_fcr.is_some(),
-        state => in_fcr != Some(state),
+        state @ (ContainerState::Open | ContainerState::Closed | ContainerState::Unhealthy) => {
+            in_fcr != Some(state)
+        }
     }
 }
 

@@ -111,7 +111,15 @@ impl Store for OmStore<'_> {
         let point = match table {
             Table::SnapshotInfo => Some(OmPoint::SnapshotTableRead),
             Table::File => Some(OmPoint::KeyTableRead),
-            _ => None,
+            Table::Volume
+            | Table::Bucket
+            | Table::Dir
+            | Table::DeletedDir
+            | Table::Deleted
+            | Table::SnapDeletedDir
+            | Table::SnapDeleted
+            | Table::TransactionInfo
+            | Table::Audit => None,
         };
         let targeted = self.fault_key.is_none_or(|k| k == name);
         if let (Some(point), true) = (point, targeted) {
@@ -147,7 +155,9 @@ impl Store for OmStore<'_> {
 fn error_kind(fault: Fault) -> String {
     match fault {
         Fault::Error(kind) => kind,
-        other => panic!("fail point declares errors only, got {other:?}"),
+        other @ (Fault::Panic(_) | Fault::Stall(_) | Fault::StallUntilRelease(_)) => {
+            panic!("fail point declares errors only, got {other:?}")
+        }
     }
 }
 

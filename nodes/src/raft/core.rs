@@ -74,7 +74,10 @@ impl RaftCore {
     /// `applied`: the index the state machine has durably applied (entries
     /// `<= applied` are never handed out again). The commit index starts at
     /// `applied`. `log` is the durable log as persisted (contiguous from 1).
-    #[allow(clippy::too_many_arguments)] // the shell's restart contract, kept flat on purpose
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the shell's restart contract, kept flat on purpose"
+    )]
     pub fn new(
         id: NodeId,
         cluster_size: usize,

@@ -329,7 +329,7 @@ impl Net {
 fn sm_command(entry: &Entry) -> Option<&str> {
     match &entry.body {
         EntryBody::Sm(command) => Some(command),
-        _ => None,
+        EntryBody::Conf | EntryBody::Meta { .. } => None,
     }
 }
 
@@ -355,7 +355,10 @@ fn sends(outputs: &[Output]) -> Vec<(NodeId, Message)> {
         .iter()
         .filter_map(|o| match o {
             Output::Send { to, msg } => Some((*to, msg.clone())),
-            _ => None,
+            Output::PersistHardState(_)
+            | Output::PersistLog { .. }
+            | Output::Apply(_)
+            | Output::RoleChanged { .. } => None,
         })
         .collect()
 }
@@ -453,7 +456,10 @@ fn restart_from_persisted_state_never_votes_twice_in_a_term() {
     let outputs = core.drain_outputs();
     let persisted = outputs.iter().rev().find_map(|o| match o {
         Output::PersistHardState(hard) => Some(hard.clone()),
-        _ => None,
+        Output::PersistLog { .. }
+        | Output::Send { .. }
+        | Output::Apply(_)
+        | Output::RoleChanged { .. } => None,
     });
     assert_eq!(
         persisted,
@@ -920,7 +926,10 @@ fn leader_commits_older_terms_only_through_its_own_entry() {
         .iter()
         .filter_map(|o| match o {
             Output::Apply(e) => Some(e.index),
-            _ => None,
+            Output::PersistHardState(_)
+            | Output::PersistLog { .. }
+            | Output::Send { .. }
+            | Output::RoleChanged { .. } => None,
         })
         .collect();
     assert_eq!(applied, vec![1, 2, 3]);

@@ -303,7 +303,17 @@ async fn register(server: &Server, learner: &Learner, link: &mut Link) -> Result
     send(learner, &info)?;
     let epoch = match link.read(server.cfg.init_timeout()).await? {
         Packet::LeaderInfo { epoch } => epoch,
-        other => return Err(format!("expected LEADERINFO, got {}", other.kind())),
+        other @ (Packet::FollowerInfo { .. }
+        | Packet::AckEpoch { .. }
+        | Packet::Diff { .. }
+        | Packet::Trunc { .. }
+        | Packet::Snap { .. }
+        | Packet::Proposal { .. }
+        | Packet::Commit { .. }
+        | Packet::NewLeader { .. }
+        | Packet::UpToDate
+        | Packet::Ack { .. }
+        | Packet::Ping) => return Err(format!("expected LEADERINFO, got {}", other.kind())),
     };
     let accepted = server.accepted_epoch();
     let current_epoch = if epoch > accepted {
@@ -362,7 +372,15 @@ async fn sync_with_leader(
                 true,
             )
         }
-        other => return Err(format!("unexpected {} from the leader", other.kind())),
+        other @ (Packet::FollowerInfo { .. }
+        | Packet::LeaderInfo { .. }
+        | Packet::AckEpoch { .. }
+        | Packet::Proposal { .. }
+        | Packet::Commit { .. }
+        | Packet::NewLeader { .. }
+        | Packet::UpToDate
+        | Packet::Ack { .. }
+        | Packet::Ping) => return Err(format!("unexpected {} from the leader", other.kind())),
     };
     let mut not_logged: VecDeque<(Zxid, Txn)> = VecDeque::new();
     let mut committed: VecDeque<Zxid> = VecDeque::new();

@@ -600,7 +600,17 @@ async fn handle(
             sid,
             accepted_epoch,
         } => (sid, accepted_epoch),
-        other => return Err(format!("expected FOLLOWERINFO, got {}", other.kind())),
+        other @ (Packet::LeaderInfo { .. }
+        | Packet::AckEpoch { .. }
+        | Packet::Diff { .. }
+        | Packet::Trunc { .. }
+        | Packet::Snap { .. }
+        | Packet::Proposal { .. }
+        | Packet::Commit { .. }
+        | Packet::NewLeader { .. }
+        | Packet::UpToDate
+        | Packet::Ack { .. }
+        | Packet::Ping) => return Err(format!("expected FOLLOWERINFO, got {}", other.kind())),
     };
     if sid == server.sid || !server.ids.contains_key(&sid) {
         return Err(format!("FOLLOWERINFO from unknown server id {sid}"));
@@ -629,7 +639,17 @@ async fn handle(
             current_epoch,
             last_zxid,
         } => (current_epoch, last_zxid),
-        other => return Err(format!("expected ACKEPOCH, got {}", other.kind())),
+        other @ (Packet::FollowerInfo { .. }
+        | Packet::LeaderInfo { .. }
+        | Packet::Diff { .. }
+        | Packet::Trunc { .. }
+        | Packet::Snap { .. }
+        | Packet::Proposal { .. }
+        | Packet::Commit { .. }
+        | Packet::NewLeader { .. }
+        | Packet::UpToDate
+        | Packet::Ack { .. }
+        | Packet::Ping) => return Err(format!("expected ACKEPOCH, got {}", other.kind())),
     };
     core.epoch_ack(sid, current, last_zxid)?;
     core.wait(server, init, "a quorum to ack the new epoch", |c| {
@@ -640,7 +660,18 @@ async fn handle(
     core.sync_learner(server, &handler, last_zxid);
     match read(rd, init).await? {
         Packet::Ack { zxid } if zxid == Zxid::new(epoch, 0) => {}
-        other => return Err(format!("expected the NEWLEADER ACK, got {}", other.kind())),
+        other @ (Packet::FollowerInfo { .. }
+        | Packet::LeaderInfo { .. }
+        | Packet::AckEpoch { .. }
+        | Packet::Diff { .. }
+        | Packet::Trunc { .. }
+        | Packet::Snap { .. }
+        | Packet::Proposal { .. }
+        | Packet::Commit { .. }
+        | Packet::NewLeader { .. }
+        | Packet::UpToDate
+        | Packet::Ack { .. }
+        | Packet::Ping) => return Err(format!("expected the NEWLEADER ACK, got {}", other.kind())),
     }
     core.newleader_acks.borrow_mut().insert(sid);
     core.bump();
@@ -659,7 +690,16 @@ async fn handle(
         match packet {
             Packet::Ack { zxid } if zxid.counter() != 0 => core.process_ack(server, sid, zxid),
             Packet::Ack { .. } | Packet::Ping => {}
-            other => {
+            other @ (Packet::FollowerInfo { .. }
+            | Packet::LeaderInfo { .. }
+            | Packet::AckEpoch { .. }
+            | Packet::Diff { .. }
+            | Packet::Trunc { .. }
+            | Packet::Snap { .. }
+            | Packet::Proposal { .. }
+            | Packet::Commit { .. }
+            | Packet::NewLeader { .. }
+            | Packet::UpToDate) => {
                 server.note(format!(
                     "unexpected {} from {}",
                     other.kind(),

@@ -10,7 +10,15 @@ use std::cell::{Cell, RefCell};
 use std::io;
 
 const LOG_FILE: &str = "txnlog";
-const SNAPSHOT_FILE: &str = "snapshot";
+/// Snapshots are kept, newest first, in this many files (`snapshot.0` ..):
+/// ZooKeeper keeps every snapshot unless autopurge is on (it is off by
+/// default), and a TRUNC that drops the newest falls back to an older one. The
+/// oldest goes when the slots are full.
+const SNAPSHOT_SLOTS: usize = 8;
+
+fn snapshot_file(slot: usize) -> String {
+    format!("snapshot.{slot}")
+}
 const CURRENT_EPOCH_FILE: &str = "currentEpoch";
 const ACCEPTED_EPOCH_FILE: &str = "acceptedEpoch";
 
@@ -76,11 +84,33 @@ impl Storage {
             .collect()
     }
 
+    /// Every snapshot on disk as (slot, zxid), newest first.
+    fn snapshots(&self) -> io::Result<Vec<(usize, Zxid)>> {
+        let mut found = Vec::new();
+        for slot in 0..SNAPSHOT_SLOTS {
+            if let Some(snapshot) = self.read_snapshot(slot)? {
+                found.push((slot, snapshot.zxid));
+            }
+        }
+        found.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        Ok(found)
+    }
+
+    fn read_snapshot(&self, slot: usize) -> io::Result<Option<SnapshotFile>> {
+        match self.disk.read(&snapshot_file(slot))? {
+            Some(bytes) => Ok(Some(
+                serde_json::from_slice(&bytes).map_err(|e| disk_error("snapshot", e))?,
+            )),
+            None => Ok(None),
+        }
+    }
+
     /// `FileTxnSnapLog.restore`: the latest snapshot, then every log record after
     /// its zxid, in log order. No check for holes between zxids.
     pub fn load(&self) -> io::Result<Loaded> {
-        let snapshot = match self.disk.read(SNAPSHOT_FILE)? {
-            Some(bytes) => serde_json::from_slice(&bytes).map_err(|e| disk_error("snapshot", e))?,
+        let newest = self.snapshots()?.first().map(|&(slot, _)| slot);
+        let snapshot = match newest {
+            Some(slot) => self.read_snapshot(slot)?.expect("listed"),
             None => SnapshotFile {
                 zxid: Zxid::ZERO,
                 tree: DataTree::default(),
@@ -161,12 +191,18 @@ impl Storage {
             tree: tree.clone(),
         })
         .expect("serializes");
-        self.disk.write_atomic(SNAPSHOT_FILE, &bytes)?;
+        // A free slot, else the oldest snapshot's.
+        let taken = self.snapshots()?;
+        let slot = (0..SNAPSHOT_SLOTS)
+            .find(|s| taken.iter().all(|(t, _)| t != s))
+            .unwrap_or_else(|| taken.last().expect("all slots taken").0);
+        self.disk.write_atomic(&snapshot_file(slot), &bytes)?;
         self.snapshot_zxid.set(zxid);
         Ok(())
     }
 
-    /// `truncateLog`: drop every record after `to` (and a snapshot newer than it).
+    /// `truncateLog`: drop every record after `to`, and every snapshot newer
+    /// than it (the load that follows falls back to the newest one left).
     pub fn truncate(&self, to: Zxid) -> io::Result<usize> {
         let records = self.records()?;
         let before = records.len();
@@ -178,10 +214,13 @@ impl Storage {
         self.log.rewrite(&bytes)?;
         *self.appended.borrow_mut() = kept.iter().map(|r| r.zxid).collect();
         self.synced.set(kept.len());
-        if self.snapshot_zxid.get() > to {
-            self.disk.remove(SNAPSHOT_FILE)?;
-            self.snapshot_zxid.set(Zxid::ZERO);
+        for (slot, zxid) in self.snapshots()? {
+            if zxid > to {
+                self.disk.remove(&snapshot_file(slot))?;
+            }
         }
+        let newest = self.snapshots()?.first().map_or(Zxid::ZERO, |&(_, z)| z);
+        self.snapshot_zxid.set(newest);
         Ok(before - kept.len())
     }
 
@@ -216,5 +255,65 @@ impl Storage {
     pub fn set_epoch(&self, which: EpochFile, epoch: u32) -> io::Result<()> {
         self.disk
             .write_atomic(Self::epoch_name(which), epoch.to_string().as_bytes())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn create(path: &str) -> Txn {
+        Txn::Create {
+            path: path.into(),
+            data: String::new(),
+            ephemeral: None,
+        }
+    }
+
+    #[test]
+    fn a_trunc_past_the_newest_snapshot_falls_back_to_an_older_one() {
+        let mut sim = turmoil::Builder::new().build();
+        sim.client("zk", async {
+            let storage = Storage::open(&Disk::new("/data"));
+            let mut tree = DataTree::default();
+            // Epoch 1: /a, snapshot; epoch 2: /b (then truncated), snapshot.
+            let (a, b) = (Zxid::new(1, 1), Zxid::new(2, 1));
+            for (zxid, path) in [(a, "/a"), (b, "/b")] {
+                storage.append(zxid, &create(path))?;
+                storage.sync()?;
+                tree.apply(zxid, &create(path)).expect("applies");
+                storage.save_snapshot(&tree)?;
+            }
+            assert_eq!(storage.snapshot_zxid(), b);
+            assert_eq!(storage.truncate(a)?, 1);
+            // The snapshot holding /b is gone; the one at `a` is what loads,
+            // not an empty tree replayed from a log that may have holes.
+            assert_eq!(storage.snapshot_zxid(), a);
+            let loaded = storage.load()?;
+            assert_eq!(loaded.snapshot_zxid, a);
+            assert!(loaded.tree.get("/a").is_some());
+            assert!(loaded.tree.get("/b").is_none());
+            Ok(())
+        });
+        sim.run().expect("the host's body succeeds");
+    }
+
+    #[test]
+    fn snapshots_beyond_the_slots_replace_the_oldest() {
+        let mut sim = turmoil::Builder::new().build();
+        sim.client("zk", async {
+            let storage = Storage::open(&Disk::new("/data"));
+            let mut tree = DataTree::default();
+            for counter in 1..=(SNAPSHOT_SLOTS as u32 + 3) {
+                tree.set_last_processed(Zxid::new(1, counter));
+                storage.save_snapshot(&tree)?;
+            }
+            let kept = storage.snapshots()?;
+            assert_eq!(kept.len(), SNAPSHOT_SLOTS);
+            assert_eq!(kept[0].1, Zxid::new(1, SNAPSHOT_SLOTS as u32 + 3));
+            assert_eq!(kept.last().expect("kept").1, Zxid::new(1, 4));
+            Ok(())
+        });
+        sim.run().expect("the host's body succeeds");
     }
 }

@@ -146,6 +146,10 @@ async fn write_all(write: &mut OwnedWriteHalf, mut buf: &[u8]) -> io::Result<()>
     Ok(())
 }
 
+#[expect(
+    clippy::wildcard_enum_match_arm,
+    reason = "std::io::ErrorKind is not our enum (and non-exhaustive): every other kind is an I/O error"
+)]
 fn read_failed(error: io::Error) -> ReadError {
     match error.kind() {
         io::ErrorKind::UnexpectedEof => ReadError::Eof,

@@ -10,7 +10,7 @@
 use crate::action::{Action, FaultAction};
 use crate::duration::format as fmt_duration;
 use crate::scenario::Cut;
-use crate::trail::{Data, Event, HealStep};
+use crate::trail::{Data, Event, HealStep, Hit};
 use nodes::api::{NodeEvent, Role};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -170,145 +170,17 @@ impl Walk {
 /// Derive bands and spans from `events` (in time order) for a run with `nodes`
 /// lanes that ended at `end_ms`.
 pub fn derive(events: &[Event], nodes: &[String], end_ms: u64) -> Derived {
-    let lane_of = |name: &str| nodes.iter().position(|n| n == name);
-    let pair_of = |[a, b]: &[String; 2]| {
-        let (a, b) = (lane_of(a)?, lane_of(b)?);
-        Some((a.min(b), a.max(b)))
-    };
     let mut w = Walk::default();
     for (i, e) in events.iter().enumerate() {
         let t = e.t_ms;
-        let lane = e.node.as_deref().and_then(lane_of);
+        let lane = e.node.as_deref().and_then(|n| lane_of(nodes, n));
         match &e.data {
             Data::Action(acted) => {
-                if !acted.result.took_effect() {
-                    continue;
-                }
-                match &acted.action {
-                    Action::Partition { groups } => {
-                        let lanes: Vec<Vec<usize>> = groups
-                            .iter()
-                            .map(|g| g.iter().filter_map(|n| lane_of(n)).collect())
-                            .collect();
-                        // Each cut is both ways: one link per direction.
-                        let links = Cut::between_groups(&lanes)
-                            .into_iter()
-                            .flat_map(|c| [(c.from, c.to), (c.to, c.from)])
-                            .collect();
-                        w.open_partition(links, nodes, e, i);
-                    }
-                    Action::PartitionOneWay { from, to } => {
-                        let links = match lane_of(from) {
-                            Some(from) => to
-                                .iter()
-                                .filter_map(|t| lane_of(t))
-                                .map(|t| (from, t))
-                                .collect(),
-                            None => Vec::new(),
-                        };
-                        w.open_partition(links, nodes, e, i);
-                    }
-                    Action::Heal => w.close_partitions(t, i),
-                    Action::Hold { between } => {
-                        if let Some(pair) = pair_of(between) {
-                            w.holds.entry(pair).or_insert(Band {
-                                kind: BandKind::Hold,
-                                lanes: vec![pair.0, pair.1],
-                                start_ms: t,
-                                end_ms: t,
-                                links: vec![pair, (pair.1, pair.0)],
-                                opened_by: i,
-                                closed_by: None,
-                                label: e.detail.clone(),
-                            });
-                        }
-                    }
-                    Action::Release { between } => {
-                        if let Some(band) = pair_of(between).and_then(|p| w.holds.remove(&p)) {
-                            w.close(band, t, Some(i));
-                        }
-                    }
-                    Action::Latency { between, delay_ms } => {
-                        let Some(pair) = pair_of(between) else {
-                            continue;
-                        };
-                        // A new latency on a link replaces the previous one; the
-                        // default ends it.
-                        if let Some(band) = w.latencies.remove(&pair) {
-                            w.close(band, t, Some(i));
-                        }
-                        if delay_ms.is_some() {
-                            w.latencies.insert(
-                                pair,
-                                Band {
-                                    kind: BandKind::Latency,
-                                    lanes: vec![pair.0, pair.1],
-                                    start_ms: t,
-                                    end_ms: t,
-                                    links: vec![pair, (pair.1, pair.0)],
-                                    opened_by: i,
-                                    closed_by: None,
-                                    label: e.detail.clone(),
-                                },
-                            );
-                        }
-                    }
-                    Action::Crash { .. } => {
-                        if let Some(lane) = lane {
-                            w.go_down(lane, t, i);
-                        }
-                    }
-                    Action::Restart { .. } => {
-                        if let Some(lane) = lane {
-                            // A restart of a running node is a crash and a start at one
-                            // instant: its lane shows a restart mark, not a gap.
-                            w.stop_leading(lane, t, i);
-                            w.close_stalls_on(lane, None, t, i);
-                            w.come_up(lane, t, i);
-                        }
-                    }
-                    Action::Start { .. } => {
-                        if let Some(lane) = lane {
-                            w.come_up(lane, t, i);
-                        }
-                    }
-                    Action::ClearFailPoint { point, .. }
-                    | Action::ReleaseFailPoint { point, .. } => {
-                        if let Some(lane) = lane {
-                            w.close_stalls_on(lane, Some(point), t, i);
-                        }
-                    }
-                    // The node is down at the stop's end (`Stopped`), not at the request.
-                    Action::Stop { .. }
-                    | Action::Client { .. }
-                    | Action::TransferLeader { .. }
-                    | Action::ArmFailPoint { .. } => {}
+                if acted.result.took_effect() {
+                    w.action(&acted.action, nodes, lane, e, i);
                 }
             }
-            Data::Heal(HealStep::Began { .. }) => {
-                // The heal phase repairs every cut, releases every hold, resets
-                // latencies and clears every fail point (waking stalled tasks).
-                w.close_partitions(t, i);
-                for band in std::mem::take(&mut w.holds).into_values() {
-                    w.close(band, t, Some(i));
-                }
-                for band in std::mem::take(&mut w.latencies).into_values() {
-                    w.close(band, t, Some(i));
-                }
-                for band in std::mem::take(&mut w.stalls).into_values() {
-                    w.close(band, t, Some(i));
-                }
-                w.heal = Some(Band {
-                    kind: BandKind::Heal,
-                    lanes: Vec::new(),
-                    start_ms: t,
-                    end_ms: t,
-                    links: Vec::new(),
-                    opened_by: i,
-                    closed_by: None,
-                    label: "heal phase: faults removed, down nodes started, waiting for the replicas to settle".into(),
-                });
-            }
+            Data::Heal(HealStep::Began { .. }) => w.heal_began(t, i),
             Data::Heal(HealStep::Ended { .. }) => {
                 if let Some(band) = w.heal.take() {
                     w.close(band, t, Some(i));
@@ -320,30 +192,8 @@ pub fn derive(events: &[Event], nodes: &[String], end_ms: u64) -> Derived {
                 }
             }
             Data::FailPointHit(hit) => {
-                let Some(lane) = lane else { continue };
-                let (stall, until) = match &hit.fired {
-                    Some(FaultAction::Stall(d)) => (fmt_duration(*d), Some(*d)),
-                    Some(FaultAction::StallUntilRelease) => ("until release".to_string(), None),
-                    Some(FaultAction::Error(_) | FaultAction::Panic) | None => continue,
-                };
-                let band = Band {
-                    kind: BandKind::Stall,
-                    lanes: vec![lane],
-                    start_ms: t,
-                    end_ms: t,
-                    links: Vec::new(),
-                    opened_by: i,
-                    closed_by: None,
-                    label: format!("{} stalled: {stall}", hit.point),
-                };
-                match until {
-                    None => {
-                        w.stalls.entry((lane, hit.point.clone())).or_insert(band);
-                    }
-                    Some(d) => {
-                        let end = t.saturating_add(d.as_millis() as u64).min(end_ms.max(t));
-                        w.close(band, end, None);
-                    }
+                if let Some(lane) = lane {
+                    w.fail_point_hit(hit, lane, t, i, end_ms);
                 }
             }
             Data::Exited { .. } | Data::Stopped { .. } => {
@@ -352,26 +202,8 @@ pub fn derive(events: &[Event], nodes: &[String], end_ms: u64) -> Derived {
                 }
             }
             Data::Node(NodeEvent::Leader { role, term, .. }) => {
-                let Some(lane) = lane else { continue };
-                if *role == Role::Leader {
-                    let term = Some(*term);
-                    let same = w.leading.get(&lane).is_some_and(|s| s.term == term);
-                    if !same {
-                        w.stop_leading(lane, t, i);
-                        w.leading.insert(
-                            lane,
-                            Span {
-                                lane,
-                                start_ms: t,
-                                end_ms: t,
-                                opened_by: i,
-                                closed_by: None,
-                                term,
-                            },
-                        );
-                    }
-                } else {
-                    w.stop_leading(lane, t, i);
+                if let Some(lane) = lane {
+                    w.leader(lane, *role, *term, t, i);
                 }
             }
             // Nothing else opens or closes an interval.
@@ -395,31 +227,237 @@ pub fn derive(events: &[Event], nodes: &[String], end_ms: u64) -> Derived {
             ) => {}
         }
     }
-    // Whatever is still open lasts until the end of the run.
-    let end = end_ms.max(events.last().map(|e| e.t_ms).unwrap_or(0));
-    let mut open: Vec<Band> = std::mem::take(&mut w.partitions);
-    open.extend(std::mem::take(&mut w.holds).into_values());
-    open.extend(std::mem::take(&mut w.latencies).into_values());
-    open.extend(std::mem::take(&mut w.stalls).into_values());
-    open.extend(w.heal.take());
-    for band in open {
-        w.close(band, end, None);
+    w.finish(events, end_ms)
+}
+
+fn lane_of(nodes: &[String], name: &str) -> Option<usize> {
+    nodes.iter().position(|n| n == name)
+}
+
+/// The lanes of a link, lower first.
+fn pair_of(nodes: &[String], [a, b]: &[String; 2]) -> Option<(usize, usize)> {
+    let (a, b) = (lane_of(nodes, a)?, lane_of(nodes, b)?);
+    Some((a.min(b), a.max(b)))
+}
+
+impl Walk {
+    /// An action that took effect, event `e` at trail index `i`; `lane` is its node's.
+    fn action(
+        &mut self,
+        action: &Action,
+        nodes: &[String],
+        lane: Option<usize>,
+        e: &Event,
+        i: usize,
+    ) {
+        let t = e.t_ms;
+        match action {
+            Action::Partition { groups } => {
+                let lanes: Vec<Vec<usize>> = groups
+                    .iter()
+                    .map(|g| g.iter().filter_map(|n| lane_of(nodes, n)).collect())
+                    .collect();
+                // Each cut is both ways: one link per direction.
+                let links = Cut::between_groups(&lanes)
+                    .into_iter()
+                    .flat_map(|c| [(c.from, c.to), (c.to, c.from)])
+                    .collect();
+                self.open_partition(links, nodes, e, i);
+            }
+            Action::PartitionOneWay { from, to } => {
+                let links = match lane_of(nodes, from) {
+                    Some(from) => to
+                        .iter()
+                        .filter_map(|t| lane_of(nodes, t))
+                        .map(|t| (from, t))
+                        .collect(),
+                    None => Vec::new(),
+                };
+                self.open_partition(links, nodes, e, i);
+            }
+            Action::Heal => self.close_partitions(t, i),
+            Action::Hold { between } => {
+                if let Some(pair) = pair_of(nodes, between) {
+                    self.holds
+                        .entry(pair)
+                        .or_insert(link_band(BandKind::Hold, pair, e, i));
+                }
+            }
+            Action::Release { between } => {
+                if let Some(band) = pair_of(nodes, between).and_then(|p| self.holds.remove(&p)) {
+                    self.close(band, t, Some(i));
+                }
+            }
+            Action::Latency { between, delay_ms } => {
+                if let Some(pair) = pair_of(nodes, between) {
+                    self.latency(pair, delay_ms.is_some(), e, i);
+                }
+            }
+            Action::Crash { .. } => {
+                if let Some(lane) = lane {
+                    self.go_down(lane, t, i);
+                }
+            }
+            Action::Restart { .. } => {
+                if let Some(lane) = lane {
+                    // A restart of a running node is a crash and a start at one
+                    // instant: its lane shows a restart mark, not a gap.
+                    self.stop_leading(lane, t, i);
+                    self.close_stalls_on(lane, None, t, i);
+                    self.come_up(lane, t, i);
+                }
+            }
+            Action::Start { .. } => {
+                if let Some(lane) = lane {
+                    self.come_up(lane, t, i);
+                }
+            }
+            Action::ClearFailPoint { point, .. } | Action::ReleaseFailPoint { point, .. } => {
+                if let Some(lane) = lane {
+                    self.close_stalls_on(lane, Some(point), t, i);
+                }
+            }
+            // The node is down at the stop's end (`Stopped`), not at the request.
+            Action::Stop { .. }
+            | Action::Client { .. }
+            | Action::TransferLeader { .. }
+            | Action::ArmFailPoint { .. } => {}
+        }
     }
-    for mut span in std::mem::take(&mut w.down).into_values() {
-        span.end_ms = end;
-        w.out.down.push(span);
+
+    /// A new latency on a link replaces the previous one; the default (`set`
+    /// false) ends it.
+    fn latency(&mut self, pair: (usize, usize), set: bool, e: &Event, i: usize) {
+        if let Some(band) = self.latencies.remove(&pair) {
+            self.close(band, e.t_ms, Some(i));
+        }
+        if set {
+            self.latencies
+                .insert(pair, link_band(BandKind::Latency, pair, e, i));
+        }
     }
-    for mut span in std::mem::take(&mut w.leading).into_values() {
-        span.end_ms = end;
-        w.out.leading.push(span);
+
+    /// The heal phase repairs every cut, releases every hold, resets latencies and
+    /// clears every fail point (waking stalled tasks).
+    fn heal_began(&mut self, t: u64, i: usize) {
+        self.close_partitions(t, i);
+        for band in std::mem::take(&mut self.holds).into_values() {
+            self.close(band, t, Some(i));
+        }
+        for band in std::mem::take(&mut self.latencies).into_values() {
+            self.close(band, t, Some(i));
+        }
+        for band in std::mem::take(&mut self.stalls).into_values() {
+            self.close(band, t, Some(i));
+        }
+        self.heal = Some(Band {
+            kind: BandKind::Heal,
+            lanes: Vec::new(),
+            start_ms: t,
+            end_ms: t,
+            links: Vec::new(),
+            opened_by: i,
+            closed_by: None,
+            label:
+                "heal phase: faults removed, down nodes started, waiting for the replicas to settle"
+                    .into(),
+        });
     }
-    let mut out = w.out;
-    // One stable order, whatever order intervals closed in.
-    out.bands
-        .sort_by_key(|b| (b.start_ms, b.opened_by, b.kind, b.lanes.clone()));
-    out.down.sort_by_key(|s| (s.start_ms, s.lane));
-    out.leading.sort_by_key(|s| (s.start_ms, s.lane));
-    out
+
+    /// A fail point that fired with a stall: a band until its release, or for
+    /// the stall's duration (within the run).
+    fn fail_point_hit(&mut self, hit: &Hit, lane: usize, t: u64, i: usize, end_ms: u64) {
+        let (stall, until) = match &hit.fired {
+            Some(FaultAction::Stall(d)) => (fmt_duration(*d), Some(*d)),
+            Some(FaultAction::StallUntilRelease) => ("until release".to_string(), None),
+            Some(FaultAction::Error(_) | FaultAction::Panic) | None => return,
+        };
+        let band = Band {
+            kind: BandKind::Stall,
+            lanes: vec![lane],
+            start_ms: t,
+            end_ms: t,
+            links: Vec::new(),
+            opened_by: i,
+            closed_by: None,
+            label: format!("{} stalled: {stall}", hit.point),
+        };
+        match until {
+            None => {
+                self.stalls.entry((lane, hit.point.clone())).or_insert(band);
+            }
+            Some(d) => {
+                let end = t.saturating_add(d.as_millis() as u64).min(end_ms.max(t));
+                self.close(band, end, None);
+            }
+        }
+    }
+
+    /// A leader change: a lane leads from its first leader event in a term.
+    fn leader(&mut self, lane: usize, role: Role, term: u64, t: u64, i: usize) {
+        if role != Role::Leader {
+            self.stop_leading(lane, t, i);
+            return;
+        }
+        let term = Some(term);
+        if self.leading.get(&lane).is_some_and(|s| s.term == term) {
+            return;
+        }
+        self.stop_leading(lane, t, i);
+        self.leading.insert(
+            lane,
+            Span {
+                lane,
+                start_ms: t,
+                end_ms: t,
+                opened_by: i,
+                closed_by: None,
+                term,
+            },
+        );
+    }
+
+    /// Whatever is still open lasts until the end of the run; then one stable
+    /// order, whatever order intervals closed in.
+    fn finish(mut self, events: &[Event], end_ms: u64) -> Derived {
+        let end = end_ms.max(events.last().map(|e| e.t_ms).unwrap_or(0));
+        let mut open: Vec<Band> = std::mem::take(&mut self.partitions);
+        open.extend(std::mem::take(&mut self.holds).into_values());
+        open.extend(std::mem::take(&mut self.latencies).into_values());
+        open.extend(std::mem::take(&mut self.stalls).into_values());
+        open.extend(self.heal.take());
+        for band in open {
+            self.close(band, end, None);
+        }
+        for mut span in std::mem::take(&mut self.down).into_values() {
+            span.end_ms = end;
+            self.out.down.push(span);
+        }
+        for mut span in std::mem::take(&mut self.leading).into_values() {
+            span.end_ms = end;
+            self.out.leading.push(span);
+        }
+        let mut out = self.out;
+        out.bands
+            .sort_by_key(|b| (b.start_ms, b.opened_by, b.kind, b.lanes.clone()));
+        out.down.sort_by_key(|s| (s.start_ms, s.lane));
+        out.leading.sort_by_key(|s| (s.start_ms, s.lane));
+        out
+    }
+}
+
+/// A band over one link, both ways (a hold, a latency), opened by event `e`.
+fn link_band(kind: BandKind, pair: (usize, usize), e: &Event, i: usize) -> Band {
+    Band {
+        kind,
+        lanes: vec![pair.0, pair.1],
+        start_ms: e.t_ms,
+        end_ms: e.t_ms,
+        links: vec![pair, (pair.1, pair.0)],
+        opened_by: i,
+        closed_by: None,
+        label: e.detail.clone(),
+    }
 }
 
 /// "n3 | n1, n2" when the cut links separate two sides completely (an isolated

@@ -429,11 +429,12 @@ struct CauseRow {
 impl CauseView {
     fn of(r: &RunResult, c: &Cause) -> CauseView {
         let format = index_format(r);
-        let about = match (&c.index_shown, &c.key, c.basis) {
-            (Some(index), _, cause::Basis::Index) => format!("index {index}"),
-            (_, Some(key), cause::Basis::Key) => format!("key {key}"),
-            _ => String::new(),
-        };
+        let about = match c.basis {
+            cause::Basis::Index => c.index_shown.as_ref().map(|index| format!("index {index}")),
+            cause::Basis::Key => c.key.as_ref().map(|key| format!("key {key}")),
+            cause::Basis::Faults => None,
+        }
+        .unwrap_or_default();
         let rows = c
             .replicas
             .iter()

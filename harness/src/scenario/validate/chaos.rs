@@ -110,7 +110,12 @@ impl Reader<'_, '_> {
                         max: range.max.value,
                     }
                 }
-                _ => {
+                Value::Null
+                | Value::Bool(_)
+                | Value::Int(_)
+                | Value::Float(_)
+                | Value::Str(_)
+                | Value::Seq(_) => {
                     self.e.error_hint(
                         body.loc,
                         format!("cannot draw param `{name}` from this"),
@@ -193,7 +198,12 @@ impl Reader<'_, '_> {
                         continue;
                     }
                 },
-                _ => match self.e.read::<raw::ChaosFault>(body) {
+                Value::Null
+                | Value::Bool(_)
+                | Value::Float(_)
+                | Value::Str(_)
+                | Value::Seq(_)
+                | Value::Map(_) => match self.e.read::<raw::ChaosFault>(body) {
                     Some(spec) => spec,
                     None => continue,
                 },

@@ -76,7 +76,7 @@ impl Reader<'_, '_> {
                     expect.checker = self.expect_checker(checker, &expect.outcomes);
                 }
             }
-            _ => {
+            Value::Null | Value::Bool(_) | Value::Int(_) | Value::Float(_) => {
                 self.e.error(node.loc, "`expect` is an outcome, a list of outcomes, or {outcome, trail, absent, sequence, observed}");
                 return None;
             }
@@ -134,7 +134,12 @@ impl Reader<'_, '_> {
         let items: Vec<&Node> = match &node.value {
             Value::Str(_) => vec![node],
             Value::Seq(items) if !items.is_empty() => items.iter().collect(),
-            _ => {
+            Value::Null
+            | Value::Bool(_)
+            | Value::Int(_)
+            | Value::Float(_)
+            | Value::Seq(_)
+            | Value::Map(_) => {
                 self.e.error(node.loc, "an expected outcome is one of `converged`, `diverged`, `violated`, `stuck`, `crashed` (or a list of them)");
                 return None;
             }

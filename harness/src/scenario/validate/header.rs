@@ -146,7 +146,7 @@ impl Errors<'_> {
                         continue;
                     }
                 },
-                _ => {
+                Value::Null | Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::Seq(_) => {
                     self.error(
                         item.loc,
                         format!(
@@ -266,7 +266,7 @@ impl Errors<'_> {
                 Some((node.loc, serde_json::Value::Object(checked)))
             }
             Value::Null => None,
-            _ => {
+            Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::Str(_) | Value::Seq(_) => {
                 self.error(
                     node.loc,
                     format!("`params` is a mapping, found {}", node.kind_name()),
@@ -367,7 +367,7 @@ impl Errors<'_> {
                     Some(heal)
                 }
             },
-            _ => {
+            Value::Null | Value::Int(_) | Value::Float(_) | Value::Str(_) | Value::Seq(_) => {
                 self.error(
                     node.loc,
                     "`heal` is `false`, `true` or {within: 30s, settle: 1s}",

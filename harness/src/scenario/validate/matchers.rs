@@ -110,7 +110,13 @@ impl Reader<'_, '_> {
             Value::Bool(true) => Absence::Either,
             Value::Str(s) if s == "removed" => Absence::Removed,
             Value::Str(s) if s == "never" => Absence::Never,
-            _ => {
+            Value::Null
+            | Value::Bool(_)
+            | Value::Int(_)
+            | Value::Float(_)
+            | Value::Str(_)
+            | Value::Seq(_)
+            | Value::Map(_) => {
                 self.e.error(
                     absent.loc,
                     format!(
@@ -168,7 +174,7 @@ fn number(node: &Node) -> Option<Number> {
         Value::Int(i) => Some(Number::Int(i128::from(*i))),
         Value::Float(f) if f.is_finite() => Some(Number::Float(*f)),
         Value::Str(s) => Number::parse(s),
-        _ => None,
+        Value::Null | Value::Bool(_) | Value::Float(_) | Value::Seq(_) | Value::Map(_) => None,
     }
 }
 
@@ -176,6 +182,8 @@ fn describe(node: &Node) -> String {
     match &node.value {
         Value::Str(s) => format!("`{s}`"),
         Value::Bool(b) => format!("`{b}`"),
-        _ => node.kind_name().to_string(),
+        Value::Null | Value::Int(_) | Value::Float(_) | Value::Seq(_) | Value::Map(_) => {
+            node.kind_name().to_string()
+        }
     }
 }

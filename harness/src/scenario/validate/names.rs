@@ -99,10 +99,11 @@ impl<'r, 'f> Reader<'r, 'f> {
         let a = self.target(&between.value[0]);
         let b = self.target(&between.value[1]);
         let (a, b) = (a?, b?);
-        let same = match (a, b) {
-            (Target::Node(x), Target::Node(y)) => x == y,
-            (Target::Leader, Target::Leader) => true,
-            _ => false,
+        let same = match a {
+            Target::Node(x) => b == Target::Node(x),
+            Target::Leader => b == Target::Leader,
+            // `follower` and `any` pick when the step runs: not judged here.
+            Target::Follower | Target::Any => false,
         };
         if same {
             self.e

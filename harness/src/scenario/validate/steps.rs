@@ -10,49 +10,61 @@ use nodes::api::FailPointInfo;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-/// The step kinds, as written in files. One line per kind.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum KindName {
-    Client,
-    TransferLeader,
-    Partition,
-    Heal,
-    Hold,
-    Release,
-    Latency,
-    Crash,
-    Restart,
-    Stop,
-    Start,
-    FailPoint,
-    ClearFailPoint,
-    Sleep,
-    Await,
-    Check,
-    Repeat,
-    Workload,
+/// A step kind as files write it: its name, whether it injects a fault (bounded
+/// by FAULTS_MAX), and its reader. One row per kind: the one place that names
+/// and reads each (a new kind is a row here and a variant of `StepKind`).
+struct KindSpec {
+    name: &'static str,
+    fault: bool,
+    read: Read,
 }
 
-const KIND_NAMES: &[(&str, KindName)] = &[
-    ("client", KindName::Client),
-    ("transfer_leader", KindName::TransferLeader),
-    ("partition", KindName::Partition),
-    ("heal", KindName::Heal),
-    ("hold", KindName::Hold),
-    ("release", KindName::Release),
-    ("latency", KindName::Latency),
-    ("crash", KindName::Crash),
-    ("restart", KindName::Restart),
-    ("stop", KindName::Stop),
-    ("start", KindName::Start),
-    ("failpoint", KindName::FailPoint),
-    ("clear_failpoint", KindName::ClearFailPoint),
-    ("sleep", KindName::Sleep),
-    ("await", KindName::Await),
-    ("check", KindName::Check),
-    ("repeat", KindName::Repeat),
-    ("workload", KindName::Workload),
+type Read = fn(&mut Reader<'_, '_>, &Node) -> Option<StepKind>;
+
+const KINDS: &[KindSpec] = &[
+    step("client", |r, body| r.client(body)),
+    fault("transfer_leader", |r, body| r.transfer_leader(body)),
+    fault("partition", |r, body| r.partition(body)),
+    step("heal", |r, body| r.heal(body)),
+    fault("hold", |r, body| r.hold(body)),
+    step("release", |r, body| r.release(body)),
+    fault("latency", |r, body| r.latency(body)),
+    fault("crash", |r, body| {
+        r.process(body, true).map(StepKind::Crash)
+    }),
+    fault("restart", |r, body| {
+        r.process(body, true).map(StepKind::Restart)
+    }),
+    fault("stop", |r, body| r.process(body, true).map(StepKind::Stop)),
+    step("start", |r, body| {
+        r.process(body, false).map(StepKind::Start)
+    }),
+    fault("failpoint", |r, body| r.failpoint(body)),
+    step("clear_failpoint", |r, body| r.clear_failpoint(body)),
+    step("sleep", |r, body| r.sleep(body)),
+    step("await", |r, body| r.await_step(body)),
+    step("check", |r, body| r.check(body)),
+    step("repeat", |r, body| r.repeat(body)),
+    step("workload", |r, body| r.workload_step(body)),
 ];
+
+/// A step kind that injects no fault.
+const fn step(name: &'static str, read: Read) -> KindSpec {
+    KindSpec {
+        name,
+        fault: false,
+        read,
+    }
+}
+
+/// A step kind that injects a fault.
+const fn fault(name: &'static str, read: Read) -> KindSpec {
+    KindSpec {
+        name,
+        fault: true,
+        read,
+    }
+}
 
 impl Reader<'_, '_> {
     pub(super) fn steps(&mut self, node: &Node) -> Vec<Step> {
@@ -97,7 +109,12 @@ impl Reader<'_, '_> {
                 );
                 return None;
             }
-            _ => {
+            Value::Null
+            | Value::Bool(_)
+            | Value::Int(_)
+            | Value::Float(_)
+            | Value::Seq(_)
+            | Value::Map(_) => {
                 self.e.error_hint(
                     node.loc,
                     "a step is a mapping with one key, the step kind",
@@ -107,102 +124,103 @@ impl Reader<'_, '_> {
             }
         };
         let name = key.as_str().unwrap_or("");
-        let Some(kind) = KIND_NAMES.iter().find(|(n, _)| *n == name).map(|(_, k)| *k) else {
+        let Some(kind) = KINDS.iter().find(|k| k.name == name) else {
             self.e
                 .unknown_name(key.loc, "step kind", name, step_kind_names());
             return None;
         };
-        if is_fault(kind) {
+        if kind.fault {
             self.faults += 1;
             if self.faults == FAULTS_MAX + 1 {
                 self.e
                     .error(key.loc, format!("more than {FAULTS_MAX} fault steps"));
             }
         }
-        let kind = self.step_kind(kind, body)?;
+        let kind = (kind.read)(self, body)?;
         Some(Step { loc: key.loc, kind })
     }
 
-    /// The one place that reads each step kind.
-    fn step_kind(&mut self, kind: KindName, body: &Node) -> Option<StepKind> {
-        match kind {
-            KindName::Client => self.client(body),
-            KindName::TransferLeader => self.transfer_leader(body),
-            KindName::Partition => self.partition(body),
-            KindName::Heal => match &body.value {
-                Value::Null | Value::Bool(true) => Some(StepKind::Heal),
-                Value::Map(m) if m.is_empty() => Some(StepKind::Heal),
-                Value::Str(s) if s == "all" => Some(StepKind::Heal),
-                _ => {
-                    self.e.error(
-                        body.loc,
-                        "`heal` repairs every partition: write `- heal: all`",
-                    );
-                    None
-                }
-            },
-            KindName::Hold => {
-                let between: raw::Between = self.e.read(body)?;
-                let (a, b) = self.node_pair(&between.between)?;
-                Some(StepKind::Hold { a, b })
+    /// `heal: all`: repair every partition.
+    fn heal(&mut self, body: &Node) -> Option<StepKind> {
+        match &body.value {
+            Value::Null | Value::Bool(true) => Some(StepKind::Heal),
+            Value::Map(m) if m.is_empty() => Some(StepKind::Heal),
+            Value::Str(s) if s == "all" => Some(StepKind::Heal),
+            Value::Bool(_)
+            | Value::Int(_)
+            | Value::Float(_)
+            | Value::Str(_)
+            | Value::Seq(_)
+            | Value::Map(_) => {
+                self.e.error(
+                    body.loc,
+                    "`heal` repairs every partition: write `- heal: all`",
+                );
+                None
             }
-            KindName::Release => self.release(body),
-            KindName::Latency => {
-                let raw = self.e.read::<raw::Latency2>(body)?;
-                let pair = self.node_pair(&raw.between);
-                let delay = match raw.delay.value.as_str() {
-                    "default" => None,
-                    _ => Some(self.e.duration(&raw.delay)?),
-                };
-                let (a, b) = pair?;
-                Some(StepKind::Latency { a, b, delay })
-            }
-            KindName::Crash => self.process(body, true).map(StepKind::Crash),
-            KindName::Restart => self.process(body, true).map(StepKind::Restart),
-            KindName::Stop => self.process(body, true).map(StepKind::Stop),
-            KindName::Start => self.process(body, false).map(StepKind::Start),
-            KindName::FailPoint => self.failpoint(body),
-            KindName::ClearFailPoint => {
-                let raw = self.e.read::<raw::PointRef>(body)?;
-                let node = self.target(&raw.node);
-                let point = self.point(&raw.point);
-                Some(StepKind::ClearFailPoint {
-                    node: node?,
-                    point: point?,
-                })
-            }
-            KindName::Sleep => {
-                let text = self.e.read::<Spanned<String>>(body)?;
-                self.e.duration(&text).map(StepKind::Sleep)
-            }
-            KindName::Await => self.await_step(body),
-            KindName::Check => self.check(body),
-            KindName::Repeat => {
-                let raw = self.e.read::<raw::Repeat>(body)?;
-                if raw.count.value == 0 || raw.count.value > REPEAT_COUNT_MAX {
-                    self.e
-                        .error(raw.count.loc, format!("`count` is 1..={REPEAT_COUNT_MAX}"));
-                    return None;
-                }
-                let steps = self.steps(body.get("steps").expect("serde checked"));
-                let expanded = u64::from(raw.count.value).saturating_mul(expanded_steps(&steps));
-                if expanded > EXPANDED_STEPS_MAX {
-                    self.e.error_hint(
-                        raw.count.loc,
-                        format!(
-                            "this `repeat` runs {expanded} steps; the limit is {EXPANDED_STEPS_MAX} for a whole scenario"
-                        ),
-                        "lower `count`, or use `chaos` for long random runs",
-                    );
-                    return None;
-                }
-                Some(StepKind::Repeat {
-                    count: raw.count.value,
-                    steps,
-                })
-            }
-            KindName::Workload => self.workload_step(body),
         }
+    }
+
+    /// `hold: {between: [a, b]}`: hold the messages between two nodes.
+    fn hold(&mut self, body: &Node) -> Option<StepKind> {
+        let between: raw::Between = self.e.read(body)?;
+        let (a, b) = self.node_pair(&between.between)?;
+        Some(StepKind::Hold { a, b })
+    }
+
+    /// `latency: {between: [a, b], delay: 200ms | default}`.
+    fn latency(&mut self, body: &Node) -> Option<StepKind> {
+        let raw = self.e.read::<raw::Latency2>(body)?;
+        let pair = self.node_pair(&raw.between);
+        let delay = match raw.delay.value.as_str() {
+            "default" => None,
+            _ => Some(self.e.duration(&raw.delay)?),
+        };
+        let (a, b) = pair?;
+        Some(StepKind::Latency { a, b, delay })
+    }
+
+    /// `clear_failpoint: {node, point}`.
+    fn clear_failpoint(&mut self, body: &Node) -> Option<StepKind> {
+        let raw = self.e.read::<raw::PointRef>(body)?;
+        let node = self.target(&raw.node);
+        let point = self.point(&raw.point);
+        Some(StepKind::ClearFailPoint {
+            node: node?,
+            point: point?,
+        })
+    }
+
+    /// `sleep: 2s`.
+    fn sleep(&mut self, body: &Node) -> Option<StepKind> {
+        let text = self.e.read::<Spanned<String>>(body)?;
+        self.e.duration(&text).map(StepKind::Sleep)
+    }
+
+    /// `repeat: {count, steps}`, bounded by the expanded step limit.
+    fn repeat(&mut self, body: &Node) -> Option<StepKind> {
+        let raw = self.e.read::<raw::Repeat>(body)?;
+        if raw.count.value == 0 || raw.count.value > REPEAT_COUNT_MAX {
+            self.e
+                .error(raw.count.loc, format!("`count` is 1..={REPEAT_COUNT_MAX}"));
+            return None;
+        }
+        let steps = self.steps(body.get("steps").expect("serde checked"));
+        let expanded = u64::from(raw.count.value).saturating_mul(expanded_steps(&steps));
+        if expanded > EXPANDED_STEPS_MAX {
+            self.e.error_hint(
+                raw.count.loc,
+                format!(
+                    "this `repeat` runs {expanded} steps; the limit is {EXPANDED_STEPS_MAX} for a whole scenario"
+                ),
+                "lower `count`, or use `chaos` for long random runs",
+            );
+            return None;
+        }
+        Some(StepKind::Repeat {
+            count: raw.count.value,
+            steps,
+        })
     }
 
     /// `workload: start` or `workload: stop`, of the scenario's `workload:` section.
@@ -251,7 +269,12 @@ impl Reader<'_, '_> {
                 timeout: None,
                 optional: false,
             },
-            _ => self.e.read::<raw::TransferLeader>(body)?,
+            Value::Null
+            | Value::Bool(_)
+            | Value::Int(_)
+            | Value::Float(_)
+            | Value::Seq(_)
+            | Value::Map(_) => self.e.read::<raw::TransferLeader>(body)?,
         };
         if raw.to.value == "leader" {
             self.e.error_hint(
@@ -386,7 +409,7 @@ impl Reader<'_, '_> {
                 optional: false,
             },
             Value::Map(_) => self.e.read::<raw::Process>(body)?,
-            _ => {
+            Value::Null | Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::Seq(_) => {
                 self.e.error(
                     body.loc,
                     "name a node: `- crash: n1` or `- crash: {node: n1, optional: true}`",
@@ -523,32 +546,7 @@ impl Reader<'_, '_> {
 }
 
 fn step_kind_names() -> Vec<&'static str> {
-    KIND_NAMES.iter().map(|(name, _)| *name).collect()
-}
-
-/// Whether a step kind injects a fault (bounded by FAULTS_MAX). Exhaustive, so
-/// that a new kind has to say.
-fn is_fault(kind: KindName) -> bool {
-    match kind {
-        KindName::Partition
-        | KindName::Hold
-        | KindName::Latency
-        | KindName::Crash
-        | KindName::Restart
-        | KindName::Stop
-        | KindName::TransferLeader
-        | KindName::FailPoint => true,
-        KindName::Client
-        | KindName::Heal
-        | KindName::Release
-        | KindName::Start
-        | KindName::ClearFailPoint
-        | KindName::Sleep
-        | KindName::Await
-        | KindName::Check
-        | KindName::Repeat
-        | KindName::Workload => false,
-    }
+    KINDS.iter().map(|k| k.name).collect()
 }
 
 /// How many steps a list runs, with every `repeat` expanded (saturating).
@@ -558,7 +556,24 @@ pub(super) fn expanded_steps(steps: &[Step]) -> u64 {
             StepKind::Repeat { count, steps } => {
                 u64::from(*count).saturating_mul(expanded_steps(steps))
             }
-            _ => 1,
+            StepKind::Client(_)
+            | StepKind::TransferLeader { .. }
+            | StepKind::Partition(_)
+            | StepKind::Heal
+            | StepKind::Hold { .. }
+            | StepKind::Release { .. }
+            | StepKind::Latency { .. }
+            | StepKind::Crash(_)
+            | StepKind::Restart(_)
+            | StepKind::Stop(_)
+            | StepKind::Start(_)
+            | StepKind::FailPoint { .. }
+            | StepKind::ClearFailPoint { .. }
+            | StepKind::ReleaseFailPoint { .. }
+            | StepKind::Sleep(_)
+            | StepKind::Await { .. }
+            | StepKind::Check(_)
+            | StepKind::Workload(_) => 1,
         };
         total.saturating_add(one)
     })
