@@ -146,7 +146,13 @@ fn load_parts(
         .and_then(|d| d.get("seed"))
         .and_then(|s| match s.value {
             Value::Int(n) => u64::try_from(n).ok(),
-            _ => None,
+            // Not a seed; the target's binary reports it when it validates.
+            Value::Null
+            | Value::Bool(_)
+            | Value::Float(_)
+            | Value::Str(_)
+            | Value::Seq(_)
+            | Value::Map(_) => None,
         })
     {
         settings.seed = seed;
