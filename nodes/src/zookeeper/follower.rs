@@ -301,19 +301,11 @@ async fn register(server: &Server, learner: &Learner, link: &mut Link) -> Result
         accepted_epoch: server.accepted_epoch(),
     };
     send(learner, &info)?;
-    let epoch = match link.read(server.cfg.init_timeout()).await? {
-        Packet::LeaderInfo { epoch } => epoch,
-        other @ (Packet::FollowerInfo { .. }
-        | Packet::AckEpoch { .. }
-        | Packet::Diff { .. }
-        | Packet::Trunc { .. }
-        | Packet::Snap { .. }
-        | Packet::Proposal { .. }
-        | Packet::Commit { .. }
-        | Packet::NewLeader { .. }
-        | Packet::UpToDate
-        | Packet::Ack { .. }
-        | Packet::Ping) => return Err(format!("expected LEADERINFO, got {}", other.kind())),
+    // One packet kind is the handshake's next step; any other, now or added
+    // later, is a protocol error.
+    let packet = link.read(server.cfg.init_timeout()).await?;
+    let Packet::LeaderInfo { epoch } = packet else {
+        return Err(format!("expected LEADERINFO, got {}", packet.kind()));
     };
     let accepted = server.accepted_epoch();
     let current_epoch = if epoch > accepted {

@@ -595,22 +595,15 @@ async fn handle(
     sid_out: &mut Option<u64>,
 ) -> Result<(), String> {
     let init = server.cfg.init_timeout();
-    let (sid, accepted) = match read(rd, init).await? {
-        Packet::FollowerInfo {
-            sid,
-            accepted_epoch,
-        } => (sid, accepted_epoch),
-        other @ (Packet::LeaderInfo { .. }
-        | Packet::AckEpoch { .. }
-        | Packet::Diff { .. }
-        | Packet::Trunc { .. }
-        | Packet::Snap { .. }
-        | Packet::Proposal { .. }
-        | Packet::Commit { .. }
-        | Packet::NewLeader { .. }
-        | Packet::UpToDate
-        | Packet::Ack { .. }
-        | Packet::Ping) => return Err(format!("expected FOLLOWERINFO, got {}", other.kind())),
+    // Each handshake read takes one packet kind; any other, now or added later,
+    // is a protocol error.
+    let packet = read(rd, init).await?;
+    let Packet::FollowerInfo {
+        sid,
+        accepted_epoch: accepted,
+    } = packet
+    else {
+        return Err(format!("expected FOLLOWERINFO, got {}", packet.kind()));
     };
     if sid == server.sid || !server.ids.contains_key(&sid) {
         return Err(format!("FOLLOWERINFO from unknown server id {sid}"));
@@ -634,22 +627,13 @@ async fn handle(
     let epoch = core.epoch.get().expect("decided");
     conn.send(&Packet::LeaderInfo { epoch })
         .map_err(|e| e.to_string())?;
-    let (current, last_zxid) = match read(rd, init).await? {
-        Packet::AckEpoch {
-            current_epoch,
-            last_zxid,
-        } => (current_epoch, last_zxid),
-        other @ (Packet::FollowerInfo { .. }
-        | Packet::LeaderInfo { .. }
-        | Packet::Diff { .. }
-        | Packet::Trunc { .. }
-        | Packet::Snap { .. }
-        | Packet::Proposal { .. }
-        | Packet::Commit { .. }
-        | Packet::NewLeader { .. }
-        | Packet::UpToDate
-        | Packet::Ack { .. }
-        | Packet::Ping) => return Err(format!("expected ACKEPOCH, got {}", other.kind())),
+    let packet = read(rd, init).await?;
+    let Packet::AckEpoch {
+        current_epoch: current,
+        last_zxid,
+    } = packet
+    else {
+        return Err(format!("expected ACKEPOCH, got {}", packet.kind()));
     };
     core.epoch_ack(sid, current, last_zxid)?;
     core.wait(server, init, "a quorum to ack the new epoch", |c| {
@@ -658,20 +642,9 @@ async fn handle(
     .await
     .map_err(end_reason)?;
     core.sync_learner(server, &handler, last_zxid);
-    match read(rd, init).await? {
-        Packet::Ack { zxid } if zxid == Zxid::new(epoch, 0) => {}
-        other @ (Packet::FollowerInfo { .. }
-        | Packet::LeaderInfo { .. }
-        | Packet::AckEpoch { .. }
-        | Packet::Diff { .. }
-        | Packet::Trunc { .. }
-        | Packet::Snap { .. }
-        | Packet::Proposal { .. }
-        | Packet::Commit { .. }
-        | Packet::NewLeader { .. }
-        | Packet::UpToDate
-        | Packet::Ack { .. }
-        | Packet::Ping) => return Err(format!("expected the NEWLEADER ACK, got {}", other.kind())),
+    let packet = read(rd, init).await?;
+    if !matches!(packet, Packet::Ack { zxid } if zxid == Zxid::new(epoch, 0)) {
+        return Err(format!("expected the NEWLEADER ACK, got {}", packet.kind()));
     }
     core.newleader_acks.borrow_mut().insert(sid);
     core.bump();

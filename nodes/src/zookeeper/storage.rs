@@ -1,5 +1,5 @@
 //! What a server keeps on its disk: the txn log (appended, durable only once
-//! fsynced), the latest snapshot of the data tree, and the two epoch files. A
+//! fsynced), the retained snapshots of the data tree, and the two epoch files. A
 //! restart rebuilds the tree from the snapshot plus the durable log, nothing else.
 
 use super::tree::{DataTree, Txn, ZkError};
