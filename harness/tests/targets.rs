@@ -68,3 +68,74 @@ fn a_target_of_another_model_or_a_malformed_one_is_a_located_error() {
         "{text}"
     );
 }
+
+/// The openraft builds (`openraft/build`; scripts/test runs it first). A test
+/// that needs them fails without them, naming the command: it never skips.
+fn openraft_builds() -> std::path::PathBuf {
+    let root = common::workspace();
+    for build in ["alpha24", "alpha25"] {
+        let binary = root.join(format!("target/release/faultline-openraft-{build}"));
+        assert!(
+            binary.exists(),
+            "{} is missing: run `openraft/build` (scripts/test does)",
+            binary.display()
+        );
+    }
+    root.join("faultline-targets.yaml")
+}
+
+#[test]
+fn a_run_on_a_target_build_shrinks_from_faultline_and_the_scenario_keeps_its_target() {
+    let manifest = openraft_builds();
+    let root = common::workspace();
+    let dir = common::temp_dir("targets", "shrink");
+    let faultline = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_faultline"))
+            .args(args)
+            .current_dir(&root)
+            .env("FAULTLINE_TARGETS", &manifest)
+            .output()
+            .unwrap()
+    };
+    let reports = dir.join("reports");
+    let out = faultline(&[
+        "run",
+        "scenarios/openraft/openraft-1805-transfer-to-learner.yaml",
+        "--variant",
+        "buggy",
+        "--report-dir",
+        reports.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let report = reports.join("openraft-1805-transfer-to-learner/buggy/seed-1/report.json");
+    let shrunk = dir.join("shrunk.yaml");
+    let out = faultline(&[
+        "shrink",
+        report.to_str().unwrap(),
+        "-o",
+        shrunk.to_str().unwrap(),
+        "--budget",
+        "40",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let text = std::fs::read_to_string(&shrunk).unwrap();
+    // The variant keeps its build and the expectation its run had.
+    assert!(
+        text.contains(r#"buggy: {expect: [crashed], target: "openraft@0.10.0-alpha.24"}"#),
+        "{text}"
+    );
+    let kept = text.matches("\n  - client:").count() + text.matches("\n  - failpoint:").count();
+    let original = stderr
+        .split(" action(s) on its trail")
+        .next()
+        .and_then(|s| s.rsplit(' ').next())
+        .and_then(|n| n.parse::<usize>().ok())
+        .unwrap();
+    assert!(kept < original, "kept {kept} of {original}: {text}");
+    // And it runs, on that build, ending as the original did.
+    let out = faultline(&["run", shrunk.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("crashed (expected crashed)"), "{stdout}");
+}

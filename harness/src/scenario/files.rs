@@ -106,6 +106,16 @@ fn walk(
     Ok(())
 }
 
+/// Validate a scenario's text as [`load`] validates a file's: a scenario whose
+/// model is not in this process and whose variants name targets loads for
+/// dispatch to their builds (`remote.rs`).
+pub fn load_text(file: &str, text: &str) -> Result<Scenario, LoadError> {
+    match super::remote::load(file, text) {
+        Some(elsewhere) => elsewhere,
+        None => load_str(file, text),
+    }
+}
+
 /// Read and validate one scenario file.
 pub fn load(path: &Path) -> Result<Scenario, LoadError> {
     load_with_source(path).map_err(|f| f.error)

@@ -9,7 +9,7 @@ pub mod raw;
 mod remote;
 mod validate;
 
-pub use files::{load, load_all, scenario_files, LoadFailure, LoadFailures};
+pub use files::{load, load_all, load_text, scenario_files, LoadFailure, LoadFailures};
 pub use remote::runs_elsewhere;
 pub use validate::{
     expand_template, load_str, LoadError, EXPANDED_STEPS_MAX, FILE_BYTES_MAX, NODES_MAX,
