@@ -379,15 +379,13 @@ pub fn shrink(options: &ShrinkOptions) -> Result<ShrinkSummary, Error> {
         all.len(),
         options.budget
     ));
-    let out_name = options
-        .out
-        .as_ref()
-        .map(|p| p.display().to_string())
-        .unwrap_or_else(|| "shrunk.yaml".into());
-    // One candidate's run, or why it did not run.
+    // One candidate's run, or why it did not run. A candidate loads under the
+    // original's path, wherever the shrunk file goes: targets are found from the
+    // scenario's directory (faultline-targets.yaml), and the candidate's builds
+    // are the original's.
     let attempt = |subset: &[Timed]| -> Result<RunResult, String> {
         let candidate = template.render(subset, "candidate");
-        let s = scenario::load_text(&out_name, &candidate).map_err(|e| e.to_string())?;
+        let s = scenario::load_text(&original.file, &candidate).map_err(|e| e.to_string())?;
         Ok(runner::run(&s, &s.variants[0], original.seed))
     };
     let mut try_subset = |subset: &[Timed]| attempt(subset).is_ok_and(|r| target.met_by(&r));
