@@ -1,8 +1,13 @@
 # faultline recipes. `just --list` shows them.
 
-# Run every bundled scenario (the main job).
+# Run every bundled scenario (the main job), building faultline and the
+# openraft targets first when they are missing or stale.
 run:
-    cargo run --release -p faultline -- run scenarios/ --report-dir reports/
+    scripts/scenarios --report-dir reports/
+
+# Build the openraft targets (one binary per release, in target/release).
+build-targets:
+    openraft/build
 
 # Run the test suite (installs Chromium and Python's jsonschema when missing).
 test *args:
@@ -56,6 +61,13 @@ hunt seeds="1..1000":
     cargo run --release -p faultline -- hunt --seeds {{seeds}} --guided-trials 5 \
         --key HDDS-17603 --key HDDS-10798 --key HDDS-17670 --key HDDS-17062 --key ZOOKEEPER-4541 \
         --must-find all --finds target/hunt-finds --out docs/exploration.md
+
+# openraft #1802 rediscovered (docs/exploration.md, its own section): the chaos
+# scenario on the alpha.24 build against the alpha.25 build over SEEDS.
+hunt-openraft seeds="1..1000":
+    openraft/build
+    cargo run --release -p faultline -- hunt scenarios/openraft/ --seeds {{seeds}} \
+        --key 'openraft#1802' --must-find all --out docs/exploration.md --section openraft
 
 # From a model checker's trail to a reproduced bug (docs/trail-import.md): Quint
 # finds each spec's counterexample (buggy) and none (fixed), faultline imports the

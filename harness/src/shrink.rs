@@ -145,8 +145,19 @@ impl Template {
         for (key, mode) in &run_bugs.0 {
             bugs.insert(key.clone(), serde_json::to_value(mode).expect("serializes"));
         }
-        let outcomes: Vec<&str> = variant.expect.outcomes.iter().map(|o| o.name()).collect();
+        // A variant that runs on a build elsewhere is validated there, so this
+        // process knows its expectation only from the run.
+        let expected = if variant.expect.outcomes.is_empty() {
+            &result.expected
+        } else {
+            &variant.expect.outcomes
+        };
+        let outcomes: Vec<&str> = expected.iter().map(|o| o.name()).collect();
         let mut body = json!({ "expect": outcomes });
+        // A variant that runs on a build of a real system keeps its build.
+        if let Some(target) = &variant.target {
+            body["target"] = json!(target);
+        }
         if !bugs.is_empty() {
             body["bugs"] = serde_json::Value::Object(bugs);
         }
@@ -346,7 +357,7 @@ pub fn shrink(options: &ShrinkOptions) -> Result<ShrinkSummary, Error> {
             crate::text::printable(&original.file)
         ))
     })?;
-    let scenario = scenario::load_str(&original.file, &text)
+    let scenario = scenario::load_text(&original.file, &text)
         .map_err(|e| Error::Input(format!("the report's scenario no longer loads:\n{e}")))?;
     let tree =
         yaml::parse(&text, &yaml::Limits::default()).map_err(|e| Error::Input(e.to_string()))?;
@@ -368,24 +379,33 @@ pub fn shrink(options: &ShrinkOptions) -> Result<ShrinkSummary, Error> {
         all.len(),
         options.budget
     ));
-    let out_name = options
-        .out
-        .as_ref()
-        .map(|p| p.display().to_string())
-        .unwrap_or_else(|| "shrunk.yaml".into());
-    let mut try_subset = |subset: &[Timed]| -> bool {
+    // One candidate's run, or why it did not run. A candidate loads under the
+    // original's path, wherever the shrunk file goes: targets are found from the
+    // scenario's directory (faultline-targets.yaml), and the candidate's builds
+    // are the original's.
+    let attempt = |subset: &[Timed]| -> Result<RunResult, String> {
         let candidate = template.render(subset, "candidate");
-        match scenario::load_str(&out_name, &candidate) {
-            Ok(s) => {
-                let variant = &s.variants[0];
-                target.met_by(&runner::run(&s, variant, original.seed))
-            }
-            Err(_) => false,
-        }
+        let s = scenario::load_text(&original.file, &candidate).map_err(|e| e.to_string())?;
+        Ok(runner::run(&s, &s.variants[0], original.seed))
     };
-    if !try_subset(&all) {
+    let mut try_subset = |subset: &[Timed]| attempt(subset).is_ok_and(|r| target.met_by(&r));
+    let replayed = match attempt(&all) {
+        Ok(run) if target.met_by(&run) => None,
+        Ok(run) => Some(format!(
+            "it ended {}{}",
+            run.outcome,
+            run.findings
+                .first()
+                .map(|f| format!(" ({}: {})", f.checker, f.message))
+                .unwrap_or_default()
+        )),
+        Err(e) => Some(format!(
+            "it does not load (a harness defect: please report it):\n{e}"
+        )),
+    };
+    if let Some(why) = replayed {
         return Err(Error::Input(format!(
-            "replaying the trail's {} action(s) as a scenario does not end {} ({}): the run cannot be shrunk this way",
+            "replaying the trail's {} action(s) as a scenario does not end {} ({}): the run cannot be shrunk this way; {why}",
             all.len(),
             target.outcome,
             target.checker

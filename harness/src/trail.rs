@@ -494,7 +494,9 @@ impl fmt::Display for HealStep {
 pub enum WorkloadMark {
     Started {
         source: String,
-        /// `None`: a client per op (ops never wait for each other).
+        /// `None`: a client per op (ops never wait for each other); absent in
+        /// JSON, as the report schema says.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         clients: Option<u64>,
         every_ms: u64,
     },

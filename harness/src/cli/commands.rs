@@ -150,7 +150,7 @@ pub fn validate(paths: &[PathBuf], verbosity: Verbosity) -> u8 {
 }
 
 pub fn list(scenarios_dir: Option<&Path>) -> u8 {
-    for model in nodes::registry::models() {
+    for model in crate::models::all() {
         let info = model.info();
         println!("model {}: {}", info.name, info.summary);
         let roles: Vec<String> = info

@@ -15,12 +15,27 @@ pub struct HuntArgs {
     pub no_fixed: bool,
     pub must_find: Vec<String>,
     pub out: Option<PathBuf>,
+    pub section: Option<String>,
     pub json: bool,
     pub guided_trials: usize,
     pub finds: Option<PathBuf>,
 }
 
 pub fn hunt(args: HuntArgs) -> u8 {
+    if let Some(name) = &args.section {
+        if args.out.is_none() {
+            term::error("--section names a section of --out: give --out too");
+            return exit::BAD_INPUT;
+        }
+        let plain = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_';
+        if name.is_empty() || !name.chars().all(plain) {
+            term::error(format!(
+                "--section `{}`: a section name is letters, digits, `-` and `_`",
+                printable(name)
+            ));
+            return exit::BAD_INPUT;
+        }
+    }
     let seeds = match crate::sweep::parse_seeds(&args.seeds) {
         Ok(s) => s,
         Err(message) => {
@@ -121,7 +136,14 @@ pub fn hunt(args: HuntArgs) -> u8 {
                 return exit::BAD_INPUT;
             }
         };
-        if let Some(at) = old.find(crate::hunt::NOTES_MARKER) {
+        if let Some(name) = &args.section {
+            // One section of the file: its title one level down, the rest kept.
+            let body = match text.split_once('\n') {
+                Some((_, rest)) => format!("## Exploration: {name}\n{rest}"),
+                None => text.clone(),
+            };
+            text = crate::hunt::render::splice_section(&old, name, &body);
+        } else if let Some(at) = old.find(crate::hunt::NOTES_MARKER) {
             text.push('\n');
             text.push_str(&old[at..]);
         } else {

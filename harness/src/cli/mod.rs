@@ -4,6 +4,7 @@
 //! picks a code.
 
 mod batch;
+mod child;
 mod commands;
 pub mod exit;
 mod hunt;
@@ -11,8 +12,11 @@ mod manual;
 mod term;
 
 use clap::{Parser, Subcommand, ValueEnum};
+use nodes::api::Model;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use tracing_subscriber::fmt::format::Writer;
+use tracing_subscriber::fmt::time::FormatTime;
 
 pub use exit::BAD_INPUT as EXIT_BAD_INPUT;
 pub use term::Verbosity;
@@ -243,6 +247,10 @@ pub enum Command {
         /// Also write the table here (e.g. docs/exploration.md).
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Write only this section of --out (its own markers; the rest of the
+        /// file is kept), e.g. one model's keys beside the full table.
+        #[arg(long, value_name = "NAME")]
+        section: Option<String>,
         /// Print the table as one JSON object.
         #[arg(long)]
         json: bool,
@@ -272,6 +280,13 @@ pub enum Command {
         /// Where to write it (default: the JSON's path with `.html`).
         #[arg(short, long)]
         output: Option<PathBuf>,
+    },
+    /// Internal: validate or run a scenario for a parent faultline process, which
+    /// sends its text on stdin (runner::child).
+    #[command(hide = true, name = "__child")]
+    Child {
+        #[command(subcommand)]
+        what: child::ChildCommand,
     },
 }
 
@@ -368,6 +383,7 @@ pub fn main_with(cli: Cli) -> ExitCode {
             out,
         }),
         Command::Report { report, output } => commands::render_report(&report, output.as_deref()),
+        Command::Child { what } => child::serve(what),
         Command::History {
             report,
             edn,
@@ -391,6 +407,7 @@ pub fn main_with(cli: Cli) -> ExitCode {
             no_fixed,
             must_find,
             out,
+            section,
             json,
             guided_trials,
             finds,
@@ -403,6 +420,7 @@ pub fn main_with(cli: Cli) -> ExitCode {
             no_fixed,
             must_find,
             out,
+            section,
             json,
             guided_trials,
             finds,
@@ -411,4 +429,58 @@ pub fn main_with(cli: Cli) -> ExitCode {
         Command::Man { out_dir } => manual::man(out_dir.as_deref()),
     };
     ExitCode::from(code)
+}
+
+/// Log lines carry simulated time, never the wall clock.
+struct SimTime;
+
+impl FormatTime for SimTime {
+    fn format_time(&self, w: &mut Writer<'_>) -> std::fmt::Result {
+        match crate::runner::sim_time() {
+            Some(t) => write!(w, "{:>10.3}s", t.as_secs_f64()),
+            None => write!(w, "{:>11}", "harness"),
+        }
+    }
+}
+
+/// The `faultline` command line with the built-in models.
+pub fn main() -> ExitCode {
+    main_with_models(&[])
+}
+
+/// The `faultline` command line (`run`, `validate`, `list`, `sweep`, `shrink`,
+/// `replay`, `report`, ...) with `models` added to the built-in ones. A crate
+/// that implements the node API for its own service calls this from its `main`.
+pub fn main_with_models(models: &[&'static (dyn Model + Sync)]) -> ExitCode {
+    // Like other Unix tools, end quietly when the reader of stdout goes away
+    // (`faultline list | head`) instead of panicking on a broken pipe.
+    // SAFETY: setting a signal disposition to its default before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+    tracing_subscriber::fmt()
+        .with_timer(SimTime)
+        .with_ansi(false)
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
+        )
+        .init();
+    if let Err(message) = crate::models::register(models) {
+        eprintln!("error: {message}");
+        return ExitCode::from(exit::BAD_INPUT);
+    }
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            // Help and --version are successes; everything else is a usage error (2).
+            return if e.use_stderr() {
+                ExitCode::from(exit::BAD_INPUT)
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
+    main_with(cli)
 }

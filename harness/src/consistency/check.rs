@@ -4,7 +4,7 @@
 use super::partition::groups;
 use super::report::{GroupReport, Report, Witness, WitnessOp};
 use super::search::{linearize, Found, Meter, MEMO_MAX_BYTES};
-use super::spec::{Entry, Spec};
+use super::spec::{Decided, Entry, Spec};
 use super::witness::shrink;
 use crate::check::Verdict;
 use crate::history::History;
@@ -151,6 +151,51 @@ pub fn check<S: Spec>(mut spec: S, history: &History, budget: &Budget) -> Report
     let checked = pending.len();
     let mut meter = Meter::new(budget.steps);
     let mut first_violation = None;
+    // Groups the model decides without the search (one step per op), the rest
+    // searched below.
+    let mut searched = Vec::new();
+    for (name, entries, spent) in pending {
+        let cost = entries.len() as u64;
+        if meter.left < cost {
+            searched.push((name, entries, spent));
+            continue;
+        }
+        let Some(decided) = spec.decide(&entries) else {
+            searched.push((name, entries, spent));
+            continue;
+        };
+        meter.left -= cost;
+        meter.used += cost;
+        match decided {
+            Decided::Linearizable => report.groups_passed += 1,
+            Decided::Violation(ops) => {
+                let few: Vec<Entry<S::Op>> = ops.iter().map(|&i| entries[i].clone()).collect();
+                // The few ops must fail on their own: the search confirms it, and
+                // the witness shrinks them.
+                let mut confirm =
+                    Meter::with_memo(budget.shrink_steps.max(FIRST_CAP), budget.memo_max_bytes);
+                let found = linearize(&spec, &few, &mut confirm);
+                meter.left = meter.left.saturating_sub(confirm.used);
+                meter.used += confirm.used;
+                if matches!(found, Found::Violation { .. }) {
+                    report.groups.push(GroupReport {
+                        key: name.clone(),
+                        ops: entries.len(),
+                        verdict: Verdict::Fail,
+                        steps: spent + cost + confirm.used,
+                    });
+                    first_violation.get_or_insert((name, few));
+                } else {
+                    debug_assert!(
+                        false,
+                        "`{name}`: the decided violation {ops:?} is {found:?}"
+                    );
+                    searched.push((name, entries, spent + cost + confirm.used));
+                }
+            }
+        }
+    }
+    let mut pending = searched;
     // Groups whose memo filled up: they stay undecided.
     let mut memo_full: Vec<Pending<S::Op>> = Vec::new();
     let mut cap = FIRST_CAP;

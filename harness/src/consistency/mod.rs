@@ -25,6 +25,7 @@ pub mod search;
 pub mod spec;
 pub mod texts;
 pub mod witness;
+pub mod zones;
 pub mod zookeeper;
 
 pub use check::{check, Budget};
@@ -35,3 +36,6 @@ mod tests;
 
 #[cfg(test)]
 mod zookeeper_tests;
+
+#[cfg(test)]
+mod zones_tests;

@@ -2,8 +2,9 @@
 //! `delete`, `cas` and `append` (text concatenation, as raftkv and Porcupine's kv
 //! store do it). Linearizable.
 
-use super::spec::{Entry, Scope, Spec, Values};
+use super::spec::{Decided, Entry, Scope, Spec, Values};
 use super::texts::Texts;
+use super::zones::{self, Timed, ZoneOp, Zones};
 use crate::history::{text, Op};
 use serde_json::Value;
 
@@ -282,6 +283,46 @@ impl Spec for Register {
             .zip(keep)
             .filter_map(|(e, k)| k.then_some(e))
             .collect()
+    }
+
+    fn decide(&self, entries: &[Entry<RegisterOp>]) -> Option<Decided> {
+        // Absent is a value of its own here: no op writes it without `delete`.
+        let absent = u32::try_from(self.values.len()).ok()?;
+        let initial = match self.initial {
+            RegisterState::Absent => absent,
+            RegisterState::Value(v) => v,
+            RegisterState::Text(_) => return None,
+        };
+        // The zones' ops, and the entry each one is.
+        let mut timed = Vec::with_capacity(entries.len());
+        let mut position = Vec::with_capacity(entries.len());
+        for (i, e) in entries.iter().enumerate() {
+            let op = match &e.op {
+                RegisterOp::Write(v) => ZoneOp::Write(*v),
+                RegisterOp::Read(_) if !e.determinate() => continue,
+                RegisterOp::Read(ReadValue::Value(v)) => ZoneOp::Read(*v),
+                RegisterOp::Read(ReadValue::Absent) => ZoneOp::Read(absent),
+                // A nil read of Knossos's kind, and ops that change state in ways
+                // the zones do not model: the search decides.
+                RegisterOp::Read(ReadValue::Any)
+                | RegisterOp::Delete { .. }
+                | RegisterOp::Cas { .. }
+                | RegisterOp::Append(_) => return None,
+            };
+            timed.push(Timed {
+                op,
+                call: e.call,
+                ret: e.ret,
+            });
+            position.push(i);
+        }
+        match zones::decide(&timed, Some(initial)) {
+            Zones::Linearizable => Some(Decided::Linearizable),
+            Zones::Violation(ops) => Some(Decided::Violation(
+                ops.into_iter().map(|k| position[k]).collect(),
+            )),
+            Zones::NotUnique => None,
+        }
     }
 
     fn shrink_rank(&self, op: &RegisterOp) -> u8 {

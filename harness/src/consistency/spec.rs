@@ -91,6 +91,14 @@ impl Values {
     }
 }
 
+/// A group decided without the search ([`Spec::decide`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Decided {
+    Linearizable,
+    /// Positions of entries that cannot be linearized together.
+    Violation(Vec<usize>),
+}
+
 pub trait Spec {
     type State: Clone + Eq + Hash + Debug;
     type Op: Clone + Debug;
@@ -119,6 +127,15 @@ pub trait Spec {
     /// have seen) and annotate what the steps need. Run again after the witness
     /// search weakens ops, so it must not depend on having run before.
     fn prepare(&self, entries: Vec<Entry<Self::Op>>) -> Vec<Entry<Self::Op>>;
+
+    /// Decide one prepared group without the search, where this model knows a
+    /// faster procedure for it (a register whose writes all differ: `zones.rs`).
+    /// `None` leaves the group to the search. A violation names the entries
+    /// (positions in `entries`) that cannot be linearized together, for the
+    /// witness; the checker confirms it with the search.
+    fn decide(&self, _entries: &[Entry<Self::Op>]) -> Option<Decided> {
+        None
+    }
 
     /// The order in which the witness search tries to weaken ops, lowest first:
     /// reads (0), then ops that observe and change (a delete, a cas: 1), then

@@ -68,7 +68,13 @@ pub fn compare(
 ) -> Result<Vec<KeyCompare>, String> {
     let mut out: Vec<KeyCompare> = Vec::new();
     let mut work = Vec::new();
-    for arm in hunt.arms.iter().filter(|a| a.key.is_some()) {
+    // A key switched by build has no bug mode a derived schedule could turn off
+    // for the differential re-run: guided search runs on mode-switched keys only.
+    for arm in hunt
+        .arms
+        .iter()
+        .filter(|a| a.key.is_some() && a.build.is_none())
+    {
         let key = arm.key.clone().expect("filtered");
         let k = out.len();
         let mut row = Vec::new();

@@ -578,6 +578,7 @@ fn fixed_rerun(setup: &Setup, seed: u64, text: Option<&str>) -> bool {
     let fixed = Variant {
         name: v.name.clone(),
         loc: v.loc,
+        target: v.target.clone(),
         bugs,
         params: v.params.clone(),
         expect: v.expect.clone(),

@@ -94,10 +94,10 @@ pub fn hunt(options: &HuntOptions) -> Result<Hunt, String> {
     for key in &options.keys {
         let known = scenarios
             .iter()
-            .any(|s| s.model.info().bugs.iter().any(|b| b.key == key));
+            .any(|s| plan::keys(s).iter().any(|k| k == key));
         if !known {
             return Err(format!(
-                "no hunted scenario's model declares bug key `{key}`"
+                "no hunted scenario's model (or build, in the targets manifest) declares bug key `{key}`"
             ));
         }
     }

@@ -4,9 +4,17 @@
 //! The differential design is what makes a find attributable: a failure that
 //! appears only when one key is buggy was caused by that key's code, and the
 //! all-fixed variant must stay at zero failures over the same (or more) seeds.
+//!
+//! A scenario whose variants pick builds of a real system (`target:`) cannot
+//! switch a bug on: the bug is in the release. Its keys are those the targets
+//! manifest declares for the builds its variants run (`bugs:` per target); a
+//! key's arm is the scenario's own variant on a release with that key `buggy`,
+//! and the control its variant on a release with every such key `fixed`.
 
 use crate::scenario::{Scenario, Variant};
 use nodes::api::{BugMode, BugSet};
+use std::collections::BTreeSet;
+use std::path::Path;
 
 /// Which side of the differential a hunted variant is.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -34,34 +42,101 @@ impl Arm {
     }
 }
 
+/// Whether the scenario's variants pick builds: its bugs are switched by build.
+pub fn by_build(scenario: &Scenario) -> bool {
+    scenario.variants.iter().any(|v| v.target.is_some())
+}
+
+/// The bug modes of the release a variant runs, as the targets manifest
+/// declares them (empty when it declares none, or the variant names no target).
+pub fn build_bugs(scenario: &Scenario, variant: &Variant) -> BugSet {
+    variant
+        .target
+        .as_deref()
+        .and_then(|t| crate::targets::locate(Path::new(&scenario.file), t).ok())
+        .map(|b| b.bugs)
+        .unwrap_or_default()
+}
+
+/// Per variant, in file order, the bug modes its run has: the build's for a
+/// scenario that picks builds, else the variant's own.
+fn variant_bugs(scenario: &Scenario) -> Vec<(&Variant, BugSet)> {
+    let builds = by_build(scenario);
+    scenario
+        .variants
+        .iter()
+        .map(|v| {
+            let bugs = if builds {
+                build_bugs(scenario, v)
+            } else {
+                v.bugs.clone()
+            };
+            (v, bugs)
+        })
+        .collect()
+}
+
+/// The bug keys a hunt can switch in this scenario: its model's, or for a
+/// scenario that picks builds, the keys some build of it has `buggy`.
+pub fn keys(scenario: &Scenario) -> Vec<String> {
+    if !by_build(scenario) {
+        return scenario
+            .model
+            .info()
+            .bugs
+            .iter()
+            .map(|b| b.key.to_string())
+            .collect();
+    }
+    let keys: BTreeSet<String> = variant_bugs(scenario)
+        .into_iter()
+        .flat_map(|(_, bugs)| bugs.0.into_iter())
+        .filter(|(_, mode)| *mode == BugMode::Buggy)
+        .map(|(key, _)| key)
+        .collect();
+    keys.into_iter().collect()
+}
+
 /// The scenario's variant a hunt builds on: the first whose bugs are all fixed (a
-/// chaos scenario's nightly variant). Its params and expectations are kept.
+/// chaos scenario's nightly variant). Its params and expectations are kept. For
+/// a scenario that picks builds: the first variant on a release that has every
+/// hunted key `fixed` (a key it does not declare does not count as fixed).
 pub fn base_variant(scenario: &Scenario) -> Option<&Variant> {
+    if by_build(scenario) {
+        let keys = keys(scenario);
+        return variant_bugs(scenario)
+            .into_iter()
+            .find(|(_, bugs)| keys.iter().all(|k| bugs.0.get(k) == Some(&BugMode::Fixed)))
+            .map(|(v, _)| v);
+    }
     scenario
         .variants
         .iter()
         .find(|v| v.bugs.0.values().all(|m| *m == BugMode::Fixed))
 }
 
-/// Whether a scenario takes part in a hunt: it has a chaos section, a variant
-/// with every bug fixed, and its model declares at least one bug key.
-pub fn huntable(scenario: &Scenario) -> bool {
+/// Whether the scenario has a chaos section. A scenario whose model runs in a
+/// target's binary is not parsed here beyond dispatch, so its text is asked.
+fn has_chaos(scenario: &Scenario) -> bool {
     scenario.chaos.is_some()
-        && base_variant(scenario).is_some()
-        && !scenario.model.info().bugs.is_empty()
+        || crate::yaml::parse(&scenario.source, &crate::yaml::Limits::default())
+            .ok()
+            .is_some_and(|root| root.get("chaos").is_some())
+}
+
+/// Whether a scenario takes part in a hunt: it has a chaos section, a variant
+/// with every bug fixed, and at least one bug key to switch.
+pub fn huntable(scenario: &Scenario) -> bool {
+    has_chaos(scenario) && base_variant(scenario).is_some() && !keys(scenario).is_empty()
 }
 
 /// The arms of one scenario: every bug key of its model (optionally only those
 /// in `only`), then the all-fixed control.
 pub fn arms(scenario: &Scenario, only: &[String]) -> Vec<Arm> {
-    let mut arms: Vec<Arm> = scenario
-        .model
-        .info()
-        .bugs
-        .iter()
-        .map(|b| b.key)
+    let mut arms: Vec<Arm> = keys(scenario)
+        .into_iter()
         .filter(|key| only.is_empty() || only.iter().any(|o| o == key))
-        .map(|key| Arm::Buggy(key.to_string()))
+        .map(Arm::Buggy)
         .collect();
     if !arms.is_empty() || only.is_empty() {
         arms.push(Arm::Fixed);
@@ -69,8 +144,33 @@ pub fn arms(scenario: &Scenario, only: &[String]) -> Vec<Arm> {
     arms
 }
 
-/// The variant one arm runs: the base variant with its bug modes replaced.
+/// For a scenario that picks builds: the variant one arm runs, unchanged (its
+/// build's binary finds it by name).
+fn build_variant<'a>(scenario: &'a Scenario, arm: &Arm) -> &'a Variant {
+    let chosen = match arm.key() {
+        Some(key) => variant_bugs(scenario)
+            .into_iter()
+            .find(|(_, bugs)| bugs.0.get(key) == Some(&BugMode::Buggy))
+            .map(|(v, _)| v),
+        None => base_variant(scenario),
+    };
+    chosen.expect("only keys some build has buggy are planned")
+}
+
+/// The variant one arm runs: the base variant with its bug modes replaced, or
+/// for a scenario that picks builds, its variant on the arm's build.
 pub fn variant(scenario: &Scenario, arm: &Arm) -> Variant {
+    if by_build(scenario) {
+        let v = build_variant(scenario, arm);
+        return Variant {
+            name: v.name.clone(),
+            loc: v.loc,
+            target: v.target.clone(),
+            bugs: v.bugs.clone(),
+            params: v.params.clone(),
+            expect: v.expect.clone(),
+        };
+    }
     let base = base_variant(scenario).expect("only huntable scenarios are planned");
     let mut bugs = BugSet::default();
     for bug in &scenario.model.info().bugs {
@@ -84,6 +184,7 @@ pub fn variant(scenario: &Scenario, arm: &Arm) -> Variant {
     Variant {
         name: arm.variant_name(),
         loc: base.loc,
+        target: base.target.clone(),
         bugs,
         params: base.params.clone(),
         expect: base.expect.clone(),
@@ -91,8 +192,12 @@ pub fn variant(scenario: &Scenario, arm: &Arm) -> Variant {
 }
 
 /// The command that replays one hunted run with the stock CLI: the base variant
-/// with the arm's bug switched on.
+/// with the arm's bug switched on, or the arm's build's variant as it is.
 pub fn replay_command(scenario: &Scenario, arm: &Arm, seed: u64) -> String {
+    if by_build(scenario) {
+        let v = build_variant(scenario, arm);
+        return crate::runner::replay_command(&scenario.file, &v.name, seed);
+    }
     let base = base_variant(scenario).expect("only huntable scenarios are planned");
     let plain = crate::runner::replay_command(&scenario.file, &base.name, seed);
     match arm.key() {

@@ -6,7 +6,11 @@ use super::stats::{ArmStats, Hunt};
 pub const NOTES_MARKER: &str = "<!-- notes: kept when hunt rewrites this file -->";
 
 fn key_label(arm: &ArmStats) -> String {
-    arm.key.clone().unwrap_or_else(|| "(all fixed)".to_string())
+    let key = arm.key.clone().unwrap_or_else(|| "(all fixed)".to_string());
+    match &arm.build {
+        Some(build) => format!("{key} (build {build})"),
+        None => key,
+    }
 }
 
 fn counts(map: &std::collections::BTreeMap<String, usize>) -> String {
@@ -17,6 +21,41 @@ fn counts(map: &std::collections::BTreeMap<String, usize>) -> String {
         .map(|(k, n)| format!("{k} {n}"))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// The lines around a section `hunt --out FILE --section NAME` writes.
+pub fn section_markers(name: &str) -> (String, String) {
+    (
+        format!("<!-- hunt section {name}: generated, rewritten by hunt --section {name} -->"),
+        format!("<!-- end of hunt section {name} -->"),
+    )
+}
+
+/// `doc` with the section `name` set to `body`: replaced where its markers are,
+/// else appended at the end. Everything else in `doc` is kept as it is, so a
+/// hunt of one model's keys does not drop the other keys' table; a full rewrite
+/// keeps what is below [`NOTES_MARKER`], where an appended section lands.
+pub fn splice_section(doc: &str, name: &str, body: &str) -> String {
+    let (start, end) = section_markers(name);
+    let block = format!("{start}\n{body}{end}\n");
+    if let Some(at) = doc.find(&start) {
+        if let Some(len) = doc[at..].find(&end) {
+            let after = at + len + end.len();
+            let after = after + usize::from(doc[after..].starts_with('\n'));
+            return format!("{}{block}{}", &doc[..at], &doc[after..]);
+        }
+    }
+    let mut out = doc.to_string();
+    if !out.is_empty() && !out.ends_with('\n') {
+        out.push('\n');
+    }
+    if !out.contains(NOTES_MARKER) {
+        out.push_str(NOTES_MARKER);
+        out.push('\n');
+    }
+    out.push('\n');
+    out.push_str(&block);
+    out
 }
 
 /// One line per arm, for the terminal.
@@ -58,6 +97,13 @@ pub fn markdown(hunt: &Hunt, command: &str, machine: &str) -> String {
          appears only with one key buggy was caused by that key's code; the control must stay \
          at zero.\n\n",
     );
+    if hunt.arms.iter().any(|a| a.build.is_some()) {
+        md.push_str(
+            "A scenario whose variants pick builds of a real system (`target:`) switches a key by \
+             build: the key's arm is its variant on a release the targets manifest declares the key \
+             `buggy` in, the control its variant on a release with every such key `fixed`.\n\n",
+        );
+    }
     md.push_str("| model | scenario | bug key | seeds | failed | rate | first failing seed | outcomes | checkers |\n");
     md.push_str("|---|---|---|---:|---:|---:|---:|---|---|\n");
     for arm in &hunt.arms {
@@ -91,4 +137,32 @@ pub fn markdown(hunt: &Hunt, command: &str, machine: &str) -> String {
         }
     }
     md
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_section_is_appended_once_then_replaced_in_place() {
+        let doc = format!("# Table\n\n| a |\n\n{NOTES_MARKER}\n\nnotes\n");
+        let once = splice_section(&doc, "openraft", "## openraft\n\nfirst\n");
+        assert!(once.starts_with(&doc), "everything before is kept: {once}");
+        assert!(once.contains("first"));
+        let twice = splice_section(&once, "openraft", "## openraft\n\nsecond\n");
+        assert!(!twice.contains("first"), "{twice}");
+        assert_eq!(twice.matches("second").count(), 1);
+        assert!(twice.starts_with(&doc));
+        assert_eq!(twice.matches(NOTES_MARKER).count(), 1);
+        let (start, end) = section_markers("openraft");
+        assert_eq!(twice.matches(&start).count(), 1);
+        assert_eq!(twice.matches(&end).count(), 1);
+    }
+
+    #[test]
+    fn a_section_in_a_new_file_gets_the_notes_marker_above_it() {
+        let out = splice_section("", "x", "body\n");
+        let marker = out.find(NOTES_MARKER).expect("marker");
+        assert!(marker < out.find("body").expect("body"), "{out}");
+    }
 }

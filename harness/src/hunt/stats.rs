@@ -17,6 +17,10 @@ pub struct ArmStats {
     pub model: String,
     /// The bug key switched on; `None` for the all-fixed control.
     pub key: Option<String>,
+    /// The build the arm runs (`openraft@0.10.0-alpha.24`) when the scenario
+    /// switches bugs by build; `None` when by bug mode.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub build: Option<String>,
     pub seed_first: u64,
     pub seed_last: u64,
     pub runs: usize,
@@ -113,6 +117,11 @@ impl Hunt {
                     file: scenario.file.clone(),
                     model: scenario.model.info().name.to_string(),
                     key: arm.key().map(str::to_string),
+                    build: if super::plan::by_build(scenario) {
+                        super::plan::variant(scenario, arm).target
+                    } else {
+                        None
+                    },
                     seed_first: *seeds.start(),
                     seed_last: *seeds.end(),
                     runs: 0,

@@ -13,6 +13,7 @@
 
 mod actions;
 mod chaos;
+pub mod child;
 mod client;
 mod cluster;
 mod conditions;
@@ -70,8 +71,17 @@ fn set_sim_now(now: Option<Duration>) {
     SIM_NOW.with(|t| t.set(now));
 }
 
-/// Run one variant of a scenario with one seed.
+/// Run one variant of a scenario with one seed: here, or in the process its
+/// target or its model asks for (`child`).
 pub fn run(scenario: &Scenario, variant: &Variant, seed: u64) -> RunResult {
+    match child::placement(scenario, variant) {
+        Ok(None) => run_here(scenario, variant, seed),
+        Ok(Some(binary)) => child::run(&binary, scenario, variant, seed),
+        Err(message) => child::not_placed(scenario, variant, seed, message),
+    }
+}
+
+fn run_here(scenario: &Scenario, variant: &Variant, seed: u64) -> RunResult {
     #[allow(
         clippy::disallowed_methods,
         reason = "wall-clock ok: the run's wall time, reported, never in the trail"

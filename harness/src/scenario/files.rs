@@ -106,6 +106,16 @@ fn walk(
     Ok(())
 }
 
+/// Validate a scenario's text as [`load`] validates a file's: a scenario whose
+/// model is not in this process and whose variants name targets loads for
+/// dispatch to their builds (`remote.rs`).
+pub fn load_text(file: &str, text: &str) -> Result<Scenario, LoadError> {
+    match super::remote::load(file, text) {
+        Some(elsewhere) => elsewhere,
+        None => load_str(file, text),
+    }
+}
+
 /// Read and validate one scenario file.
 pub fn load(path: &Path) -> Result<Scenario, LoadError> {
     load_with_source(path).map_err(|f| f.error)
@@ -139,6 +149,9 @@ fn load_with_source(path: &Path) -> Result<Scenario, LoadFailure> {
     };
     let text = String::from_utf8(bytes)
         .map_err(|e| failure(invalid(&file, format!("file is not UTF-8 ({e})")), None))?;
+    if let Some(elsewhere) = super::remote::load(&file, &text) {
+        return elsewhere.map_err(|error| failure(error, Some(text)));
+    }
     match load_str(&file, &text) {
         Ok(scenario) => Ok(scenario),
         Err(error) => Err(failure(error, Some(text))),
@@ -166,7 +179,14 @@ pub fn load_all(paths: &[PathBuf]) -> Result<Vec<Scenario>, LoadFailures> {
     let mut failures = Vec::new();
     for file in files {
         match load_with_source(&file) {
-            Ok(s) => scenarios.push(s),
+            Ok(s) => match check_variants(&s) {
+                Ok(()) => scenarios.push(s),
+                Err(diagnostics) => failures.push(LoadFailure {
+                    file: s.file.clone(),
+                    error: LoadError::Invalid(diagnostics),
+                    source: Some(s.source.to_string()),
+                }),
+            },
             Err(failure) => failures.push(failure),
         }
     }
@@ -214,4 +234,24 @@ fn name_collisions(scenarios: &[Scenario]) -> Vec<LoadFailure> {
         }
     }
     failures
+}
+
+/// Every variant of a scenario can run: each target it names is provided here
+/// or built. One diagnostic per variant that cannot, located at the variant.
+fn check_variants(scenario: &Scenario) -> Result<(), Diagnostics> {
+    let mut diagnostics = Diagnostics::default();
+    for v in &scenario.variants {
+        if let Err(m) = crate::targets::elsewhere(&scenario.file, v.target.as_deref()) {
+            diagnostics.push(Diagnostic::new(
+                &scenario.file,
+                v.loc,
+                format!("variant `{}`: {m}", v.name),
+            ));
+        }
+    }
+    if diagnostics.is_empty() {
+        Ok(())
+    } else {
+        Err(diagnostics)
+    }
 }

@@ -6,9 +6,11 @@
 
 mod files;
 pub mod raw;
+mod remote;
 mod validate;
 
-pub use files::{load, load_all, scenario_files, LoadFailure, LoadFailures};
+pub use files::{load, load_all, load_text, scenario_files, LoadFailure, LoadFailures};
+pub use remote::runs_elsewhere;
 pub use validate::{
     expand_template, load_str, LoadError, EXPANDED_STEPS_MAX, FILE_BYTES_MAX, NODES_MAX,
 };
@@ -34,6 +36,8 @@ pub struct Scenario {
     pub description: String,
     /// sha256 of the file's bytes.
     pub sha256: String,
+    /// The file's text: a run in another process loads exactly what this one did.
+    pub source: std::sync::Arc<str>,
     pub model: &'static dyn Model,
     pub nodes: Vec<NodeSpec>,
     pub settings: Settings,
@@ -102,6 +106,9 @@ pub struct Limits {
 pub struct Variant {
     pub name: String,
     pub loc: Loc,
+    /// The build this variant runs on (`openraft@0.10.0-alpha.24`), for models that
+    /// are builds of a real system; `None`: the model built into this process.
+    pub target: Option<String>,
     pub bugs: BugSet,
     /// Scenario params with this variant's params laid over them, validated by the model.
     pub params: serde_json::Value,

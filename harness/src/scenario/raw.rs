@@ -105,6 +105,8 @@ pub struct HealSpec {
 #[serde(deny_unknown_fields)]
 pub struct Variant {
     #[serde(default)]
+    pub target: Option<Spanned<String>>,
+    #[serde(default)]
     pub bugs: Option<serde::de::IgnoredAny>,
     #[serde(default)]
     pub params: Option<serde::de::IgnoredAny>,

@@ -229,6 +229,21 @@ pub trait Model {
     /// Evaluate one declared invariant over the final (or mid-run) cluster view.
     fn check(&self, invariant: &str, cluster: &ClusterView) -> Check;
 
+    /// The release of a real system this model runs, when it is a build of one
+    /// (`0.10.0-alpha.24`). A scenario's variant picks a build with
+    /// `target: NAME@RELEASE`; a process runs the variants whose target it has.
+    fn release(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// Whether every run needs a process of its own: the system under test keeps
+    /// process-global state that no run can reset (a thread-local RNG seeded from a
+    /// process-wide counter), so a second run in one process would not replay the
+    /// first. The harness then starts a child process per run.
+    fn one_run_per_process(&self) -> bool {
+        false
+    }
+
     /// The model's own sequential specification, for [`HistoryModel::Own`].
     fn sequential(&self) -> Option<&dyn Sequential> {
         None

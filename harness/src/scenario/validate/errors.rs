@@ -142,7 +142,7 @@ pub(super) fn serde_suggestion(message: &str) -> Option<String> {
     nearest(wrong, valid.iter().copied()).map(str::to_string)
 }
 
-pub(super) fn file_stem(file: &str) -> String {
+pub(in crate::scenario) fn file_stem(file: &str) -> String {
     Path::new(file)
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())

@@ -78,7 +78,7 @@ pub(super) fn read(e: &mut Errors, root: &Node) -> Option<Header> {
 impl Errors<'_> {
     fn model(&mut self, root: &Node) -> Option<&'static dyn Model> {
         let Some(node) = root.get("model") else {
-            let names = nodes::registry::names();
+            let names = crate::models::names();
             self.error_hint(
                 root.loc,
                 "scenario has no `model`",
@@ -93,10 +93,10 @@ impl Errors<'_> {
             );
             return None;
         };
-        match nodes::registry::find(name) {
+        match crate::models::find(name) {
             Some(model) => Some(model),
             None => {
-                self.unknown_name(node.loc, "model", name, nodes::registry::names());
+                self.unknown_name(node.loc, "model", name, crate::models::names());
                 None
             }
         }
@@ -401,6 +401,7 @@ impl Reader<'_, '_> {
                     variants.push(Variant {
                         name: "default".into(),
                         loc: root.loc,
+                        target: None,
                         bugs,
                         params: merged,
                         expect,
@@ -449,10 +450,13 @@ impl Reader<'_, '_> {
                 self.e
                     .error(key.loc, format!("variant `{name}` is given twice"));
             }
-            if let Err(e) = from_node::<raw::Variant>(body) {
-                self.e.yaml_error(e);
-                continue;
-            }
+            let target = match from_node::<raw::Variant>(body) {
+                Ok(raw) => raw.target.and_then(|t| self.target_build(&t)),
+                Err(e) => {
+                    self.e.yaml_error(e);
+                    continue;
+                }
+            };
             let bugs = self.bugs(body.get("bugs"));
             let own = self.e.params(body.get("params"), self.info, self.nodes);
             let merged = self.merge_params(params, &own, key.loc);
@@ -462,10 +466,33 @@ impl Reader<'_, '_> {
             out.push(Variant {
                 name: name.to_string(),
                 loc: key.loc,
+                target,
                 bugs,
                 params: merged,
                 expect,
             });
+        }
+    }
+
+    /// A variant's `target: NAME@RELEASE`: a build of this scenario's model.
+    fn target_build(&mut self, target: &Spanned<String>) -> Option<String> {
+        let model = self.info.name;
+        match crate::targets::parse(&target.value) {
+            Ok((name, _)) if name == model => Some(target.value.clone()),
+            Ok((name, _)) => {
+                self.e.error(
+                    target.loc,
+                    format!(
+                        "target `{}` is a build of `{name}`, but this scenario's model is `{model}`",
+                        target.value
+                    ),
+                );
+                None
+            }
+            Err(message) => {
+                self.e.error(target.loc, message);
+                None
+            }
         }
     }
 
@@ -557,7 +584,7 @@ pub(super) fn declared_variants(root: &Node) -> Vec<String> {
     }
 }
 
-pub(super) fn default_settings() -> Settings {
+pub(in crate::scenario) fn default_settings() -> Settings {
     Settings {
         seed: 1,
         tick: Duration::from_millis(1),

@@ -19,6 +19,9 @@ mod steps;
 mod templates;
 
 pub use templates::expand_template;
+// For scenarios whose model runs in a target's binary (remote.rs).
+pub(super) use errors::file_stem as stem_of_file;
+pub(super) use header::default_settings;
 
 use super::Scenario;
 use crate::diag::{Diagnostic, Diagnostics};
@@ -78,7 +81,7 @@ pub fn load_str(file: &str, text: &str) -> Result<Scenario, LoadError> {
         yaml::parse(text, &limits).map_err(|e| invalid(Diagnostic::new(file, e.loc, e.message)))?;
     let sha256 = hex(&Sha256::digest(text.as_bytes()));
     let mut e = Errors::new(file);
-    let scenario = read(&mut e, &root, sha256);
+    let scenario = read(&mut e, &root, sha256, text);
     match scenario {
         Some(s) if e.is_empty() => Ok(s),
         _ => {
@@ -91,7 +94,7 @@ pub fn load_str(file: &str, text: &str) -> Result<Scenario, LoadError> {
 }
 
 /// Both phases: the header, then the steps and chaos read against it.
-fn read(e: &mut Errors, root: &Node, sha256: String) -> Option<Scenario> {
+fn read(e: &mut Errors, root: &Node, sha256: String, text: &str) -> Option<Scenario> {
     let header = header::read(e, root)?;
     let mut reader = Reader::new(
         e,
@@ -152,6 +155,7 @@ fn read(e: &mut Errors, root: &Node, sha256: String) -> Option<Scenario> {
         name_loc,
         description,
         sha256,
+        source: text.into(),
         model: header.model,
         nodes: header.nodes,
         settings: header.settings,

@@ -1,0 +1,81 @@
+//! The child's side of a run in another process (`runner::child` is the
+//! parent's): `__child validate NAME` and `__child run NAME --variant V --seed S`,
+//! the scenario's text on stdin, answers on stdout.
+
+use super::exit;
+use crate::scenario::{self, LoadError};
+use std::io::{Read, Write};
+
+#[derive(clap::Subcommand, Debug)]
+pub enum ChildCommand {
+    /// Validate the scenario on stdin, named NAME in messages.
+    Validate { name: String },
+    /// Run one variant of the scenario on stdin with one seed.
+    Run {
+        name: String,
+        #[arg(long)]
+        variant: String,
+        #[arg(long)]
+        seed: u64,
+    },
+}
+
+/// Serve one `__child` command; the exit code follows the protocol above.
+pub fn serve(command: ChildCommand) -> u8 {
+    let mut text = String::new();
+    if let Err(e) = std::io::stdin().read_to_string(&mut text) {
+        eprintln!("error: reading the scenario from stdin: {e}");
+        return exit::BAD_INPUT;
+    }
+    match command {
+        ChildCommand::Validate { name } => match scenario::load_str(&name, &text) {
+            Ok(_) => exit::OK,
+            Err(LoadError::Invalid(diagnostics)) => {
+                let mut out = std::io::stdout().lock();
+                for d in diagnostics.0 {
+                    let _ = writeln!(out, "{}", crate::targets::wire_diagnostic(&d));
+                }
+                exit::BAD_INPUT
+            }
+            Err(LoadError::Io(message)) => {
+                eprintln!("error: {message}");
+                exit::BAD_INPUT
+            }
+        },
+        ChildCommand::Run {
+            name,
+            variant,
+            seed,
+        } => {
+            let scenario = match scenario::load_str(&name, &text) {
+                Ok(s) => s,
+                Err(e) => {
+                    eprint!("{e}");
+                    return exit::BAD_INPUT;
+                }
+            };
+            let Some(v) = scenario.variant(&variant) else {
+                eprintln!("error: {name} has no variant `{variant}`");
+                return exit::BAD_INPUT;
+            };
+            if let Some(target) = &v.target {
+                if crate::models::providing(target).is_none() {
+                    let here = crate::models::provided();
+                    eprintln!(
+                        "error: variant `{variant}` runs on {target}, but this binary runs [{}]: the targets manifest names the wrong binary",
+                        here.join(", ")
+                    );
+                    return exit::BAD_INPUT;
+                }
+            }
+            crate::runner::child::mark_child();
+            let result = crate::runner::run(&scenario, v, seed);
+            let line = serde_json::to_string(&result).expect("results serialize");
+            let mut out = std::io::stdout().lock();
+            if writeln!(out, "{line}").and_then(|()| out.flush()).is_err() {
+                return exit::FAILED;
+            }
+            exit::OK
+        }
+    }
+}

@@ -1,0 +1,149 @@
+//! Runs in another process. A variant whose target this process does not have
+//! runs in that target's binary; a model that must have a process per run
+//! ([`nodes::api::Model::one_run_per_process`]) runs in a fresh copy of this
+//! binary. Either way the parent sends the scenario's text on stdin and reads one
+//! JSON line back: the whole [`RunResult`], so reports, sweeps, shrinking and
+//! replay work on it as on a run of their own.
+//!
+//! Protocol (the hidden subcommand `__child`, served by the command line):
+//! * `__child validate NAME`: stdout is one JSON diagnostic per line; exit 0 when
+//!   the scenario is valid, 2 when it is not.
+//! * `__child run NAME --variant V --seed S`: stdout is the run's result as one
+//!   JSON line; exit 0 whenever the run happened (whatever its outcome), 2 on bad
+//!   input (the reason on stderr).
+
+use super::RunResult;
+use crate::check::Finding;
+use crate::outcome::Outcome;
+use crate::scenario::{Scenario, Variant};
+use crate::trail::Trail;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Set in a child serving one run: it runs the run itself, never spawns again.
+static IN_CHILD: AtomicBool = AtomicBool::new(false);
+
+/// This process serves one run for a parent: run it here.
+pub fn mark_child() {
+    IN_CHILD.store(true, Ordering::SeqCst);
+}
+
+/// Where a variant runs: `None` here, else the binary to run it in.
+pub(crate) fn placement(scenario: &Scenario, variant: &Variant) -> Result<Option<PathBuf>, String> {
+    if let Some(build) = crate::targets::elsewhere(&scenario.file, variant.target.as_deref())? {
+        return Ok(Some(build.binary));
+    }
+    let model = match variant.target.as_deref() {
+        Some(target) => crate::models::providing(target).unwrap_or(scenario.model),
+        None => scenario.model,
+    };
+    if model.one_run_per_process() && !IN_CHILD.load(Ordering::SeqCst) {
+        let me = std::env::current_exe()
+            .map_err(|e| format!("cannot find this program to start a run in: {e}"))?;
+        return Ok(Some(me));
+    }
+    Ok(None)
+}
+
+/// Run a variant in `binary` and take its result.
+pub(crate) fn run(binary: &Path, scenario: &Scenario, variant: &Variant, seed: u64) -> RunResult {
+    #[allow(
+        clippy::disallowed_methods,
+        reason = "wall-clock ok: the child's wall time, reported, never in the trail"
+    )]
+    let wall = std::time::Instant::now();
+    let args = [
+        "__child".to_string(),
+        "run".into(),
+        scenario.file.clone(),
+        "--variant".into(),
+        variant.name.clone(),
+        "--seed".into(),
+        seed.to_string(),
+    ];
+    match crate::targets::call(binary, &args, &scenario.source) {
+        Ok((0, stdout, _)) => match serde_json::from_slice::<RunResult>(&stdout) {
+            Ok(result) => result,
+            Err(e) => not_run(
+                scenario,
+                variant,
+                seed,
+                wall,
+                format!("{} gave no run result: {e}", binary.display()),
+            ),
+        },
+        Ok((code, _, stderr)) => not_run(
+            scenario,
+            variant,
+            seed,
+            wall,
+            format!(
+                "{} could not run it (exit {code}): {}",
+                binary.display(),
+                crate::targets::tail(&stderr)
+            ),
+        ),
+        Err(message) => not_run(scenario, variant, seed, wall, message),
+    }
+}
+
+/// A run that could not be placed (its target is not built): `unknown`.
+pub(crate) fn not_placed(
+    scenario: &Scenario,
+    variant: &Variant,
+    seed: u64,
+    message: String,
+) -> RunResult {
+    #[allow(
+        clippy::disallowed_methods,
+        reason = "wall-clock ok: reported, never in the trail"
+    )]
+    let now = std::time::Instant::now();
+    not_run(scenario, variant, seed, now, message)
+}
+
+/// The result of a run that never happened: `unknown`, never a pass.
+fn not_run(
+    scenario: &Scenario,
+    variant: &Variant,
+    seed: u64,
+    wall: std::time::Instant,
+    message: String,
+) -> RunResult {
+    let trail = Trail::default();
+    RunResult {
+        schema_version: super::result::REPORT_SCHEMA_VERSION,
+        harness_version: super::result::HARNESS_VERSION.to_string(),
+        scenario: scenario.name.clone(),
+        file: scenario.file.clone(),
+        scenario_sha256: scenario.sha256.clone(),
+        model: scenario.model.info().name.to_string(),
+        variant: variant.name.clone(),
+        bugs: variant.bugs.clone(),
+        params: variant.params.clone(),
+        seed,
+        outcome: Outcome::Unknown,
+        expected: variant.expect.outcomes.clone(),
+        passed: false,
+        trail_digest: trail.digest(),
+        sim_elapsed_ms: 0,
+        sim_steps: 0,
+        wall_ms: wall.elapsed().as_millis() as u64,
+        findings: vec![Finding::unknown("dispatch", message)],
+        fail_points: Vec::new(),
+        replay: super::result::replay_command(&scenario.file, &variant.name, seed),
+        nodes: Vec::new(),
+        ops: Vec::new(),
+        clients: Default::default(),
+        messages_total: 0,
+        messages: Vec::new(),
+        // Nothing ran, so nothing was covered.
+        coverage: crate::coverage::Coverage {
+            model: scenario.model.info().name.to_string(),
+            chaos: scenario.chaos.is_some(),
+            ..Default::default()
+        },
+        swarm: None,
+        trail,
+    }
+}

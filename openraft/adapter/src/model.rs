@@ -1,0 +1,288 @@
+//! The openraft model as faultline sees it: roles, ops, params, fail points and
+//! invariants, and the run of a node.
+
+use nodes::api::ParamInfo;
+use nodes::api::{Answers, Consistency, HistoryModel};
+use nodes::api::{
+    Check, ClusterView, IndexFormat, InvariantInfo, InvariantKind, Model, ModelInfo, NodeCtx,
+    OpInfo, ParsedOp, RoleInfo, parse_json,
+};
+use serde::{Deserialize, Serialize};
+use std::future::Future;
+use std::pin::Pin;
+
+/// A client operation, as a scenario writes it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Op {
+    Put {
+        key: String,
+        value: String,
+    },
+    /// A read through the log.
+    Get {
+        key: String,
+    },
+    /// A linearizable read: openraft's read index (`ensure_linearizable`), then
+    /// the local state machine.
+    Read {
+        key: String,
+    },
+    /// `Raft::add_learner`, not waiting for the learner to catch up.
+    AddLearner {
+        node: String,
+    },
+    /// `Raft::change_membership` to exactly these voters; `retain` keeps removed
+    /// voters as learners.
+    ChangeMembership {
+        voters: Vec<String>,
+        #[serde(default)]
+        retain: bool,
+    },
+    /// `Raft::trigger().transfer_leader(to)` on this node, answered when `to`
+    /// leads or refuses (openraft 0.10.0-alpha.25 and later can refuse).
+    TransferLeader {
+        to: String,
+    },
+}
+
+impl Op {
+    fn summary(&self) -> String {
+        match self {
+            Op::Put { key, value } => format!("put {key}={value}"),
+            Op::Get { key } => format!("get {key}"),
+            Op::Read { key } => format!("read {key}"),
+            Op::AddLearner { node } => format!("add_learner {node}"),
+            Op::ChangeMembership { voters, retain } => format!(
+                "change_membership [{}]{}",
+                voters.join(","),
+                if *retain { " retain" } else { "" }
+            ),
+            Op::TransferLeader { to } => format!("transfer_leader {to}"),
+        }
+    }
+}
+
+/// Tuning of openraft's `Config`, per scenario or variant.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    pub heartbeat_ms: Option<u64>,
+    pub election_timeout_ms_min: Option<u64>,
+    pub election_timeout_ms_max: Option<u64>,
+    /// Build a snapshot after this many applied entries.
+    pub snapshot_every: Option<u64>,
+    /// Entries kept in the log after a snapshot.
+    pub keep_after_snapshot: Option<u64>,
+    /// openraft's `enable_leader_restore` (its default: on): a restarted leader
+    /// whose vote is committed resumes leading without an election.
+    pub leader_restore: Option<bool>,
+}
+
+pub struct OpenraftModel {
+    release: &'static str,
+    info: ModelInfo,
+}
+
+impl OpenraftModel {
+    pub fn new(release: &'static str) -> Self {
+        OpenraftModel {
+            release,
+            info: info(),
+        }
+    }
+}
+
+/// A read's answers: an absent key is a definite answer. Every openraft error is
+/// unknown, for writes too: `ForwardToLeader` can come after the entry was
+/// appended (a leader that stepped down, its log later kept or reverted), so no
+/// error of `client_write` proves the write will never apply.
+const READ_ANSWERS: Answers = Answers {
+    definite: &["not found"],
+    refused: &[],
+};
+
+fn info() -> ModelInfo {
+    ModelInfo {
+        name: "openraft",
+        summary: "a key-value store on an unmodified openraft release (databendlabs/openraft), one build per release",
+        roles: vec![
+            RoleInfo {
+                name: "voter",
+                summary: "a voter of the initial membership (the first one bootstraps the cluster)",
+                count_min: 1,
+                count_max: 7,
+            },
+            RoleInfo {
+                name: "learner",
+                summary: "a node outside the initial membership, waiting for add_learner",
+                count_min: 0,
+                count_max: 4,
+            },
+        ],
+        ops: vec![
+            OpInfo {
+                name: "put",
+                summary: "Raft::client_write of a put",
+                example: "{op: put, key: a, value: \"1\"}",
+                consistency: Consistency::Linearizable,
+                answers: Answers::NONE,
+            },
+            OpInfo {
+                name: "get",
+                summary: "a read through the log (client_write)",
+                example: "{op: get, key: a}",
+                consistency: Consistency::Linearizable,
+                answers: READ_ANSWERS,
+            },
+            OpInfo {
+                name: "read",
+                summary: "a linearizable read (ensure_linearizable with ReadIndex)",
+                example: "{op: read, key: a}",
+                consistency: Consistency::Linearizable,
+                answers: READ_ANSWERS,
+            },
+            OpInfo {
+                name: "add_learner",
+                summary: "Raft::add_learner (not blocking)",
+                example: "{op: add_learner, node: n4}",
+                consistency: Consistency::Unjudged,
+                answers: Answers::NONE,
+            },
+            OpInfo {
+                name: "change_membership",
+                summary: "Raft::change_membership to exactly these voters",
+                example: "{op: change_membership, voters: [n1, n2, n3, n4]}",
+                consistency: Consistency::Unjudged,
+                answers: Answers::NONE,
+            },
+            OpInfo {
+                name: "transfer_leader",
+                summary: "Raft::trigger().transfer_leader; ok when the target leads, the refusal as an error",
+                example: "{op: transfer_leader, to: n2}",
+                consistency: Consistency::Unjudged,
+                answers: Answers::NONE,
+            },
+        ],
+        fail_points: crate::points::all(),
+        invariants: vec![
+            InvariantInfo {
+                name: crate::oracle::COMMITTED_ON_QUORUM,
+                kind: InvariantKind::Safety,
+                summary: "when a leader commits an entry, a majority of each voter configuration holds it durably (checked at the commit)",
+            },
+            InvariantInfo {
+                name: crate::oracle::COMMITTED_AGREE,
+                kind: InvariantKind::Safety,
+                summary: "no two nodes report different entries committed at one index (log matching; a lost committed entry)",
+            },
+            InvariantInfo {
+                name: crate::oracle::LEADER_COMPLETENESS,
+                kind: InvariantKind::Safety,
+                summary: "a node that becomes leader holds every entry committed before",
+            },
+        ],
+        bugs: Vec::new(),
+        probes: Vec::new(),
+        index_format: IndexFormat::Decimal,
+        has_leader: true,
+        leader_transfer: true,
+        params: vec![
+            ParamInfo::duration_ms(
+                "heartbeat_ms",
+                (1, 60_000),
+                Some(100),
+                "openraft's heartbeat_interval (also its AppendEntries deadline)",
+            ),
+            ParamInfo::duration_ms(
+                "election_timeout_ms_min",
+                (1, 600_000),
+                Some(400),
+                "openraft's election_timeout_min",
+            ),
+            ParamInfo::duration_ms(
+                "election_timeout_ms_max",
+                (2, 600_000),
+                Some(800),
+                "openraft's election_timeout_max",
+            ),
+            ParamInfo::integer(
+                "snapshot_every",
+                (1, 1_000_000),
+                Some(64),
+                "build a snapshot after this many applied entries",
+            ),
+            ParamInfo::integer(
+                "keep_after_snapshot",
+                (0, 1_000_000),
+                Some(8),
+                "entries kept in the log after a snapshot",
+            ),
+            ParamInfo::bool(
+                "leader_restore",
+                true,
+                "openraft's enable_leader_restore: a restarted leader with a committed vote resumes leading",
+            ),
+        ],
+        reports_removed: false,
+        // put, get and read are judged as a register per key.
+        history: HistoryModel::Register,
+    }
+}
+
+impl Model for OpenraftModel {
+    fn info(&self) -> &ModelInfo {
+        &self.info
+    }
+
+    fn parse_op(&self, op: &serde_json::Value) -> Result<ParsedOp, String> {
+        let parsed: Op = parse_json(op)?;
+        Ok(ParsedOp {
+            summary: parsed.summary(),
+            op: serde_json::to_value(&parsed).expect("serializes"),
+        })
+    }
+
+    fn parse_params(&self, params: &serde_json::Value) -> Result<(), String> {
+        let params: Params = parse_json(params)?;
+        if let (Some(min), Some(max)) = (
+            params.election_timeout_ms_min,
+            params.election_timeout_ms_max,
+        ) {
+            if min >= max {
+                return Err("election_timeout_ms_min must be below election_timeout_ms_max".into());
+            }
+        }
+        if params.heartbeat_ms == Some(0) || params.snapshot_every == Some(0) {
+            return Err("heartbeat_ms and snapshot_every are at least 1".into());
+        }
+        Ok(())
+    }
+
+    fn start(&self, ctx: NodeCtx) -> Pin<Box<dyn Future<Output = turmoil::Result>>> {
+        Box::pin(crate::node::run(ctx))
+    }
+
+    fn check(&self, invariant: &str, cluster: &ClusterView) -> Check {
+        if self.info.invariant(invariant).is_none() {
+            return Check::Fail(format!("openraft declares no invariant `{invariant}`"));
+        }
+        // The oracle checks at the moment of the change; every node publishes what it found.
+        let key = format!("violation.{invariant}");
+        match cluster.nodes.iter().find_map(|n| n.observation.fact(&key)) {
+            Some(message) => Check::Fail(message.to_string()),
+            None => Check::Pass,
+        }
+    }
+
+    fn release(&self) -> Option<&'static str> {
+        Some(self.release)
+    }
+
+    /// `futures_util::select!`, which openraft's replication and heartbeat loops
+    /// use, draws from a thread-local RNG seeded from a process-wide counter: the
+    /// first run on a thread replays, a second one would not.
+    fn one_run_per_process(&self) -> bool {
+        true
+    }
+}

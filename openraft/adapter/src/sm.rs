@@ -1,0 +1,235 @@
+//! The key-value state machine and its snapshots.
+//!
+//! The map itself is volatile: after a restart openraft re-applies the log from
+//! the last snapshot up to the committed index it persisted. Snapshots are one
+//! file, written atomically; reading it is the `snapshot.read` fail point, and
+//! every apply batch first passes the `apply` fail point.
+
+use crate::oracle::Oracle;
+use crate::points::Point;
+use crate::types::{Kv, LogId, Request, Response};
+use nodes::api::{ApplyResult, NodeCtx, NodeEvent};
+use openraft::alias::{SnapshotMetaOf, SnapshotOf, StoredMembershipOf};
+use openraft::storage::EntryResponder;
+use openraft::storage::RaftStateMachine;
+use openraft::{EntryPayload, RaftSnapshotBuilder};
+use serde::{Deserialize, Serialize};
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::io::{self, Cursor};
+use std::rc::Rc;
+
+const SNAPSHOT_FILE: &str = "snapshot";
+
+#[derive(Clone, Default, Serialize, Deserialize)]
+pub struct Data {
+    pub map: BTreeMap<String, String>,
+    pub applied: Option<LogId>,
+    pub membership: StoredMembershipOf<Kv>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct SnapshotFile {
+    meta: SnapshotMetaOf<Kv>,
+    data: Data,
+}
+
+#[derive(Clone)]
+pub struct StateMachine {
+    pub data: Rc<RefCell<Data>>,
+    ctx: Rc<NodeCtx>,
+    oracle: Rc<RefCell<Oracle>>,
+    id: u64,
+    snapshots: Rc<RefCell<u64>>,
+}
+
+impl StateMachine {
+    pub fn new(ctx: Rc<NodeCtx>, oracle: Rc<RefCell<Oracle>>, id: u64) -> io::Result<Self> {
+        let sm = StateMachine {
+            data: Default::default(),
+            ctx,
+            oracle,
+            id,
+            snapshots: Default::default(),
+        };
+        if let Some(file) = sm.read_snapshot_file()? {
+            sm.oracle.borrow_mut().snapshot(id, file.meta.last_log_id);
+            *sm.data.borrow_mut() = file.data;
+        }
+        Ok(sm)
+    }
+
+    fn read_snapshot_file(&self) -> io::Result<Option<SnapshotFile>> {
+        match self.ctx.disk().read(SNAPSHOT_FILE)? {
+            None => Ok(None),
+            Some(bytes) => serde_json::from_slice(&bytes)
+                .map(Some)
+                .map_err(io::Error::other),
+        }
+    }
+
+    fn write_snapshot_file(&self, file: &SnapshotFile) -> io::Result<()> {
+        let bytes = serde_json::to_vec(file).map_err(io::Error::other)?;
+        self.ctx.disk().write_atomic(SNAPSHOT_FILE, &bytes)?;
+        self.oracle
+            .borrow_mut()
+            .snapshot(self.id, file.meta.last_log_id);
+        Ok(())
+    }
+
+    fn snapshot_of(file: SnapshotFile) -> io::Result<SnapshotOf<Kv>> {
+        let bytes = serde_json::to_vec(&file.data).map_err(io::Error::other)?;
+        Ok(SnapshotOf::<Kv> {
+            meta: file.meta,
+            snapshot: Cursor::new(bytes),
+        })
+    }
+}
+
+/// A snapshot that became durable on this node (`built` from its own state
+/// machine, or `installed` from the leader's).
+fn snapshot_event(how: &str, last: Option<LogId>) -> NodeEvent {
+    let index = last.map_or(0, |l| l.index);
+    NodeEvent::Storage {
+        what: "snapshot".into(),
+        term: last.map(|l| l.leader_id.term),
+        index: Some(index),
+        entries: Vec::new(),
+        text: format!("snapshot {how} up to {index}"),
+    }
+}
+
+impl RaftSnapshotBuilder<Kv> for StateMachine {
+    async fn build_snapshot(&mut self) -> Result<SnapshotOf<Kv>, io::Error> {
+        let data = self.data.borrow().clone();
+        let number = {
+            let mut n = self.snapshots.borrow_mut();
+            *n += 1;
+            *n
+        };
+        let meta = SnapshotMetaOf::<Kv> {
+            last_log_id: data.applied,
+            last_membership: data.membership.clone(),
+            snapshot_id: format!(
+                "{}-{}-{number}",
+                data.applied.map_or(0, |l| l.index),
+                self.ctx.incarnation()
+            ),
+        };
+        let file = SnapshotFile { meta, data };
+        self.write_snapshot_file(&file)?;
+        self.ctx
+            .record(snapshot_event("built", file.meta.last_log_id));
+        Self::snapshot_of(file)
+    }
+}
+
+impl RaftStateMachine<Kv> for StateMachine {
+    type SnapshotBuilder = StateMachine;
+
+    async fn applied_state(
+        &mut self,
+    ) -> Result<(Option<LogId>, StoredMembershipOf<Kv>), io::Error> {
+        let data = self.data.borrow();
+        Ok((data.applied, data.membership.clone()))
+    }
+
+    async fn apply<Strm>(&mut self, mut entries: Strm) -> Result<(), io::Error>
+    where
+        Strm: futures_util::Stream<Item = Result<EntryResponder<Kv>, io::Error>> + Unpin,
+    {
+        use futures_util::StreamExt;
+        let mut first = true;
+        while let Some(item) = entries.next().await {
+            let (entry, responder) = item?;
+            if first {
+                first = false;
+                if let Err(kind) = self.ctx.faults().hit(Point::Apply).await {
+                    return Err(io::Error::other(format!("injected apply error: {kind}")));
+                }
+            }
+            let index = entry.log_id.index;
+            let term = entry.log_id.leader_id.term;
+            let response = {
+                let mut data = self.data.borrow_mut();
+                data.applied = Some(entry.log_id);
+                match entry.payload {
+                    EntryPayload::Blank => Response::default(),
+                    EntryPayload::Normal(Request::Put { key, value }) => {
+                        self.ctx.record(NodeEvent::Apply {
+                            term: Some(term),
+                            index: Some(index),
+                            what: format!("put {key}={value}"),
+                            result: ApplyResult::Ok,
+                            keys: vec![key.clone()],
+                            text: format!("apply {index} put {key}={value}"),
+                        });
+                        data.map.insert(key, value.clone());
+                        Response { value: Some(value) }
+                    }
+                    EntryPayload::Normal(Request::Get { key }) => Response {
+                        value: data.map.get(&key).cloned(),
+                    },
+                    EntryPayload::Membership(membership) => {
+                        let what = format!(
+                            "membership {}",
+                            crate::node::membership_text(&membership, &self.ctx)
+                        );
+                        self.ctx.record(NodeEvent::Apply {
+                            term: Some(term),
+                            index: Some(index),
+                            text: format!("apply {index} {what}"),
+                            what,
+                            result: ApplyResult::Ok,
+                            keys: Vec::new(),
+                        });
+                        data.membership =
+                            StoredMembershipOf::<Kv>::new(Some(entry.log_id), membership);
+                        Response::default()
+                    }
+                }
+            };
+            if let Some(responder) = responder {
+                responder.send(response);
+            }
+        }
+        Ok(())
+    }
+
+    async fn get_snapshot_builder(&mut self) -> Self::SnapshotBuilder {
+        self.clone()
+    }
+
+    async fn begin_receiving_snapshot(&mut self) -> Result<Cursor<Vec<u8>>, io::Error> {
+        Ok(Cursor::new(Vec::new()))
+    }
+
+    async fn install_snapshot(
+        &mut self,
+        meta: &SnapshotMetaOf<Kv>,
+        snapshot: Cursor<Vec<u8>>,
+    ) -> Result<(), io::Error> {
+        let data: Data = serde_json::from_slice(snapshot.get_ref()).map_err(io::Error::other)?;
+        let file = SnapshotFile {
+            meta: meta.clone(),
+            data: data.clone(),
+        };
+        self.write_snapshot_file(&file)?;
+        *self.data.borrow_mut() = data;
+        self.ctx
+            .record(snapshot_event("installed", meta.last_log_id));
+        Ok(())
+    }
+
+    async fn get_current_snapshot(&mut self) -> Result<Option<SnapshotOf<Kv>>, io::Error> {
+        if let Err(kind) = self.ctx.faults().hit(Point::SnapshotRead).await {
+            return Err(io::Error::other(format!(
+                "injected snapshot read error: {kind}"
+            )));
+        }
+        match self.read_snapshot_file()? {
+            None => Ok(None),
+            Some(file) => Self::snapshot_of(file).map(Some),
+        }
+    }
+}
