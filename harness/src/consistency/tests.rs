@@ -265,12 +265,16 @@ fn generated_linearizable_histories_pass() {
     for (store, clients) in [
         (Store::Register, 5),
         (Store::Register, 20),
+        (Store::PutGet, 5),
+        (Store::PutGet, 100),
         (Store::ListAppend, 5),
         (Store::ListAppend, 20),
     ] {
         let history = generate(&Workload::new(store, 3_000, clients, 11));
         let report = match store {
-            Store::Register => check(Register::default(), &history, &Budget::default()),
+            Store::Register | Store::PutGet => {
+                check(Register::default(), &history, &Budget::default())
+            }
             Store::ListAppend => check(ListAppend::default(), &history, &Budget::default()),
         };
         assert_eq!(

@@ -3,43 +3,14 @@
 //! writes and reads, any overlap), both give the same verdict, and every
 //! violation the zones name fails on its own.
 
-use super::register::{Register, RegisterOp};
+use super::register::Register;
 use super::report::Report;
 use super::search::{linearize, Found, Meter};
-use super::spec::{Decided, Entry, Scope, Spec};
+use super::spec::{Decided, Spec};
 use super::{check, Budget};
 use crate::check::Verdict;
-use crate::history::{CompletionKind, History, Op};
+use crate::history::{CompletionKind, History};
 use serde_json::{json, Value};
-
-/// The register with its decision procedure turned off: the search alone.
-struct SearchOnly(Register);
-
-impl Spec for SearchOnly {
-    type State = <Register as Spec>::State;
-    type Op = RegisterOp;
-    fn name(&self) -> &'static str {
-        self.0.name()
-    }
-    fn interpret(&mut self, op: &Op) -> Result<(Scope, RegisterOp), String> {
-        self.0.interpret(op)
-    }
-    fn init(&self, entries: &[Entry<RegisterOp>]) -> Self::State {
-        self.0.init(entries)
-    }
-    fn step(&self, state: &Self::State, entry: &Entry<RegisterOp>) -> Option<Self::State> {
-        self.0.step(state, entry)
-    }
-    fn prepare(&self, entries: Vec<Entry<RegisterOp>>) -> Vec<Entry<RegisterOp>> {
-        self.0.prepare(entries)
-    }
-    fn shrink_rank(&self, op: &RegisterOp) -> u8 {
-        self.0.shrink_rank(op)
-    }
-    fn describe(&self, entry: &Entry<RegisterOp>) -> String {
-        self.0.describe(entry)
-    }
-}
 
 /// splitmix64: the cases are the same on every run.
 struct Rng(u64);
@@ -106,7 +77,7 @@ fn the_zones_and_the_search_agree_on_every_small_register_history() {
         let history = random_history(&mut rng);
         let fast: Report = check(Register::default(), &history, &Budget::default());
         let slow: Report = check(
-            SearchOnly(Register::default()),
+            Register::default().search_only(),
             &history,
             &Budget::default(),
         );

@@ -16,6 +16,9 @@ pub enum Store {
     /// `put` / `get` / `delete` of a register per key (`get` of an absent key
     /// answers `not found`).
     Register,
+    /// `put` / `get` of a register per key, no `delete`: every value is written
+    /// once (the histories the register checker decides by zones).
+    PutGet,
     /// `append` of unique integers / `get` of the whole list, per key.
     ListAppend,
 }
@@ -92,7 +95,7 @@ pub fn generate(workload: &Workload) -> History {
                 let key = format!("k{}", rng.random_range(0..workload.keys.max(1)));
                 let roll = rng.random_range(0..100);
                 let (f, arg) = match (workload.store, roll) {
-                    (Store::Register, 0..45) => ("put", Some(next_value)),
+                    (Store::Register, 0..45) | (Store::PutGet, 0..50) => ("put", Some(next_value)),
                     (Store::Register, 45..50) => ("delete", None),
                     (Store::ListAppend, 0..50) => ("append", Some(next_value)),
                     _ => ("get", None),
@@ -154,7 +157,7 @@ pub fn generate(workload: &Workload) -> History {
                             .push(op.arg.unwrap_or_default());
                         (Value::Null, None)
                     }
-                    (_, Store::Register) => match registers.get(&op.key) {
+                    (_, Store::Register | Store::PutGet) => match registers.get(&op.key) {
                         Some(v) => (json!(v), None),
                         None => (Value::Null, Some("not found".into())),
                     },
