@@ -14,9 +14,7 @@
 
 use super::RunResult;
 use crate::check::Finding;
-use crate::outcome::Outcome;
 use crate::scenario::{Scenario, Variant};
-use crate::trail::Trail;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -110,40 +108,9 @@ fn not_run(
     wall: std::time::Instant,
     message: String,
 ) -> RunResult {
-    let trail = Trail::default();
     RunResult {
-        schema_version: super::result::REPORT_SCHEMA_VERSION,
-        harness_version: super::result::HARNESS_VERSION.to_string(),
-        scenario: scenario.name.clone(),
-        file: scenario.file.clone(),
-        scenario_sha256: scenario.sha256.clone(),
-        model: scenario.model.info().name.to_string(),
-        variant: variant.name.clone(),
-        bugs: variant.bugs.clone(),
-        params: variant.params.clone(),
-        seed,
-        outcome: Outcome::Unknown,
-        expected: variant.expect.outcomes.clone(),
-        passed: false,
-        trail_digest: trail.digest(),
-        sim_elapsed_ms: 0,
-        sim_steps: 0,
         wall_ms: wall.elapsed().as_millis() as u64,
         findings: vec![Finding::unknown("dispatch", message)],
-        fail_points: Vec::new(),
-        replay: super::result::replay_command(&scenario.file, &variant.name, seed),
-        nodes: Vec::new(),
-        ops: Vec::new(),
-        clients: Default::default(),
-        messages_total: 0,
-        messages: Vec::new(),
-        // Nothing ran, so nothing was covered.
-        coverage: crate::coverage::Coverage {
-            model: scenario.model.info().name.to_string(),
-            chaos: scenario.chaos.is_some(),
-            ..Default::default()
-        },
-        swarm: None,
-        trail,
+        ..RunResult::unrun(scenario, variant, seed)
     }
 }

@@ -93,6 +93,52 @@ pub struct RunResult {
 }
 
 impl RunResult {
+    /// A run of `variant` with `seed` that has not happened: who it is (scenario,
+    /// variant, seed, build of the harness) and nothing else, `unknown`. The
+    /// driver fills in what its run did; a run that could not be placed adds why.
+    pub(super) fn unrun(
+        scenario: &crate::scenario::Scenario,
+        variant: &crate::scenario::Variant,
+        seed: u64,
+    ) -> RunResult {
+        let trail = Trail::default();
+        RunResult {
+            schema_version: REPORT_SCHEMA_VERSION,
+            harness_version: HARNESS_VERSION.to_string(),
+            scenario: scenario.name.clone(),
+            file: scenario.file.clone(),
+            scenario_sha256: scenario.sha256.clone(),
+            model: scenario.model.info().name.to_string(),
+            variant: variant.name.clone(),
+            bugs: variant.bugs.clone(),
+            params: variant.params.clone(),
+            seed,
+            outcome: Outcome::Unknown,
+            expected: variant.expect.outcomes.clone(),
+            passed: false,
+            trail_digest: trail.digest(),
+            sim_elapsed_ms: 0,
+            sim_steps: 0,
+            wall_ms: 0,
+            findings: Vec::new(),
+            fail_points: Vec::new(),
+            replay: replay_command(&scenario.file, &variant.name, seed),
+            nodes: Vec::new(),
+            ops: Vec::new(),
+            clients: Default::default(),
+            messages_total: 0,
+            messages: Vec::new(),
+            // Nothing ran, so nothing was covered.
+            coverage: crate::coverage::Coverage {
+                model: scenario.model.info().name.to_string(),
+                chaos: scenario.chaos.is_some(),
+                ..Default::default()
+            },
+            swarm: None,
+            trail,
+        }
+    }
+
     pub(super) fn build(
         driver: &Driver<'_>,
         view: ClusterView,
@@ -138,16 +184,7 @@ impl RunResult {
             &fail_points,
         );
         RunResult {
-            schema_version: REPORT_SCHEMA_VERSION,
-            harness_version: HARNESS_VERSION.to_string(),
-            scenario: scenario.name.clone(),
-            file: scenario.file.clone(),
-            scenario_sha256: scenario.sha256.clone(),
-            model: scenario.model.info().name.to_string(),
-            variant: variant.name.clone(),
-            bugs: variant.bugs.clone(),
             params: driver.params.clone(),
-            seed: driver.seed,
             outcome,
             expected,
             passed,
@@ -157,7 +194,6 @@ impl RunResult {
             wall_ms: wall.as_millis() as u64,
             findings,
             fail_points,
-            replay: replay_command(&scenario.file, &variant.name, driver.seed),
             nodes,
             ops: state.ops.values().cloned().collect(),
             clients,
@@ -166,6 +202,7 @@ impl RunResult {
             coverage,
             swarm: driver.swarm.clone(),
             trail,
+            ..RunResult::unrun(scenario, variant, driver.seed)
         }
     }
 
