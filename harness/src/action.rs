@@ -316,6 +316,10 @@ impl ActionResult {
 pub struct Acted {
     pub action: Action,
     pub result: ActionResult,
+    /// The chaos schedule's entry this action begins or ends (`None`: a
+    /// scripted step's, or the heal phase's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fault: Option<u32>,
 }
 
 impl fmt::Display for Acted {
@@ -498,6 +502,7 @@ mod tests {
                 op: op(),
             },
             result: ActionResult::Sent { op: 4 },
+            fault: None,
         };
         assert_eq!(
             (Kind::of_action(&sent), sent.to_string()),
@@ -513,6 +518,7 @@ mod tests {
         let restart = Acted {
             action: Action::Restart { node: "n2".into() },
             result: ActionResult::Restarted { was_up: false },
+            fault: None,
         };
         assert_eq!(
             restart.to_string(),

@@ -75,7 +75,7 @@ kinds! {
 impl Kind {
     /// The kind of an action's event.
     pub fn of_action(acted: &Acted) -> Kind {
-        let Acted { action, result } = acted;
+        let Acted { action, result, .. } = acted;
         match action {
             // A client op that never left the harness failed at once.
             Action::Client { .. }
@@ -565,6 +565,13 @@ pub enum ChaosMark {
     },
     /// What this seed drew for the window (swarm testing, drawn params).
     Drew(SwarmDraw),
+    /// A scheduled fault found nothing to act on when its time came (no
+    /// leader, a partition already in effect, ...): it did nothing and undoes
+    /// nothing.
+    Skipped {
+        fault: u32,
+        why: String,
+    },
     Ended,
 }
 
@@ -641,6 +648,9 @@ impl fmt::Display for ChaosMark {
                 if *swarm { " (swarm)" } else { "" }
             ),
             ChaosMark::Drew(draw) => f.write_str(&draw.describe()),
+            ChaosMark::Skipped { fault, why } => {
+                write!(f, "chaos: fault #{fault} skipped: {why}")
+            }
             ChaosMark::Ended => write!(f, "chaos: window over, every fault undone"),
         }
     }
@@ -878,7 +888,11 @@ pub(crate) mod sample {
             t_ms,
             node.as_deref(),
             None,
-            Data::Action(Acted { action, result }),
+            Data::Action(Acted {
+                action,
+                result,
+                fault: None,
+            }),
         )
     }
 
@@ -1042,6 +1056,7 @@ mod tests {
                 Data::Action(Acted {
                     action: Action::Crash { node: "n1".into() },
                     result: ActionResult::Done,
+                    fault: None,
                 }),
             ),
             Event::new(4, None, None, Data::Heal(HealStep::Ended { settled: true })),

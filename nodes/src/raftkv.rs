@@ -5,9 +5,10 @@
 //! re-applying the committed log (the state machine persists nothing of its own).
 
 use crate::api::{
-    parse_json, Answers, ApplyResult, BugInfo, Check, ClusterView, Command, Consistency, FailPoint,
-    FailPointInfo, Fault, HistoryModel, InvariantInfo, InvariantKind, Model, ModelInfo, NodeCtx,
-    NodeEvent, Observation, OpInfo, OpResult, ParsedOp, RoleInfo,
+    parse_json, Answers, ApplyResult, BugInfo, ChaosDomain, Check, ClusterView, Command,
+    Consistency, FailPoint, FailPointInfo, Fault, HistoryModel, InvariantInfo, InvariantKind,
+    Model, ModelInfo, NodeCtx, NodeEvent, Observation, OpInfo, OpResult, ParsedOp, PointChaos,
+    RoleInfo,
 };
 use crate::raft::{
     role_name, Config, Entry, EntryBody, ProposeError, Raft, RaftEvent, Role, Tuning,
@@ -68,6 +69,12 @@ static PROPOSE: FailPointInfo = FailPointInfo {
     errors: &["disk_full", "io"],
     stall: false,
     panic: true,
+    // A refused write and a process that dies here are both answers Raft gives.
+    chaos: PointChaos {
+        errors: &["disk_full", "io"],
+        panic: true,
+        ..PointChaos::NONE
+    },
 };
 static APPLY: FailPointInfo = FailPointInfo {
     name: "apply",
@@ -75,6 +82,11 @@ static APPLY: FailPointInfo = FailPointInfo {
     errors: &[],
     stall: true,
     panic: true,
+    chaos: PointChaos {
+        stall_ms: Some((10, 5_000)),
+        panic: true,
+        ..PointChaos::NONE
+    },
 };
 
 impl FailPoint for KvPoint {
@@ -171,6 +183,7 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| ModelInfo {
                 definite: &[],
                 refused: REFUSED,
             },
+            chaos: &["{op: put, key: \"k{1..5}\", value: \"v{seq}\"}"],
         },
         OpInfo {
             name: "append",
@@ -181,6 +194,7 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| ModelInfo {
                 definite: &[],
                 refused: REFUSED,
             },
+            chaos: &["{op: append, key: \"k{1..5}\", value: \"+{seq}\"}"],
         },
         OpInfo {
             name: "delete",
@@ -191,6 +205,7 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| ModelInfo {
                 definite: NOT_FOUND,
                 refused: REFUSED,
             },
+            chaos: &["{op: delete, key: \"k{1..5}\"}"],
         },
         OpInfo {
             name: "get",
@@ -201,6 +216,11 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| ModelInfo {
                 definite: NOT_FOUND,
                 refused: REFUSED,
             },
+            chaos: &[
+                "{op: get, key: \"k{1..5}\", weight: 2}",
+                // Reads sent to any node: a follower refuses them, a deposed leader must not answer.
+                "{on: any, op: get, key: \"k{1..5}\"}",
+            ],
         },
     ],
     fail_points: vec![&PROPOSE, &APPLY],
@@ -225,6 +245,18 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| ModelInfo {
     },
     reports_removed: true,
     history: HistoryModel::Register,
+    chaos: ChaosDomain {
+        setup: &["{await: {leader: any, within: 5s}}"],
+        every_ms: 50,
+        op_timeout_ms: 2_000,
+        heal_within_ms: 30_000,
+        final_ops: &[
+            "{op: put, key: final, value: \"final-{seq}\"}",
+            "{op: get, key: final}",
+        ],
+        final_within_ms: 10_000,
+        ..ChaosDomain::DEFAULT
+    },
 });
 
 impl Model for RaftKv {

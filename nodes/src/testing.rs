@@ -63,6 +63,7 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| ModelInfo {
             example: "{on: a, op: set, key: k, value: v}",
             consistency: Consistency::Unjudged,
             answers: Answers::NONE,
+            chaos: &[],
         },
         OpInfo {
             name: "panic",
@@ -70,6 +71,7 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| ModelInfo {
             example: "{on: a, op: panic, message: boom}",
             consistency: Consistency::Unjudged,
             answers: Answers::NONE,
+            chaos: &[],
         },
         OpInfo {
             name: "hang",
@@ -77,6 +79,7 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| ModelInfo {
             example: "{on: a, op: hang}",
             consistency: Consistency::Unjudged,
             answers: Answers::NONE,
+            chaos: &[],
         },
         OpInfo {
             name: "flood",
@@ -84,6 +87,7 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| ModelInfo {
             example: "{on: a, op: flood, events: 1000}",
             consistency: Consistency::Unjudged,
             answers: Answers::NONE,
+            chaos: &[],
         },
         OpInfo {
             name: "probe",
@@ -91,6 +95,7 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| ModelInfo {
             example: "{on: a, op: probe}",
             consistency: Consistency::Unjudged,
             answers: Answers::NONE,
+            chaos: &[],
         },
         OpInfo {
             name: "submit",
@@ -98,6 +103,7 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| ModelInfo {
             example: "{on: a, op: submit, apply_after_ms: 50}",
             consistency: Consistency::Unjudged,
             answers: Answers::NONE,
+            chaos: &[],
         },
     ],
     fail_points: vec![],
@@ -110,6 +116,7 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| ModelInfo {
     params: Vec::new(),
     reports_removed: false,
     history: HistoryModel::None,
+    chaos: crate::api::ChaosDomain::DEFAULT,
 });
 
 impl Model for Faulty {

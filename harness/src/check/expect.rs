@@ -128,6 +128,9 @@ pub fn observed(scenario: &Scenario, wanted: &[ObservedMatch], view: &ClusterVie
             Target::Leader => leader.into_iter().collect(),
             Target::Follower => (0..names.len()).filter(|&n| Some(n) != leader).collect(),
             Target::Any => (0..names.len()).collect(),
+            Target::Role(role) => (0..names.len())
+                .filter(|&n| view.nodes[n].role == role)
+                .collect(),
         };
         if nodes
             .iter()

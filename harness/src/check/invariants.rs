@@ -1,29 +1,84 @@
 //! The model's declared invariants, each evaluated over the cluster view.
+//!
+//! A liveness invariant may not be judgeable from what a run saw: a leader not
+//! ready for 8 s of a 30 s bound when the run ends neither passed nor failed.
+//! That is never a pass: the run waits for it when it may (the heal phase), and
+//! what is still undecided at judgment is reported as not judged
+//! ([`Unjudged`]), in the run's result, its report and the coverage ledger.
 
 use super::{guarded, Finding};
 use crate::outcome::Outcome;
 use nodes::api::{Check, ClusterView, InvariantKind, Model};
+use serde::{Deserialize, Serialize};
 
-/// Evaluate every invariant the model declares.
-pub fn check_all(model: &dyn Model, view: &ClusterView) -> Vec<Finding> {
+/// An invariant a run could not judge, and why.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Unjudged {
+    /// `invariant:NAME`, as a finding would name it.
+    pub checker: String,
+    pub why: String,
+}
+
+/// One invariant's judgment.
+pub enum Judged {
+    /// Passed (no findings) or failed.
+    Findings(Vec<Finding>),
+    /// Not decidable yet: `wait_ms` more of the run could tell (`None`: nothing could).
+    Unjudged { why: String, wait_ms: Option<u64> },
+}
+
+/// Evaluate every invariant the model declares: the failures, and the
+/// invariants that could not be judged.
+pub fn check_all(model: &dyn Model, view: &ClusterView) -> (Vec<Finding>, Vec<Unjudged>) {
+    let mut findings = Vec::new();
+    let mut unjudged = Vec::new();
+    for inv in &model.info().invariants {
+        match judge(model, inv.name, view) {
+            Judged::Findings(found) => findings.extend(found),
+            Judged::Unjudged { why, .. } => unjudged.push(Unjudged {
+                checker: format!("invariant:{}", inv.name),
+                why,
+            }),
+        }
+    }
+    (findings, unjudged)
+}
+
+/// How much longer the run would have to go on for every liveness invariant
+/// to be judgeable now (`None`: each is judged, or no wait would help).
+pub fn wait_for_liveness(model: &dyn Model, view: &ClusterView) -> Option<u64> {
     model
         .info()
         .invariants
         .iter()
-        .flat_map(|inv| check_one(model, inv.name, view))
-        .collect()
+        .filter(|i| i.kind == InvariantKind::Liveness)
+        .filter_map(|i| match judge(model, i.name, view) {
+            Judged::Unjudged { wait_ms, .. } => wait_ms,
+            Judged::Findings(_) => None,
+        })
+        .min()
 }
 
-/// Evaluate one invariant. Safety failures are `violated`; liveness failures are
-/// `stuck`; a panic is `unknown`.
+/// Evaluate one invariant: its failures (none when it holds or cannot be
+/// judged yet). Safety failures are `violated`; liveness failures are `stuck`;
+/// a panic is `unknown`.
 pub fn check_one(model: &dyn Model, name: &str, view: &ClusterView) -> Vec<Finding> {
+    match judge(model, name, view) {
+        Judged::Findings(found) => found,
+        Judged::Unjudged { .. } => Vec::new(),
+    }
+}
+
+/// Evaluate one invariant.
+pub fn judge(model: &dyn Model, name: &str, view: &ClusterView) -> Judged {
     let kind = model
         .info()
         .invariant(name)
         .map(|i| i.kind)
         .unwrap_or(InvariantKind::Safety);
     let checker = format!("invariant:{name}");
-    guarded(&checker, || match model.check(name, view) {
+    let mut unjudged = None;
+    let found = guarded(&checker, || match model.check(name, view) {
         Check::Pass => Vec::new(),
         Check::Fail(message) => {
             let outcome = match kind {
@@ -36,5 +91,13 @@ pub fn check_one(model: &dyn Model, name: &str, view: &ClusterView) -> Vec<Findi
                 format!("{name}: {message}"),
             )]
         }
-    })
+        Check::Unjudged { why, wait_ms } => {
+            unjudged = Some((why, wait_ms));
+            Vec::new()
+        }
+    });
+    match unjudged {
+        Some((why, wait_ms)) if found.is_empty() => Judged::Unjudged { why, wait_ms },
+        Some(_) | None => Judged::Findings(found),
+    }
 }

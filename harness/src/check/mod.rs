@@ -5,6 +5,7 @@
 //! simulation. A checker that panics gives an `unknown` finding, never a pass.
 
 pub mod cause;
+pub mod differential;
 pub mod divergence;
 pub mod expect;
 pub mod history;

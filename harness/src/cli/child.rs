@@ -47,6 +47,10 @@ pub fn serve(command: ChildCommand) -> u8 {
             variant,
             seed,
         } => {
+            let (text, extra) = match text.split_once(crate::runner::child::INPUTS_SEPARATOR) {
+                Some((text, extra)) => (text.to_string(), Some(extra.to_string())),
+                None => (text, None),
+            };
             let scenario = match scenario::load_str(&name, &text) {
                 Ok(s) => s,
                 Err(e) => {
@@ -68,8 +72,29 @@ pub fn serve(command: ChildCommand) -> u8 {
                     return exit::BAD_INPUT;
                 }
             }
+            let mut inputs = crate::runner::Inputs::default();
+            if let Some(extra) = extra {
+                let doc: serde_json::Value = match serde_json::from_str(&extra) {
+                    Ok(doc) => doc,
+                    Err(e) => {
+                        eprintln!("error: the run's inputs are not JSON: {e}");
+                        return exit::BAD_INPUT;
+                    }
+                };
+                inputs.record_ops = doc.get("record_ops").and_then(|r| r.as_bool()) == Some(true);
+                if let Some(schedule) = doc.get("schedule") {
+                    let text = schedule.to_string();
+                    match scenario::load_schedule(&scenario, "<schedule>", &text) {
+                        Ok(s) => inputs.schedule = Some(s),
+                        Err(e) => {
+                            eprint!("{e}");
+                            return exit::BAD_INPUT;
+                        }
+                    }
+                }
+            }
             crate::runner::child::mark_child();
-            let result = crate::runner::run(&scenario, v, seed);
+            let result = crate::runner::run_with(&scenario, v, seed, &inputs);
             let line = serde_json::to_string(&result).expect("results serialize");
             let mut out = std::io::stdout().lock();
             if writeln!(out, "{line}").and_then(|()| out.flush()).is_err() {

@@ -81,6 +81,19 @@ pub fn run_lines(r: &RunResult, detail: Detail) -> String {
             ));
         }
     }
+    for d in &r.differential {
+        out.push_str(&format!(
+            "  {NAME}cause:{NAME:#} {}\n",
+            printable(&d.summary)
+        ));
+    }
+    for u in &r.unjudged {
+        out.push_str(&format!(
+            "  not judged [{}]: {}\n",
+            printable(&u.checker),
+            printable(&u.why)
+        ));
+    }
     if !r.passed {
         out.push_str(&format!(
             "  seed: {}\n  {NAME}replay:{NAME:#} {}\n",

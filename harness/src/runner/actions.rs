@@ -1,8 +1,7 @@
 //! Performing [`Action`]s with the waits that belong to them. The nemesis applies
 //! an action at once; a step's action may then wait, stepping the simulation: a
 //! client step for its answer, a transfer for its new leader, a stop for the node
-//! to say it stopped. [`Driver::act`] is that for any action, what the chaos
-//! window's fault sources use.
+//! to say it stopped. (The chaos window waits for nothing: `chaos.rs`.)
 
 use super::recorder::SCRIPT;
 use super::{Driver, Halt};
@@ -30,40 +29,6 @@ impl Driver<'_> {
     /// Apply one action now (the nemesis records it); nothing steps.
     pub(crate) fn perform(&mut self, action: Action) -> ActionResult {
         self.nemesis.apply(&mut self.cluster, action, self.at)
-    }
-
-    /// Perform an action with its wait: a stop waits for the node to stop (or
-    /// kills it after the stop timeout), a transfer for its target to lead
-    /// (within the op timeout); every other action takes effect at once (a client
-    /// op is not waited for). What came of it is on the trail.
-    pub(crate) fn act(&mut self, action: Action) -> Result<(), Halt> {
-        match action {
-            Action::Stop { node } => {
-                let node = self.cluster.id(&node);
-                self.act_stop(node)?;
-            }
-            Action::TransferLeader { from, to } => {
-                let (from, to) = (self.cluster.id(&from), self.cluster.id(&to));
-                let timeout = self.scenario.settings.op_timeout;
-                self.act_transfer(from, to, timeout)?;
-            }
-            Action::Client { .. }
-            | Action::Partition { .. }
-            | Action::PartitionOneWay { .. }
-            | Action::Heal
-            | Action::Hold { .. }
-            | Action::Release { .. }
-            | Action::Latency { .. }
-            | Action::Crash { .. }
-            | Action::Restart { .. }
-            | Action::Start { .. }
-            | Action::ArmFailPoint { .. }
-            | Action::ClearFailPoint { .. }
-            | Action::ReleaseFailPoint { .. } => {
-                self.perform(action);
-            }
-        }
-        Ok(())
     }
 
     /// Send a client op; with `wait`, step until its answer or the timeout and

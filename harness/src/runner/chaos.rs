@@ -1,64 +1,70 @@
-//! The chaos window: faults from a source over a window, with a workload at a
-//! rate (`workload.rs`) running through it.
+//! The chaos window: a schedule of faults played over a window, with a
+//! workload of planned ops running through it (`workload.rs`).
 //!
-//! The window is the loop: every simulation step it lets its fault source end and
-//! begin faults, and steps (the step sends the workload's ops that are due). Where faults
-//! come from is the source's business ([`FaultSource`]): the random nemesis
-//! ([`RandomFaults`]) draws them from the seed; a source that plays a recorded
-//! schedule of (time offset, [`Action`]) would do the same through the same two
-//! calls. Either way a fault is an action performed with [`Driver::act`], so it
-//! lands on the trail as a replayable step; `faultline shrink` turns them back
-//! into a scripted scenario. The window ends by letting the source end every
-//! fault still in effect; the heal phase and the checkers follow as for any run.
+//! The schedule is drawn from the seed before the window opens
+//! (`crate::schedule::draw`), or given (`chaos: {schedule: ...}`, an edited or
+//! shrunk run). Every step of the window the player ends the faults whose time
+//! is up, then begins those whose time has come, then steps. A fault's target is
+//! resolved when it takes effect (`leader`: whoever leads then; `follower`,
+//! `any`: the candidate its `pick` names); a fault that finds nothing to act on
+//! is recorded as skipped and undoes nothing. Nothing here waits: a transfer is
+//! asked and the window goes on, a stop is requested and the node killed if it
+//! has not stopped within the stop timeout, so no fault ever moves another.
 //!
-//! Every fault draw comes from one generator seeded by the run's seed (its own
-//! stream), and the workload's from another ([`Stream::ChaosWorkload`]), so a
-//! chaos run replays exactly and more workload clients never shift the faults.
+//! Every fault is an action performed through the nemesis, on the trail with
+//! the index of the schedule entry it begins or ends; the window ends by undoing
+//! every fault still in effect, and the heal phase and the checkers follow as
+//! for any run.
 
-use super::pick::{weighted, Partitioned};
+use super::pick::{Partitioned, Want};
 use super::{Driver, Halt};
-use crate::action::Action;
-use crate::scenario::{Chaos, ChaosFault, ChaosKind};
+use crate::action::{Action, ActionResult};
+use crate::scenario::{Chaos, Partition, Target};
+use crate::schedule::{draw, Fault, Planned, Schedule};
 use crate::streams::Stream;
 use crate::trail::{ChaosMark, Data};
-use rand::seq::SliceRandom;
-use rand::Rng;
-use rand_chacha::ChaCha8Rng;
 use std::time::Duration;
 
-/// Where a chaos window's faults come from. Every step of the window calls
-/// [`ending`], then [`beginning`], then steps; at the window's end it calls
-/// [`close`]. A source performs its actions itself, with
-/// [`Driver::act`] (which does the waits a stop or transfer has), and may read
-/// the cluster through `run` to decide.
-///
-/// [`ending`]: FaultSource::ending
-/// [`beginning`]: FaultSource::beginning
-/// [`close`]: FaultSource::close
-pub(crate) trait FaultSource {
-    /// End what is due to end by now.
-    fn ending(&mut self, run: &mut Driver<'_>) -> Result<(), Halt>;
-    /// Begin what is due to begin now, drawing from the window's `rng` if it draws.
-    fn beginning(&mut self, run: &mut Driver<'_>, rng: &mut ChaCha8Rng) -> Result<(), Halt>;
-    /// The window is over: end every fault still in effect.
-    fn close(&mut self, run: &mut Driver<'_>) -> Result<(), Halt>;
+/// How long a clean `stop` may take before the node is killed (as a step's).
+const STOP_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A fault in effect, and the action that ends it.
+struct Live {
+    fault: u32,
+    until: Duration,
+    undo: Action,
+    /// A partition (one at a time, so that its undo, `heal`, undoes just it).
+    cut: bool,
+    /// The link a hold or a latency holds (one fault per link at a time).
+    link: Option<(usize, usize)>,
+}
+
+/// A clean stop under way: the node is killed if it has not stopped by then.
+struct Stopping {
+    fault: u32,
+    node: usize,
+    deadline: Duration,
+}
+
+/// Plays one schedule over the window that opened at `start`.
+struct Player {
+    start: Duration,
+    faults: Vec<Planned>,
+    next: usize,
+    live: Vec<Live>,
+    stopping: Vec<Stopping>,
 }
 
 impl Driver<'_> {
     pub(crate) fn chaos(&mut self, chaos: &Chaos) -> Result<(), Halt> {
-        let mut rng = Stream::Chaos.rng(self.seed);
-        // The first fault's time is the window's first draw.
-        let faults = RandomFaults::new(chaos, self.cluster.elapsed(), &mut rng);
-        self.chaos_window(chaos, rng, faults)
+        let schedule = self
+            .schedule
+            .take()
+            .expect("a chaos run is planned with its schedule");
+        self.chaos_window(chaos, schedule)
     }
 
-    /// The window's loop over one fault source.
-    fn chaos_window(
-        &mut self,
-        chaos: &Chaos,
-        mut rng: ChaCha8Rng,
-        mut faults: impl FaultSource,
-    ) -> Result<(), Halt> {
+    fn chaos_window(&mut self, chaos: &Chaos, schedule: Schedule) -> Result<(), Halt> {
         self.cluster.state_mut().line = Some(chaos.loc.line);
         self.at = chaos.loc;
         self.activity = format!(
@@ -66,7 +72,7 @@ impl Driver<'_> {
             self.scenario.file, chaos.loc.line
         );
         let began = ChaosMark::Began {
-            window_ms: chaos.window.as_millis() as u64,
+            window_ms: schedule.window.as_millis() as u64,
             faults: chaos
                 .faults
                 .iter()
@@ -78,268 +84,377 @@ impl Driver<'_> {
         if let Some(draw) = &self.swarm {
             self.event(None, Data::Chaos(ChaosMark::Drew(draw.clone())));
         }
-        let end = self.cluster.elapsed() + chaos.window;
+        let start = self.cluster.elapsed();
+        let end = start + schedule.window;
+        let mut played = schedule.clone();
         if let Some(workload) = &chaos.workload {
+            let ops = match schedule.ops.clone() {
+                Some(ops) => ops,
+                None => {
+                    let mut rng = Stream::ChaosWorkload.rng(self.seed);
+                    let seq = self.seq;
+                    let (ops, refused) = draw::ops(
+                        workload,
+                        schedule.window,
+                        self.scenario.model,
+                        &mut rng,
+                        seq,
+                    );
+                    // One `{seq}` per tick, as a workload that drew as it went.
+                    self.seq += (ops.len() + refused.len()) as u64;
+                    for r in refused {
+                        let invalid = Data::InvalidOp {
+                            workload: true,
+                            message: format!("at {} ms: {}", r.at.as_millis(), r.message),
+                        };
+                        self.event(None, invalid);
+                    }
+                    ops
+                }
+            };
+            // Drawn ops are the seed's: recorded only when asked (to shrink them).
+            if schedule.ops.is_some() || self.record_ops {
+                played.ops = Some(ops.clone());
+            }
             let source = super::workload::Source::Chaos;
-            self.start_workload(source, workload, Stream::ChaosWorkload);
+            self.start_planned_workload(source, workload, ops, start);
         }
+        self.played = Some(played);
+        let mut player = Player {
+            start,
+            faults: schedule.faults,
+            next: 0,
+            live: Vec::new(),
+            stopping: Vec::new(),
+        };
         while self.cluster.elapsed() < end {
-            faults.ending(self)?;
-            faults.beginning(self, &mut rng)?;
+            player.step(self)?;
             self.advance()?;
         }
-        faults.close(self)?;
+        player.close(self)?;
         if chaos.workload.is_some() {
             self.stop_workload(super::workload::Source::Chaos);
         }
         self.event(None, Data::Chaos(ChaosMark::Ended));
         Ok(())
     }
-}
 
-/// A fault in effect, and the action that ends it.
-struct Lasting {
-    until: Duration,
-    undo: Action,
-    /// A partition or one-way cut (at most one at a time, so `heal: all` undoes it).
-    cuts: bool,
-}
-
-/// A fault the random nemesis drew: the action that begins it, and what ends it
-/// (none for an instant fault: a restart, a transfer).
-struct Drawn {
-    action: Action,
-    undo: Option<Action>,
-    cuts: bool,
-}
-
-/// The random nemesis: a fault of a kind drawn by weight every `spacing`, each
-/// lasting a drawn `duration`, at most `concurrent_max` at a time.
-pub(crate) struct RandomFaults {
-    kinds: Vec<ChaosFault>,
-    spacing: (Duration, Duration),
-    duration: (Duration, Duration),
-    concurrent_max: usize,
-    next_fault: Duration,
-    active: Vec<Lasting>,
-}
-
-fn between(rng: &mut ChaCha8Rng, (min, max): (Duration, Duration)) -> Duration {
-    let (lo, hi) = (min.as_millis() as u64, max.as_millis() as u64);
-    Duration::from_millis(rng.random_range(lo..=hi))
-}
-
-impl RandomFaults {
-    /// The nemesis of a window opening at `now`: its first fault comes a drawn
-    /// spacing later.
-    pub(crate) fn new(chaos: &Chaos, now: Duration, rng: &mut ChaCha8Rng) -> RandomFaults {
-        RandomFaults {
-            kinds: chaos.faults.clone(),
-            spacing: chaos.spacing,
-            duration: chaos.duration,
-            concurrent_max: chaos.concurrent_max,
-            next_fault: now + between(rng, chaos.spacing),
-            active: Vec::new(),
-        }
-    }
-
-    /// Draw one fault of `kind` against the cluster as it is now; `None` when it
-    /// cannot apply now (no second node, a cut already in effect, no leader, ...).
-    fn draw(&self, run: &Driver<'_>, rng: &mut ChaCha8Rng, kind: &ChaosKind) -> Option<Drawn> {
-        let n = run.cluster.len();
-        let name = |n: usize| run.name(n);
-        let lasting = |action: Action, undo: Action, cuts: bool| {
-            Some(Drawn {
-                action,
-                undo: Some(undo),
-                cuts,
-            })
+    /// The node a scheduled fault's reference names now: `pick` (salted per
+    /// reference of one fault) chooses among the candidates, distinct from
+    /// `taken`.
+    pub(super) fn scheduled_node(
+        &self,
+        target: Target,
+        pick: u32,
+        salt: u32,
+        want: Want,
+        taken: &[usize],
+    ) -> Result<usize, String> {
+        let up = |n: usize| match want {
+            Want::Up => self.up(n),
+            Want::Down => !self.up(n),
+            Want::Either => true,
         };
-        let instant = |action: Action| {
-            Some(Drawn {
-                action,
-                undo: None,
-                cuts: false,
-            })
-        };
-        match kind {
-            ChaosKind::Partition | ChaosKind::OneWay
-                if n < 2 || self.active.iter().any(|l| l.cuts) =>
-            {
-                None
+        match target {
+            Target::Node(n) if taken.contains(&n) => {
+                Err(format!("{} is named twice", self.cluster.name(n)))
             }
-            ChaosKind::Partition => {
-                let mut order: Vec<usize> = (0..n).collect();
-                order.shuffle(rng);
-                let split = rng.random_range(1..n);
-                let (a, b) = order.split_at(split);
-                let groups = Partitioned::Groups(vec![sorted(a), sorted(b)]);
-                lasting(groups.action(run.cluster.names()), Action::Heal, true)
-            }
-            ChaosKind::OneWay => {
-                let from = rng.random_range(0..n);
-                let mut others: Vec<usize> = (0..n).filter(|&o| o != from).collect();
-                others.shuffle(rng);
-                let count = rng.random_range(1..=others.len());
-                let cut = Partitioned::OneWay {
-                    from,
-                    to: sorted(&others[..count]),
-                };
-                lasting(cut.action(run.cluster.names()), Action::Heal, true)
-            }
-            ChaosKind::Hold => match random_pair(n, rng) {
-                Some((a, b)) if !run.nemesis.held(a, b) => {
-                    let between = [name(a), name(b)];
-                    let hold = Action::Hold {
-                        between: between.clone(),
-                    };
-                    lasting(hold, Action::Release { between }, false)
-                }
-                _ => None,
+            Target::Node(n) => Ok(n),
+            Target::Leader => match self.leader() {
+                Some(l) if taken.contains(&l) => Err("the leader is named twice".into()),
+                Some(l) => Ok(l),
+                None => Err("no leader".into()),
             },
-            ChaosKind::Latency { min, max } => {
-                let (a, b) = random_pair(n, rng)?;
-                let pair = [name(a), name(b)];
-                let delay = between(rng, (*min, *max));
-                let slow = Action::Latency {
-                    between: pair.clone(),
-                    delay_ms: Some(delay.as_millis() as u64),
-                };
-                let reset = Action::Latency {
-                    between: pair,
-                    delay_ms: None,
-                };
-                lasting(slow, reset, false)
-            }
-            ChaosKind::Crash => {
-                let node = random_node(run, rng, true)?;
-                let crash = Action::Crash { node: name(node) };
-                lasting(crash, Action::Start { node: name(node) }, false)
-            }
-            ChaosKind::Restart => {
-                let node = rng.random_range(0..n);
-                instant(Action::Restart { node: name(node) })
-            }
-            ChaosKind::Stop => {
-                let node = random_node(run, rng, true)?;
-                let stop = Action::Stop { node: name(node) };
-                lasting(stop, Action::Start { node: name(node) }, false)
-            }
-            ChaosKind::TransferLeader => {
-                let leader = run.leader()?;
-                let followers: Vec<usize> = (0..n).filter(|&o| o != leader && run.up(o)).collect();
-                if followers.is_empty() {
-                    return None;
+            Target::Follower | Target::Any | Target::Role(_) => {
+                let leader = (target == Target::Follower)
+                    .then(|| self.leader())
+                    .flatten();
+                if target == Target::Follower && leader.is_none() {
+                    return Err("no leader, so no follower".into());
                 }
-                let to = followers[rng.random_range(0..followers.len())];
-                instant(Action::TransferLeader {
-                    from: name(leader),
-                    to: name(to),
-                })
-            }
-            ChaosKind::FailPoint(points) if points.is_empty() => None,
-            ChaosKind::FailPoint(points) => {
-                let chosen = weighted(rng, points, |p| p.weight);
-                let mut candidates: Vec<usize> = if chosen.nodes.is_empty() {
-                    (0..n).collect()
-                } else {
-                    chosen.nodes.iter().flat_map(|&t| run.denoted(t)).collect()
-                };
-                candidates.sort_unstable();
-                candidates.dedup();
+                let candidates: Vec<usize> = (0..self.cluster.len())
+                    .filter(|&n| Some(n) != leader && !taken.contains(&n))
+                    .filter(|&n| self.has_role(n, target) && up(n))
+                    .collect();
                 if candidates.is_empty() {
-                    // Only `leader` was allowed, and there is none now.
-                    return None;
+                    let names = self.scenario.nodes.iter().map(|n| n.name.clone());
+                    let names: Vec<String> = names.collect();
+                    return Err(format!("no {} to act on", target.describe(&names)));
                 }
-                let node = candidates[rng.random_range(0..candidates.len())];
-                let point = chosen.point.name.to_string();
-                let arm = Action::ArmFailPoint {
-                    node: name(node),
-                    point: point.clone(),
-                    fault: chosen.action.clone(),
-                    count: chosen.count,
-                    probability: None,
-                    // A random arming that never fires is not a scripted fault that failed.
-                    optional: true,
-                };
-                let clear = Action::ClearFailPoint {
-                    node: name(node),
-                    point,
-                };
-                lasting(arm, clear, false)
+                let mixed = pick.wrapping_add(salt.wrapping_mul(0x9e37_79b9));
+                Ok(candidates[mixed as usize % candidates.len()])
             }
         }
     }
+
+    fn scheduled_partition(&self, partition: &Partition, pick: u32) -> Result<Partitioned, String> {
+        let mut salt = 0;
+        let mut next = |target: Target, taken: &[usize]| {
+            salt += 1;
+            self.scheduled_node(target, pick, salt, Want::Either, taken)
+        };
+        Ok(match partition {
+            Partition::Groups(groups) => {
+                let mut taken = Vec::new();
+                let mut ids = Vec::new();
+                for group in groups {
+                    let mut g = Vec::new();
+                    for &target in group {
+                        let id = next(target, &taken)?;
+                        g.push(id);
+                        taken.push(id);
+                    }
+                    ids.push(g);
+                }
+                Partitioned::Groups(ids)
+            }
+            Partition::Isolate(target) => {
+                let id = next(*target, &[])?;
+                let others = (0..self.cluster.len()).filter(|&o| o != id).collect();
+                Partitioned::Groups(vec![vec![id], others])
+            }
+            Partition::OneWay { from, to } => {
+                let from = next(*from, &[])?;
+                let mut ids = vec![from];
+                for &target in to {
+                    let id = next(target, &ids)?;
+                    ids.push(id);
+                }
+                ids.remove(0);
+                Partitioned::OneWay { from, to: ids }
+            }
+        })
+    }
+
+    /// Perform one action of schedule entry `fault`; what it did.
+    fn scheduled(&mut self, fault: u32, action: Action) -> ActionResult {
+        self.nemesis
+            .apply_for(&mut self.cluster, action, self.at, Some(fault))
+    }
+
+    fn skipped(&mut self, fault: u32, why: String) {
+        self.event(None, Data::Chaos(ChaosMark::Skipped { fault, why }));
+    }
 }
 
-impl FaultSource for RandomFaults {
-    fn ending(&mut self, run: &mut Driver<'_>) -> Result<(), Halt> {
+impl Player {
+    fn step(&mut self, run: &mut Driver<'_>) -> Result<(), Halt> {
         let now = run.cluster.elapsed();
-        let (over, still): (Vec<Lasting>, Vec<Lasting>) = std::mem::take(&mut self.active)
+        self.settle_stops(run, now, None);
+        let (over, still): (Vec<Live>, Vec<Live>) = std::mem::take(&mut self.live)
             .into_iter()
             .partition(|l| l.until <= now);
-        self.active = still;
-        for lasting in over {
-            run.act(lasting.undo)?;
+        self.live = still;
+        let mut over = over;
+        over.sort_by_key(|l| (l.until, l.fault));
+        for live in over {
+            self.end(run, live);
+        }
+        while let Some(planned) = self.faults.get(self.next) {
+            if self.start + planned.at > now {
+                break;
+            }
+            let planned = planned.clone();
+            let index = self.next as u32;
+            self.next += 1;
+            self.begin(run, index, &planned, now);
         }
         Ok(())
     }
 
-    fn beginning(&mut self, run: &mut Driver<'_>, rng: &mut ChaCha8Rng) -> Result<(), Halt> {
-        let now = run.cluster.elapsed();
-        if now < self.next_fault {
-            return Ok(());
-        }
-        if self.active.len() < self.concurrent_max && !self.kinds.is_empty() {
-            let kind = pick(rng, &self.kinds);
-            let until = now + between(rng, self.duration);
-            if let Some(drawn) = self.draw(run, rng, kind) {
-                // A stop or a transfer waits: the fault's end still counts from
-                // when it was drawn.
-                run.act(drawn.action)?;
-                if let Some(undo) = drawn.undo {
-                    self.active.push(Lasting {
-                        until,
-                        undo,
-                        cuts: drawn.cuts,
-                    });
-                }
+    /// Finish the stops whose node stopped, went down, or ran out of time (or,
+    /// with `fault`, that fault's stop now).
+    fn settle_stops(&mut self, run: &mut Driver<'_>, now: Duration, fault: Option<u32>) {
+        let stopping = std::mem::take(&mut self.stopping);
+        for s in stopping {
+            let clean = run.cluster.stopped(s.node);
+            let due = fault == Some(s.fault) || now >= s.deadline;
+            if !(clean || !run.up(s.node) || due) {
+                self.stopping.push(s);
+                continue;
             }
+            if run.up(s.node) {
+                run.cluster.kill(s.node);
+            }
+            let stopped = Data::Stopped {
+                clean,
+                timeout_ms: STOP_TIMEOUT.as_millis() as u64,
+            };
+            run.event(Some(s.node), stopped);
         }
-        self.next_fault = run.cluster.elapsed() + between(rng, self.spacing);
-        Ok(())
+    }
+
+    fn end(&mut self, run: &mut Driver<'_>, live: Live) {
+        let now = run.cluster.elapsed();
+        // A stop still under way ends before its node starts again.
+        self.settle_stops(run, now, Some(live.fault));
+        run.scheduled(live.fault, live.undo);
+    }
+
+    fn begin(&mut self, run: &mut Driver<'_>, index: u32, planned: &Planned, now: Duration) {
+        let names: Vec<String> = run.cluster.names().to_vec();
+        let name = |n: usize| names[n].clone();
+        let pick = planned.pick;
+        let start = self.start;
+        let resolved = match &planned.fault {
+            Fault::Partition(_) if self.live.iter().any(|l| l.cut) => {
+                Err("a partition is in effect".to_string())
+            }
+            Fault::Partition(p) => run.scheduled_partition(p, pick).map(|cut| {
+                let mut live = live_of(start, index, planned, now, Action::Heal);
+                live.cut = true;
+                (cut.action(&names), Some(live))
+            }),
+            Fault::Hold { a, b } | Fault::Latency { a, b, .. } => {
+                let ends = run
+                    .scheduled_node(*a, pick, 1, Want::Either, &[])
+                    .and_then(|x| {
+                        run.scheduled_node(*b, pick, 2, Want::Either, &[x])
+                            .map(|y| (x.min(y), x.max(y)))
+                    });
+                ends.and_then(|(x, y)| {
+                    let busy = self.live.iter().any(|l| l.link == Some((x, y)));
+                    if busy
+                        || (matches!(planned.fault, Fault::Hold { .. }) && run.nemesis.held(x, y))
+                    {
+                        return Err(format!(
+                            "the link {} - {} is already faulted",
+                            name(x),
+                            name(y)
+                        ));
+                    }
+                    let between = [name(x), name(y)];
+                    let (begin, undo) = match &planned.fault {
+                        Fault::Latency { delay, .. } => (
+                            Action::Latency {
+                                between: between.clone(),
+                                delay_ms: Some(delay.as_millis() as u64),
+                            },
+                            Action::Latency {
+                                between,
+                                delay_ms: None,
+                            },
+                        ),
+                        Fault::Partition(_)
+                        | Fault::Hold { .. }
+                        | Fault::Crash(_)
+                        | Fault::Restart(_)
+                        | Fault::Stop(_)
+                        | Fault::TransferLeader { .. }
+                        | Fault::FailPoint { .. } => (
+                            Action::Hold {
+                                between: between.clone(),
+                            },
+                            Action::Release { between },
+                        ),
+                    };
+                    let mut live = live_of(start, index, planned, now, undo);
+                    live.link = Some((x, y));
+                    Ok((begin, Some(live)))
+                })
+            }
+            Fault::Crash(t) => run.scheduled_node(*t, pick, 0, Want::Up, &[]).map(|n| {
+                let live = live_of(start, index, planned, now, Action::Start { node: name(n) });
+                (Action::Crash { node: name(n) }, Some(live))
+            }),
+            Fault::Stop(t) => run.scheduled_node(*t, pick, 0, Want::Up, &[]).map(|n| {
+                let live = live_of(start, index, planned, now, Action::Start { node: name(n) });
+                (Action::Stop { node: name(n) }, Some(live))
+            }),
+            Fault::Restart(t) => run
+                .scheduled_node(*t, pick, 0, Want::Either, &[])
+                .map(|n| (Action::Restart { node: name(n) }, None)),
+            Fault::TransferLeader { to } => match run.leader() {
+                None => Err("no leader".into()),
+                Some(leader) => run
+                    .scheduled_node(*to, pick, 0, Want::Up, &[leader])
+                    .map(|to| {
+                        let transfer = Action::TransferLeader {
+                            from: name(leader),
+                            to: name(to),
+                        };
+                        (transfer, None)
+                    }),
+            },
+            Fault::FailPoint { node, arm } => run
+                .scheduled_node(*node, pick, 0, Want::Either, &[])
+                .map(|n| {
+                    let point = arm.point.name.to_string();
+                    let clear = Action::ClearFailPoint {
+                        node: name(n),
+                        point: point.clone(),
+                    };
+                    let live = live_of(start, index, planned, now, clear);
+                    let armed = Action::ArmFailPoint {
+                        node: name(n),
+                        point,
+                        fault: arm.action.clone(),
+                        count: arm.count,
+                        probability: arm.probability,
+                        optional: true,
+                    };
+                    (armed, Some(live))
+                }),
+        };
+        let (action, live) = match resolved {
+            Ok(found) => found,
+            Err(why) => {
+                run.skipped(index, why);
+                return;
+            }
+        };
+        let stop = if let Action::Stop { node } = &action {
+            Some(run.cluster.id(node))
+        } else {
+            None
+        };
+        let result = run.scheduled(index, action);
+        if let Some(node) = stop {
+            if matches!(result, ActionResult::Done | ActionResult::NotAccepting) {
+                self.stopping.push(Stopping {
+                    fault: index,
+                    node,
+                    deadline: now + STOP_TIMEOUT,
+                });
+            }
+            if result == ActionResult::NotAccepting {
+                // Up, but not taking commands yet: killed at once.
+                self.settle_stops(run, now, Some(index));
+            } else if result != ActionResult::Done {
+                return;
+            }
+        } else if !result.took_effect() {
+            // A crash of a node that is down: nothing to undo.
+            return;
+        }
+        if let Some(live) = live {
+            self.live.push(live);
+        }
     }
 
     fn close(&mut self, run: &mut Driver<'_>) -> Result<(), Halt> {
-        for lasting in std::mem::take(&mut self.active) {
-            run.act(lasting.undo)?;
+        let mut live = std::mem::take(&mut self.live);
+        live.sort_by_key(|l| (l.until, l.fault));
+        for l in live {
+            self.end(run, l);
+        }
+        // A stop whose fault is over by now (its node went down on its own).
+        let now = run.cluster.elapsed();
+        while let Some(fault) = self.stopping.first().map(|s| s.fault) {
+            self.settle_stops(run, now, Some(fault));
         }
         Ok(())
     }
 }
 
-fn random_pair(n: usize, rng: &mut ChaCha8Rng) -> Option<(usize, usize)> {
-    if n < 2 {
-        return None;
+/// A lasting fault that began now, ending at its scheduled time.
+fn live_of(start: Duration, fault: u32, planned: &Planned, now: Duration, undo: Action) -> Live {
+    let until = now.max(start + planned.until().unwrap_or(planned.at));
+    Live {
+        fault,
+        until,
+        undo,
+        cut: false,
+        link: None,
     }
-    let a = rng.random_range(0..n);
-    let b = (a + rng.random_range(1..n)) % n;
-    Some((a, b))
-}
-
-fn random_node(run: &Driver<'_>, rng: &mut ChaCha8Rng, up: bool) -> Option<usize> {
-    let candidates: Vec<usize> = (0..run.cluster.len())
-        .filter(|&n| run.up(n) == up)
-        .collect();
-    (!candidates.is_empty()).then(|| candidates[rng.random_range(0..candidates.len())])
-}
-
-fn sorted(nodes: &[usize]) -> Vec<usize> {
-    let mut v = nodes.to_vec();
-    v.sort_unstable();
-    v
-}
-
-fn pick<'c>(rng: &mut ChaCha8Rng, kinds: &'c [ChaosFault]) -> &'c ChaosKind {
-    &weighted(rng, kinds, |k| k.weight).kind
 }

@@ -10,7 +10,8 @@
 //!   the scenario is valid, 2 when it is not.
 //! * `__child run NAME --variant V --seed S`: stdout is the run's result as one
 //!   JSON line; exit 0 whenever the run happened (whatever its outcome), 2 on bad
-//!   input (the reason on stderr).
+//!   input (the reason on stderr). The scenario's text may be followed by a NUL
+//!   and a JSON object of the run's other inputs: `{"schedule": {...}}`.
 
 use super::RunResult;
 use crate::check::Finding;
@@ -43,8 +44,18 @@ pub(crate) fn placement(scenario: &Scenario, variant: &Variant) -> Result<Option
     Ok(None)
 }
 
+/// What separates the scenario's text on the child's stdin from the run's other
+/// inputs (a JSON object), when there are any: a byte no scenario holds.
+pub const INPUTS_SEPARATOR: char = '\0';
+
 /// Run a variant in `binary` and take its result.
-pub(crate) fn run(binary: &Path, scenario: &Scenario, variant: &Variant, seed: u64) -> RunResult {
+pub(crate) fn run(
+    binary: &Path,
+    scenario: &Scenario,
+    variant: &Variant,
+    seed: u64,
+    inputs: &super::Inputs,
+) -> RunResult {
     #[allow(
         clippy::disallowed_methods,
         reason = "wall-clock ok: the child's wall time, reported, never in the trail"
@@ -59,7 +70,17 @@ pub(crate) fn run(binary: &Path, scenario: &Scenario, variant: &Variant, seed: u
         "--seed".into(),
         seed.to_string(),
     ];
-    match crate::targets::call(binary, &args, &scenario.source) {
+    let mut stdin = scenario.source.to_string();
+    if inputs.schedule.is_some() || inputs.record_ops {
+        let names: Vec<String> = scenario.nodes.iter().map(|n| n.name.clone()).collect();
+        let mut doc = serde_json::json!({ "record_ops": inputs.record_ops });
+        if let Some(schedule) = &inputs.schedule {
+            doc["schedule"] = schedule.to_json(&names);
+        }
+        stdin.push(INPUTS_SEPARATOR);
+        stdin.push_str(&doc.to_string());
+    }
+    match crate::targets::call(binary, &args, &stdin) {
         Ok((0, stdout, _)) => match serde_json::from_slice::<RunResult>(&stdout) {
             Ok(result) => result,
             Err(e) => not_run(

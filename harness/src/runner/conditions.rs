@@ -69,7 +69,7 @@ impl Driver<'_> {
                 let what = crate::check::observed::seen(&state.nodes[n].observation, &m.key);
                 match m.node {
                     Target::Node(_) => format!("it is {what}"),
-                    Target::Leader | Target::Follower | Target::Any => {
+                    Target::Leader | Target::Follower | Target::Any | Target::Role(_) => {
                         format!("{} {what}", self.cluster.name(n))
                     }
                 }

@@ -74,14 +74,73 @@ fn set_sim_now(now: Option<Duration>) {
 /// Run one variant of a scenario with one seed: here, or in the process its
 /// target or its model asks for (`child`).
 pub fn run(scenario: &Scenario, variant: &Variant, seed: u64) -> RunResult {
+    run_with(scenario, variant, seed, &Inputs::default())
+}
+
+/// What a run takes besides its scenario, variant and seed.
+#[derive(Clone, Debug, Default)]
+pub struct Inputs {
+    /// The chaos window's schedule instead of the one the seed draws (an
+    /// edited or shrunk run, a replay of one).
+    pub schedule: Option<crate::schedule::Schedule>,
+    /// Record the workload's ops in the result's schedule even when they were
+    /// drawn from the seed (what a shrink of the ops starts from).
+    pub record_ops: bool,
+}
+
+/// [`run`] with more inputs.
+pub fn run_with(scenario: &Scenario, variant: &Variant, seed: u64, inputs: &Inputs) -> RunResult {
     match child::placement(scenario, variant) {
-        Ok(None) => run_here(scenario, variant, seed),
-        Ok(Some(binary)) => child::run(&binary, scenario, variant, seed),
+        Ok(None) => run_here(scenario, variant, seed, inputs),
+        Ok(Some(binary)) => child::run(&binary, scenario, variant, seed, inputs),
         Err(message) => child::not_placed(scenario, variant, seed, message),
     }
 }
 
-fn run_here(scenario: &Scenario, variant: &Variant, seed: u64) -> RunResult {
+/// Where a failed run departs from its fixed twins: for each bug key the run had
+/// `buggy` (its own mode, or its build's), the same seed and inputs with that
+/// key fixed (another build, for a key switched by build), and the first trail
+/// event where the two differ (`check::differential`). One more run per key.
+pub fn differential(
+    scenario: &Scenario,
+    variant: &Variant,
+    seed: u64,
+    inputs: &Inputs,
+    result: &RunResult,
+) -> Vec<crate::check::differential::Departure> {
+    use nodes::api::BugMode;
+    if result.passed {
+        return Vec::new();
+    }
+    let mut twins: Vec<(String, Variant)> = Vec::new();
+    if variant.target.is_some() {
+        let own = crate::hunt::plan::build_bugs(scenario, variant);
+        for (key, _) in own.0.iter().filter(|(_, m)| **m == BugMode::Buggy) {
+            let fixed = scenario.variants.iter().find(|v| {
+                crate::hunt::plan::build_bugs(scenario, v).0.get(key) == Some(&BugMode::Fixed)
+            });
+            if let Some(v) = fixed {
+                twins.push((key.clone(), crate::hunt::plan::copy(v)));
+            }
+        }
+    } else {
+        for (key, _) in result.bugs.0.iter().filter(|(_, m)| **m == BugMode::Buggy) {
+            let mut twin = crate::hunt::plan::copy(variant);
+            twin.bugs = result.bugs.clone();
+            twin.bugs.0.insert(key.clone(), BugMode::Fixed);
+            twins.push((key.clone(), twin));
+        }
+    }
+    twins
+        .into_iter()
+        .filter_map(|(key, twin)| {
+            let fixed = run_with(scenario, &twin, seed, inputs);
+            crate::check::differential::departure(&key, &result.trail, &fixed.trail, fixed.passed)
+        })
+        .collect()
+}
+
+fn run_here(scenario: &Scenario, variant: &Variant, seed: u64, inputs: &Inputs) -> RunResult {
     #[allow(
         clippy::disallowed_methods,
         reason = "wall-clock ok: the run's wall time, reported, never in the trail"
@@ -92,8 +151,10 @@ fn run_here(scenario: &Scenario, variant: &Variant, seed: u64) -> RunResult {
     set_sim_now(Some(Duration::ZERO));
     panic::reset();
     tracing::info!("start");
-    let plan = swarm::plan(scenario, variant, seed);
+    let plan = swarm::plan(scenario, variant, seed, inputs.schedule.as_ref());
     let mut driver = Driver::new(scenario, variant, seed, &plan);
+    driver.schedule_given = inputs.schedule.is_some();
+    driver.record_ops = inputs.record_ops;
     let halt = match driver.script() {
         Ok(()) => driver.heal(),
         // A missed await ends the script, not the run: heal and judge as usual.
@@ -119,8 +180,18 @@ pub(crate) struct Driver<'s> {
     chaos: Option<crate::scenario::Chaos>,
     /// What the seed drew for it.
     pub(crate) swarm: Option<swarm::SwarmDraw>,
+    /// The chaos window's schedule, until the window plays it.
+    schedule: Option<crate::schedule::Schedule>,
+    /// The schedule the window played (with its ops when they were given).
+    pub(crate) played: Option<crate::schedule::Schedule>,
+    /// Whether the schedule was the run's input ([`Inputs::schedule`]).
+    pub(crate) schedule_given: bool,
+    /// [`Inputs::record_ops`].
+    record_ops: bool,
     /// `always` invariants that already failed during the run.
     always_failed: BTreeSet<&'static str>,
+    /// Invariants the final judgment could not decide.
+    pub(crate) unjudged: Vec<invariants::Unjudged>,
     /// The params the nodes started with (drawn ones included).
     pub(crate) params: serde_json::Value,
     /// Where in the scenario the current step (or the chaos window) is.
@@ -157,7 +228,12 @@ impl<'s> Driver<'s> {
             activity: "starting".into(),
             chaos: plan.chaos.clone(),
             swarm: plan.draw.clone(),
+            schedule: plan.schedule.clone(),
+            played: None,
+            schedule_given: false,
+            record_ops: false,
             always_failed: Default::default(),
+            unjudged: Vec::new(),
             params: plan.params.clone(),
             at: Loc::default(),
             picks: Stream::Picks.rng(seed),
@@ -234,8 +310,133 @@ impl<'s> Driver<'s> {
             self.cluster.boot(node);
             self.event(Some(node), Data::Heal(HealStep::Start));
         }
+        let deadline = self.cluster.elapsed() + heal.within;
         let settled = self.run_until_stable(&Condition::Quiescent, heal.within, heal.settle)?;
         self.event(None, Data::Heal(HealStep::Ended { settled }));
+        if heal.final_ops && !self.scenario.finale.is_empty() {
+            self.final_ops()?;
+            // The final ops are entries of their own: settle again before judging.
+            let left = deadline
+                .saturating_sub(self.cluster.elapsed())
+                .max(heal.settle);
+            self.run_until_stable(&Condition::Quiescent, left, heal.settle)?;
+        }
+        self.await_liveness(deadline)
+    }
+
+    /// The final generator (Jepsen's): after the heal, the model's final ops (a
+    /// write, then a read of it) go out in order, each retried until it gets an
+    /// answer that says it ran, within the model's deadline; one that does not
+    /// makes the run `stuck`, naming it. A cluster that converged but cannot
+    /// serve is not healthy.
+    fn final_ops(&mut self) -> Result<(), Halt> {
+        let finale = self.scenario.finale.clone();
+        if finale.is_empty() {
+            return Ok(());
+        }
+        let info = self.scenario.model.info();
+        let within = Duration::from_millis(info.chaos.final_within_ms);
+        let deadline = self.cluster.elapsed() + within;
+        self.activity = "sending the final ops".into();
+        // One `{seq}` for all of them: the read names what the write wrote.
+        let seq = self.next_seq();
+        for op in &finale {
+            let parsed = crate::scenario::expand_template(&op.template, &mut |lo, _| lo, seq)
+                .and_then(|json| self.scenario.model.parse_op(&json));
+            let parsed = match parsed {
+                Ok(parsed) => parsed,
+                Err(message) => {
+                    self.event(
+                        None,
+                        Data::InvalidOp {
+                            workload: false,
+                            message: format!("final op: {message}"),
+                        },
+                    );
+                    continue;
+                }
+            };
+            let target = op.target.unwrap_or(if info.has_leader {
+                crate::scenario::Target::Leader
+            } else {
+                crate::scenario::Target::Any
+            });
+            if let Some(why) = self.final_op(&parsed, target, deadline)? {
+                self.finding(Finding::new(
+                    "final",
+                    Some(Outcome::Stuck),
+                    format!(
+                        "the final op `{}` did not complete within {} of the heal: {why}",
+                        parsed.summary,
+                        crate::duration::format(within)
+                    ),
+                ));
+                // The ops after it depend on it.
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// Send one final op until it runs; why it did not, if it never did.
+    fn final_op(
+        &mut self,
+        op: &nodes::api::ParsedOp,
+        target: crate::scenario::Target,
+        deadline: Duration,
+    ) -> Result<Option<String>, Halt> {
+        let name = op.op.get("op").and_then(|o| o.as_str()).unwrap_or("");
+        let answers = self.scenario.model.info().op(name).map(|o| o.answers);
+        let retry = Duration::from_millis(100);
+        let mut last = String::from("no node to send it to");
+        while self.cluster.elapsed() < deadline {
+            let left = deadline - self.cluster.elapsed();
+            let node = self.pick(target, pick::Want::Up, &[], left)?;
+            let Some(node) = node else {
+                let until = (self.cluster.elapsed() + retry).min(deadline);
+                while self.cluster.elapsed() < until {
+                    self.advance()?;
+                }
+                continue;
+            };
+            let action = crate::action::Action::Client {
+                node: self.name(node),
+                op: op.clone(),
+            };
+            let wait = self.scenario.settings.op_timeout.min(left);
+            let answer = match self.act_client_as(recorder::SCRIPT, action, Some(wait))? {
+                actions::Sent::Refused(r) | actions::Sent::Answered(r) => r,
+                actions::Sent::Pending(_) => continue,
+            };
+            let kind = answers.map(|a| a.classify(&answer));
+            if kind == Some(nodes::api::AnswerKind::Ok) || (answers.is_none() && answer.ok) {
+                return Ok(None);
+            }
+            last = format!("its last answer was `{answer}`");
+            let until = (self.cluster.elapsed() + retry).min(deadline);
+            while self.cluster.elapsed() < until {
+                self.advance()?;
+            }
+        }
+        Ok(Some(last))
+    }
+
+    /// A liveness invariant that is not decided yet (a leader not ready, its
+    /// bound not yet passed) is waited for, up to the heal phase's bound: a
+    /// bound the run could reach is never left unjudged for want of time.
+    fn await_liveness(&mut self, deadline: Duration) -> Result<(), Halt> {
+        let model = self.scenario.model;
+        while let Some(wait) = invariants::wait_for_liveness(model, &self.view()) {
+            let now = self.cluster.elapsed();
+            if now >= deadline {
+                break;
+            }
+            let until = (now + Duration::from_millis(wait)).min(deadline);
+            self.activity = "waiting for a liveness invariant's bound".into();
+            while self.cluster.elapsed() < until {
+                self.advance()?;
+            }
+        }
         Ok(())
     }
 
@@ -246,7 +447,9 @@ impl<'s> Driver<'s> {
             divergence::check(view, model.info().index_format)
         }));
         // An `always` invariant that failed during the run is reported once.
-        findings.extend(invariants::check_all(model, view).into_iter().filter(|f| {
+        let (failed, unjudged) = invariants::check_all(model, view);
+        self.unjudged = unjudged;
+        findings.extend(failed.into_iter().filter(|f| {
             !self
                 .always_failed
                 .iter()

@@ -52,11 +52,24 @@ impl Nemesis {
     /// Apply one action now and record it; `at` is where in the scenario it comes
     /// from (a fail point's arming reports it when it never fires).
     pub(crate) fn apply(&mut self, cluster: &mut Cluster, action: Action, at: Loc) -> ActionResult {
+        self.apply_for(cluster, action, at, None)
+    }
+
+    /// [`Nemesis::apply`] for the chaos schedule's entry `fault`, which the
+    /// trail event names.
+    pub(crate) fn apply_for(
+        &mut self,
+        cluster: &mut Cluster,
+        action: Action,
+        at: Loc,
+        fault: Option<u32>,
+    ) -> ActionResult {
         let result = self.take_effect(cluster, &action, at);
         let node = action.node().map(str::to_string);
         let acted = Acted {
             action,
             result: result.clone(),
+            fault,
         };
         cluster
             .state_mut()

@@ -31,7 +31,7 @@ impl Driver<'_> {
     ) -> Result<Option<usize>, Halt> {
         let leader = match target {
             Target::Node(n) => return Ok(Some(n)),
-            Target::Any => None,
+            Target::Any | Target::Role(_) => None,
             Target::Leader | Target::Follower => {
                 self.run_until(&Condition::Leader(None), timeout)?;
                 match self.leader() {
@@ -45,6 +45,7 @@ impl Driver<'_> {
         }
         let candidates: Vec<usize> = (0..self.cluster.len())
             .filter(|&n| Some(n) != leader && !taken.contains(&n))
+            .filter(|&n| self.has_role(n, target))
             .filter(|&n| match want {
                 Want::Up => self.up(n),
                 Want::Down => !self.up(n),
@@ -71,6 +72,16 @@ impl Driver<'_> {
                 all.filter(|&n| Some(n) != leader).collect()
             }
             Target::Any => all.collect(),
+            Target::Role(_) => all.filter(|&n| self.has_role(n, target)).collect(),
+        }
+    }
+
+    /// Whether node `n` is of the role `target` names (every node is, for any
+    /// other reference).
+    pub(crate) fn has_role(&self, n: usize, target: Target) -> bool {
+        match target {
+            Target::Role(role) => self.scenario.nodes[n].role == role,
+            Target::Leader | Target::Follower | Target::Any | Target::Node(_) => true,
         }
     }
 
@@ -105,6 +116,7 @@ impl Driver<'_> {
                 fmt_duration(timeout)
             ),
             Target::Any | Target::Node(_) => format!("no{state} node to act on"),
+            Target::Role(role) => format!("no{state} {role} to act on"),
         }
     }
 

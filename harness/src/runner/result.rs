@@ -74,6 +74,16 @@ pub struct RunResult {
     /// Wall time of the run; varies between runs and is never part of the trail.
     pub wall_ms: u64,
     pub findings: Vec<Finding>,
+    /// Invariants the run could not judge (a liveness bound it did not reach),
+    /// with why: not a failure of this run, never a pass either; the coverage
+    /// ledger counts them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unjudged: Vec<crate::check::invariants::Unjudged>,
+    /// Where this failed run departs from its twin with a bug key fixed (the
+    /// same seed and schedule): the find's cause, read off the differential
+    /// run (`runner::differential`; filled in by the commands that report it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub differential: Vec<crate::check::differential::Departure>,
     pub fail_points: Vec<ArmSummary>,
     pub replay: String,
     pub nodes: Vec<FinalNode>,
@@ -89,6 +99,16 @@ pub struct RunResult {
     /// What the seed drew for the chaos section (swarm testing, drawn params).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub swarm: Option<super::swarm::SwarmDraw>,
+    /// The chaos window's schedule as it was played, in the schedule file's
+    /// form (docs/scenario-format.md, "Schedules"): its faults, and its ops when
+    /// they were given rather than drawn from the seed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule: Option<serde_json::Value>,
+    /// Whether the schedule was an input of the run (`--schedule`, an edited or
+    /// shrunk run) rather than drawn from the seed or written in the scenario:
+    /// a replay must then be given it too.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub schedule_given: bool,
     pub trail: Trail,
 }
 
@@ -121,6 +141,8 @@ impl RunResult {
             sim_steps: 0,
             wall_ms: 0,
             findings: Vec::new(),
+            unjudged: Vec::new(),
+            differential: Vec::new(),
             fail_points: Vec::new(),
             replay: replay_command(&scenario.file, &variant.name, seed),
             nodes: Vec::new(),
@@ -135,6 +157,8 @@ impl RunResult {
                 ..Default::default()
             },
             swarm: None,
+            schedule: None,
+            schedule_given: false,
             trail,
         }
     }
@@ -177,6 +201,7 @@ impl RunResult {
             })
             .collect();
         let fail_points = driver.nemesis.summaries();
+        let names: Vec<String> = scenario.nodes.iter().map(|n| n.name.clone()).collect();
         let coverage = crate::coverage::Coverage::of(
             scenario.model.info().name,
             scenario.chaos.is_some(),
@@ -193,6 +218,8 @@ impl RunResult {
             sim_steps: driver.cluster.steps(),
             wall_ms: wall.as_millis() as u64,
             findings,
+            unjudged: driver.unjudged.clone(),
+            differential: Vec::new(),
             fail_points,
             nodes,
             ops: state.ops.values().cloned().collect(),
@@ -201,6 +228,8 @@ impl RunResult {
             messages,
             coverage,
             swarm: driver.swarm.clone(),
+            schedule: driver.played.as_ref().map(|s| s.to_json(&names)),
+            schedule_given: driver.schedule_given,
             trail,
             ..RunResult::unrun(scenario, variant, driver.seed)
         }

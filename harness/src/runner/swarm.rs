@@ -36,6 +36,8 @@ pub struct Plan {
     pub params: serde_json::Value,
     /// `None` when there was nothing to draw.
     pub draw: Option<SwarmDraw>,
+    /// The chaos window's faults: given, or drawn from the seed.
+    pub schedule: Option<crate::schedule::Schedule>,
 }
 
 /// Draw this seed's configuration.
@@ -43,12 +45,18 @@ pub struct Plan {
     clippy::wildcard_enum_match_arm,
     reason = "serde_json::Value is not our enum: every other JSON shape takes the same arm"
 )]
-pub fn plan(scenario: &Scenario, variant: &Variant, seed: u64) -> Plan {
+pub fn plan(
+    scenario: &Scenario,
+    variant: &Variant,
+    seed: u64,
+    given: Option<&crate::schedule::Schedule>,
+) -> Plan {
     let Some(chaos) = &scenario.chaos else {
         return Plan {
             chaos: None,
             params: variant.params.clone(),
             draw: None,
+            schedule: None,
         };
     };
     let mut rng = Stream::Swarm.rng(seed);
@@ -104,31 +112,61 @@ pub fn plan(scenario: &Scenario, variant: &Variant, seed: u64) -> Plan {
         serde_json::Value::Object(map) => map.clone(),
         _ => serde_json::Map::new(),
     };
-    for param in &chaos.params {
-        let value: serde_json::Value = match &param.draw {
-            ParamDraw::Range { min, max } => rng.random_range(*min..=*max).into(),
-            ParamDraw::Choices(choices) => choices[rng.random_range(0..choices.len())].clone(),
-        };
-        draw.params.insert(param.name.clone(), value.clone());
-        params.insert(param.name.clone(), value);
+    // Params drawn one by one may disagree with each other (a heartbeat above
+    // an election timeout): a draw the model refuses is drawn again, from the
+    // same stream, a few times; then the variant's own values stand.
+    let base = params.clone();
+    for attempt in 0..=PARAM_REDRAWS {
+        params = base.clone();
+        draw.params.clear();
+        if attempt == PARAM_REDRAWS {
+            break;
+        }
+        for param in &chaos.params {
+            let value: serde_json::Value = match &param.draw {
+                ParamDraw::Range { min, max } if *min > 0 => {
+                    crate::schedule::draw::spread(&mut rng, *min as u64, *max as u64).into()
+                }
+                ParamDraw::Range { min, max } => rng.random_range(*min..=*max).into(),
+                ParamDraw::Choices(choices) => choices[rng.random_range(0..choices.len())].clone(),
+            };
+            draw.params.insert(param.name.clone(), value.clone());
+            params.insert(param.name.clone(), value);
+        }
+        let merged = serde_json::Value::Object(params.clone());
+        if chaos.params.is_empty() || scenario.model.parse_params(&merged).is_ok() {
+            break;
+        }
     }
     let drew = chaos.swarm || !chaos.params.is_empty();
+    let info = scenario.model.info();
+    let schedule = given
+        .cloned()
+        .or_else(|| chaos.schedule.clone())
+        .unwrap_or_else(|| {
+            crate::schedule::draw::faults(&chaos, &scenario.nodes, info.has_leader, seed)
+        });
     Plan {
         chaos: Some(chaos),
         params: serde_json::Value::Object(params),
         draw: drew.then_some(draw),
+        schedule: Some(schedule),
     }
 }
+
+/// Draws of a chaos section's params the model refused, at most, before the
+/// variant's own values are used.
+const PARAM_REDRAWS: usize = 8;
 
 fn ms(d: Duration) -> u64 {
     d.as_millis() as u64
 }
 
-/// A random sub-range of `(lo, hi)`.
+/// A random sub-range of `(lo, hi)` (its ends log-uniform over a wide range).
 fn sub_range(rng: &mut ChaCha8Rng, (lo, hi): (Duration, Duration)) -> (Duration, Duration) {
     let (lo, hi) = (ms(lo), ms(hi));
-    let a = rng.random_range(lo..=hi);
-    let b = rng.random_range(lo..=hi);
+    let a = crate::schedule::draw::spread(rng, lo, hi);
+    let b = crate::schedule::draw::spread(rng, lo, hi);
     (
         Duration::from_millis(a.min(b)),
         Duration::from_millis(a.max(b)),
@@ -225,11 +263,16 @@ chaos:
     fn the_draw_is_a_function_of_the_seed_and_seeds_differ() {
         let scenario = load_str("swarm.yaml", TEXT).expect("valid");
         let variant = &scenario.variants[0];
-        let a = plan(&scenario, variant, 7).draw.expect("drawn");
-        let b = plan(&scenario, variant, 7).draw.expect("drawn");
+        let a = plan(&scenario, variant, 7, None).draw.expect("drawn");
+        let b = plan(&scenario, variant, 7, None).draw.expect("drawn");
         assert_eq!(a, b);
         let draws: std::collections::BTreeSet<String> = (1..=40)
-            .map(|s| plan(&scenario, variant, s).draw.expect("drawn").describe())
+            .map(|s| {
+                plan(&scenario, variant, s, None)
+                    .draw
+                    .expect("drawn")
+                    .describe()
+            })
             .collect();
         assert!(draws.len() > 30, "only {} distinct draws", draws.len());
     }
@@ -239,7 +282,7 @@ chaos:
         let scenario = load_str("swarm.yaml", TEXT).expect("valid");
         let variant = &scenario.variants[0];
         for seed in 1..=200 {
-            let p = plan(&scenario, variant, seed);
+            let p = plan(&scenario, variant, seed, None);
             let chaos = p.chaos.expect("chaos");
             assert!(!chaos.faults.is_empty());
             assert!(!chaos.workload.as_ref().expect("workload").ops.is_empty());
@@ -270,7 +313,7 @@ chaos:
             info.op(f).expect("declared").consistency != Consistency::Unjudged
         };
         let workload = |seed| {
-            plan(&scenario, variant, seed)
+            plan(&scenario, variant, seed, None)
                 .chaos
                 .expect("chaos")
                 .workload
@@ -286,7 +329,7 @@ chaos:
     fn without_swarm_only_params_are_drawn() {
         let text = TEXT.replace("  swarm: true\n", "");
         let scenario = load_str("swarm.yaml", &text).expect("valid");
-        let p = plan(&scenario, &scenario.variants[0], 3);
+        let p = plan(&scenario, &scenario.variants[0], 3, None);
         assert_eq!(p.chaos.expect("chaos").faults.len(), 4);
         let draw = p.draw.expect("params drawn");
         assert!(!draw.swarm);

@@ -16,6 +16,7 @@ use super::pick::{weighted, Want};
 use super::{Driver, Halt};
 use crate::action::Action;
 use crate::scenario::{expand_template, Target, Workload, WorkloadOp};
+use crate::schedule::PlannedOp;
 use crate::streams::Stream;
 use crate::trail::{Data, GiveUp, WorkloadMark};
 use rand::Rng;
@@ -55,6 +56,10 @@ pub(crate) struct Running {
     sent: u64,
     /// Ticks that found every client busy.
     busy_ticks: u64,
+    /// A chaos window's ops, planned before it opened (times from `start`):
+    /// each is sent at its time if a client is free and its node resolves, so
+    /// that the faults never move an op. `None`: ops are drawn tick by tick.
+    planned: Option<(Duration, std::collections::VecDeque<PlannedOp>)>,
 }
 
 /// One of the section's ops by weight (the chaos nemesis's pick); `None` when
@@ -98,7 +103,27 @@ impl Driver<'_> {
             stopped: false,
             sent: 0,
             busy_ticks: 0,
+            planned: None,
         });
+    }
+
+    /// Start a workload that sends these ops, each at its time from `start`.
+    pub(crate) fn start_planned_workload(
+        &mut self,
+        source: Source,
+        workload: &Workload,
+        ops: Vec<PlannedOp>,
+        start: Duration,
+    ) {
+        self.start_workload(source, workload, Stream::ChaosWorkload);
+        if let Some(running) = self
+            .workloads
+            .iter_mut()
+            .rev()
+            .find(|w| w.source == source && !w.stopped)
+        {
+            running.planned = Some((start, ops.into()));
+        }
     }
 
     /// Stop a workload's new ops; its ops in flight are still waited for.
@@ -172,12 +197,53 @@ impl Driver<'_> {
         if running.stopped {
             return Ok(());
         }
+        if running.planned.is_some() {
+            return self.tick_planned(running, now);
+        }
         while running.next_at <= now {
             running.next_at += running.workload.every;
             // One `{seq}` per tick (taken even when the tick sends nothing),
             // shared with scripted op templates.
             let seq = self.next_seq();
             self.workload_op(running, seq)?;
+        }
+        Ok(())
+    }
+
+    /// Send the planned ops whose time has come.
+    fn tick_planned(&mut self, running: &mut Running, now: Duration) -> Result<(), Halt> {
+        loop {
+            let Some((start, ops)) = &mut running.planned else {
+                return Ok(());
+            };
+            let due = ops.front().is_some_and(|op| *start + op.at <= now);
+            if !due {
+                return Ok(());
+            }
+            let planned = ops.pop_front().expect("due");
+            self.send_planned(running, planned)?;
+        }
+    }
+
+    fn send_planned(&mut self, running: &mut Running, planned: PlannedOp) -> Result<(), Halt> {
+        let Ok(node) = self.scheduled_node(planned.on, planned.pick, 0, Want::Up, &[]) else {
+            // Nobody to talk to (no leader): the op is not sent.
+            return Ok(());
+        };
+        let Some(client) = Self::free_client(running) else {
+            running.busy_ticks += 1;
+            return Ok(());
+        };
+        let name = format!("{} client {client}", running.source.name());
+        running.sent += 1;
+        let node = self.name(node);
+        let action = Action::Client {
+            node,
+            op: planned.op,
+        };
+        if let Sent::Pending(id) = self.act_client_as(&name, action, None)? {
+            let deadline = self.cluster.elapsed() + self.scenario.settings.op_timeout;
+            running.clients[client] = Some((id, deadline));
         }
         Ok(())
     }

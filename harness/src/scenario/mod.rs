@@ -12,7 +12,8 @@ mod validate;
 pub use files::{load, load_all, load_text, scenario_files, LoadFailure, LoadFailures};
 pub use remote::runs_elsewhere;
 pub use validate::{
-    expand_template, load_str, LoadError, EXPANDED_STEPS_MAX, FILE_BYTES_MAX, NODES_MAX,
+    expand_template, load_schedule, load_str, LoadError, EXPANDED_STEPS_MAX, FILE_BYTES_MAX,
+    NODES_MAX,
 };
 
 use crate::outcome::Outcome;
@@ -47,6 +48,9 @@ pub struct Scenario {
     pub chaos: Option<Chaos>,
     /// The workload `workload: start` steps start.
     pub workload: Option<Workload>,
+    /// The final generator's ops (the model's, when the heal phase runs them):
+    /// after the heal, each must complete (docs/scenario-format.md, "Heal").
+    pub finale: Vec<WorkloadOp>,
 }
 
 impl Scenario {
@@ -92,6 +96,10 @@ pub struct Heal {
     pub within: Duration,
     /// How long agreement must hold before the runner judges.
     pub settle: Duration,
+    /// The final generator: after the heal, the model's final ops (a write,
+    /// then a read) must complete, or the run is `stuck` (default: on in a
+    /// scenario with a chaos section; `heal: {final: ...}`).
+    pub final_ops: bool,
 }
 
 /// Bounds on one run; hitting one ends the run `stuck`, never a hang.
@@ -300,6 +308,10 @@ pub enum Target {
     Follower,
     /// Any node; an action picks one with the run's seed.
     Any,
+    /// Any node of this role (`datanode`), for a model whose nodes differ by
+    /// role; an action picks one with the run's seed. A node's own name wins
+    /// over a role of the same name.
+    Role(&'static str),
     Node(NodeId),
 }
 
@@ -310,6 +322,7 @@ impl Target {
             Target::Leader => "leader".into(),
             Target::Follower => "follower".into(),
             Target::Any => "any".into(),
+            Target::Role(role) => role.into(),
             Target::Node(n) => names[n].clone(),
         }
     }
@@ -454,7 +467,7 @@ pub struct ProcessStep {
 }
 
 /// A fail-point arming; the node is given where it is resolved.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ArmStep {
     pub point: &'static FailPointInfo,
     pub action: FaultAction,
@@ -526,6 +539,10 @@ pub struct Chaos {
     pub workload: Option<Workload>,
     /// Model params drawn per seed (with or without swarm), laid over the variant's.
     pub params: Vec<ChaosParam>,
+    /// The faults (and ops) to play instead of drawing them (`schedule:`).
+    pub schedule: Option<crate::schedule::Schedule>,
+    /// Built from the model's chaos domain (`auto: true`).
+    pub auto: bool,
 }
 
 /// One model param a chaos section draws per seed.
@@ -587,7 +604,7 @@ impl ChaosKind {
 #[derive(Clone, Debug)]
 pub struct ChaosPoint {
     pub point: &'static FailPointInfo,
-    pub action: FaultAction,
+    pub action: PointAction,
     /// Nodes it may be armed on (all when empty), resolved when it is armed
     /// (`leader`: whichever node leads then; none: nothing is armed).
     pub nodes: Vec<Target>,
@@ -596,6 +613,29 @@ pub struct ChaosPoint {
     /// Fire at most this many times per arming (`None`: every hit while armed):
     /// a transient fault, such as one fsync that fails before the disk recovers.
     pub count: Option<u32>,
+}
+
+/// What a chaos fail point does when the nemesis arms it: one action, or a
+/// stall whose length is drawn per arming (log-uniform over a range that spans
+/// orders of magnitude).
+#[derive(Clone, Debug, PartialEq)]
+pub enum PointAction {
+    Fixed(FaultAction),
+    Stall { min: Duration, max: Duration },
+}
+
+impl std::fmt::Display for PointAction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PointAction::Fixed(action) => write!(f, "{action}"),
+            PointAction::Stall { min, max } => write!(
+                f,
+                "stall {}..{}",
+                crate::duration::format(*min),
+                crate::duration::format(*max)
+            ),
+        }
+    }
 }
 
 #[derive(Clone, Debug)]

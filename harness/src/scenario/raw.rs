@@ -99,6 +99,31 @@ pub struct RawLimits {
 pub struct HealSpec {
     pub within: Option<Spanned<String>>,
     pub settle: Option<Spanned<String>>,
+    /// The final generator: after the heal, the model's final ops must complete
+    /// (default: on in a scenario with a chaos section).
+    #[serde(rename = "final")]
+    pub final_ops: Option<bool>,
+}
+
+/// A schedule (`chaos: {schedule: ...}`, or a schedule file): read entry by
+/// entry by `validate`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Schedule {
+    pub window: Spanned<String>,
+    pub faults: serde::de::IgnoredAny,
+    pub ops: Option<serde::de::IgnoredAny>,
+}
+
+/// One op of a schedule.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScheduleOp {
+    pub at: Spanned<String>,
+    pub on: Spanned<String>,
+    pub pick: Option<u32>,
+    /// The op, checked by the model.
+    pub op: serde::de::IgnoredAny,
 }
 
 #[derive(Debug, Deserialize)]
@@ -292,17 +317,22 @@ pub struct Repeat {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Chaos {
-    pub window: Spanned<String>,
-    #[serde(default)]
-    pub swarm: bool,
+    /// How long the window lasts (a `schedule:` gives its own).
+    pub window: Option<Spanned<String>>,
+    /// Build the section from the model's chaos domain; what it names overrides.
+    pub auto: Option<Spanned<bool>>,
+    /// Swarm testing (default: on with `auto`, else off).
+    pub swarm: Option<bool>,
     pub concurrent_max: Option<Spanned<u32>>,
     pub spacing: Option<Range>,
     pub duration: Option<Range>,
     /// Read entry by entry by `validate` (a weight, or a mapping with `weight`).
-    pub faults: serde::de::IgnoredAny,
+    pub faults: Option<serde::de::IgnoredAny>,
     pub workload: Option<serde::de::IgnoredAny>,
     /// Model params drawn per seed: `name: {min, max}` or `name: [choices]`.
     pub params: Option<serde::de::IgnoredAny>,
+    /// The faults (and ops) to play: a file's path, or the schedule itself.
+    pub schedule: Option<serde::de::IgnoredAny>,
 }
 
 pub const CHAOS_FAULT_KINDS: &[&str] = &[
@@ -346,7 +376,9 @@ pub struct ChaosFault {
 #[serde(deny_unknown_fields)]
 pub struct ChaosPoint {
     pub point: Spanned<String>,
-    pub action: Spanned<Action>,
+    /// An action as in a `failpoint` step, or `{stall: {min, max}}`: read by
+    /// `validate` from the tree.
+    pub action: serde::de::IgnoredAny,
     pub nodes: Option<Vec<Spanned<String>>>,
     /// Relative frequency among the kind's points (default 1).
     pub weight: Option<Spanned<u32>>,

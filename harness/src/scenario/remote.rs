@@ -182,6 +182,7 @@ fn load_parts(
         steps: Vec::new(),
         chaos: None,
         workload: None,
+        finale: Vec::new(),
     })
 }
 
@@ -250,6 +251,7 @@ fn remote_model(name: &str) -> &'static dyn Model {
                 reports_removed: false,
                 // Judged in the target's binary, by the model's own declaration.
                 history: nodes::api::HistoryModel::None,
+                chaos: nodes::api::ChaosDomain::DEFAULT,
             },
         }))
     })

@@ -11,6 +11,7 @@
 //! what it does, is decided by the harness ([`super::Env::fail_point`]) from the
 //! run's seed; stalls wait in simulated time.
 
+use super::chaos::PointChaos;
 use super::ctx::Env;
 use super::event::NodeEvent;
 use std::cell::RefCell;
@@ -31,6 +32,9 @@ pub struct FailPointInfo {
     pub stall: bool,
     /// Whether `panic` (the process dies here) is meaningful.
     pub panic: bool,
+    /// What a chaos run may do here ([`PointChaos::NONE`]: nothing; the model
+    /// page says why).
+    pub chaos: PointChaos,
 }
 
 /// Implemented by each model's fail-point enum: the registry of names.

@@ -4,6 +4,7 @@
 //! decisions, observations, process exit) and builds a [`NodeCtx`] for every start
 //! of every node. Nothing here knows about scenarios, runners or reports.
 
+mod chaos;
 mod ctx;
 mod disk;
 mod event;
@@ -15,6 +16,7 @@ mod params;
 mod probe;
 mod promise;
 
+pub use chaos::{ChaosDomain, ParamChaos, PointChaos};
 pub use ctx::{node_stream, Command, Env, NodeCtx, NodeSpec, NodeStart, OpResult};
 pub use disk::{Disk, RecordLog};
 pub use event::{ApplyResult, NodeEvent, Role};

@@ -1,5 +1,6 @@
 //! The contract every simulated system implements, and its static description.
 
+use super::chaos::ChaosDomain;
 use super::ctx::{NodeCtx, NodeSpec};
 use super::faults::FailPointInfo;
 use super::observe::Observation;
@@ -73,6 +74,10 @@ pub struct OpInfo {
     pub consistency: Consistency,
     /// How its error answers read: which are definite, which mean "not applied".
     pub answers: Answers,
+    /// Its argument generators for a chaos run's workload, as workload op
+    /// templates in flow form (`"{op: put, key: \"k{1..5}\", value: \"v{seq}\"}"`,
+    /// `weight:` and `on:` as in a workload); empty: chaos never sends it.
+    pub chaos: &'static [&'static str],
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -110,6 +115,16 @@ pub struct ModelInfo {
     pub reports_removed: bool,
     /// The sequential model the ops' history is judged against.
     pub history: HistoryModel,
+    /// What a chaos run may do to the model (`chaos: {auto: true}`), beyond
+    /// what its fail points, params and ops say of themselves.
+    pub chaos: ChaosDomain,
+}
+
+impl OpInfo {
+    /// The same op, with its argument generators for a chaos run's workload.
+    pub fn with_chaos(self, chaos: &'static [&'static str]) -> OpInfo {
+        OpInfo { chaos, ..self }
+    }
 }
 
 /// How a model writes a log position. One form everywhere a person reads one.
@@ -205,6 +220,15 @@ impl ClusterView {
 pub enum Check {
     Pass,
     Fail(String),
+    /// A liveness invariant that cannot be judged from what the run saw: its
+    /// condition does not hold yet and its bound has not passed (a leader not
+    /// ready for 8 s of a 30 s bound). Never a pass: the harness goes on for
+    /// `wait_ms` more when the run may (the heal phase's bound), then reports
+    /// it as not judged, saying `why`; `None`: no longer run would tell.
+    Unjudged {
+        why: String,
+        wait_ms: Option<u64>,
+    },
 }
 
 /// A simulated system.

@@ -2,6 +2,7 @@
 //! checks a scenario's `params` against (with file:line:col), and what an explorer
 //! may draw from. Bounds are the range in which the model is valid, not a guess.
 
+use super::chaos::ParamChaos;
 use serde::Serialize;
 
 /// A week, the longest duration a scenario may ask for (and so the top of most
@@ -16,6 +17,9 @@ pub struct ParamInfo {
     /// `None` when leaving it out has a meaning of its own (the summary says which).
     pub default: Option<ParamValue>,
     pub summary: &'static str,
+    /// What a chaos run may draw for it (`Fixed`: nothing).
+    #[serde(skip)]
+    pub chaos: ParamChaos,
 }
 
 /// The type of a parameter, with its bounds (both inclusive).
@@ -74,6 +78,7 @@ impl ParamInfo {
             kind: ParamKind::Bool,
             default: Some(ParamValue::Bool(default)),
             summary,
+            chaos: ParamChaos::Fixed,
         }
     }
 
@@ -88,6 +93,7 @@ impl ParamInfo {
             kind: ParamKind::Integer { min, max },
             default: default.map(ParamValue::Integer),
             summary,
+            chaos: ParamChaos::Fixed,
         }
     }
 
@@ -102,6 +108,7 @@ impl ParamInfo {
             kind: ParamKind::DurationMs { min, max },
             default: default.map(|d| ParamValue::Integer(d as i64)),
             summary,
+            chaos: ParamChaos::Fixed,
         }
     }
 
@@ -111,6 +118,7 @@ impl ParamInfo {
             kind: ParamKind::Text,
             default: None,
             summary,
+            chaos: ParamChaos::Fixed,
         }
     }
 
@@ -120,6 +128,7 @@ impl ParamInfo {
             kind: ParamKind::Node,
             default: None,
             summary,
+            chaos: ParamChaos::Fixed,
         }
     }
 
@@ -134,11 +143,17 @@ impl ParamInfo {
             kind: ParamKind::Choice { choices },
             default: Some(ParamValue::Text(default)),
             summary,
+            chaos: ParamChaos::Fixed,
         }
     }
 }
 
 impl ParamInfo {
+    /// The same declaration, with what chaos may draw for it.
+    pub fn chaos(self, chaos: ParamChaos) -> Self {
+        ParamInfo { chaos, ..self }
+    }
+
     /// The same declaration, per node: one value for every node or a map from
     /// node names to values (nodes left out take the default).
     pub fn per_node(inner: ParamInfo) -> Self {

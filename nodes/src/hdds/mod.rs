@@ -22,9 +22,10 @@ mod report;
 mod sequential;
 
 use crate::api::{
-    parse_json, Answers, BugInfo, Check, ClusterView, Consistency, FailPoint, FailPointInfo,
-    HistoryModel, InvariantInfo, InvariantKind, Model, ModelInfo, NodeCtx, NodeView, OpInfo,
-    ParamInfo, ParamKind, ParamValue, ParsedOp, RoleInfo, Sequential, WEEK_MS,
+    parse_json, Answers, BugInfo, ChaosDomain, Check, ClusterView, Consistency, FailPoint,
+    FailPointInfo, HistoryModel, InvariantInfo, InvariantKind, Model, ModelInfo, NodeCtx, NodeView,
+    OpInfo, ParamChaos, ParamInfo, ParamKind, ParamValue, ParsedOp, PointChaos, RoleInfo,
+    Sequential, WEEK_MS,
 };
 use report::Endpoint;
 use serde::{Deserialize, Serialize};
@@ -81,12 +82,23 @@ pub enum HddsPoint {
 
 const RPC_ERRORS: &[&str] = &["drop_request", "drop_response"];
 
+/// Every fail point of the model is on the datanode's heartbeat and report path.
+const DATANODE_ONLY: PointChaos = PointChaos {
+    roles: &["datanode"],
+    ..PointChaos::NONE
+};
+
 static SCM_IN_FLIGHT: FailPointInfo = FailPointInfo {
     name: "heartbeat.scm.in_flight",
     summary: "the heartbeat to SCM has taken its reports and its RPC is in flight (stall: the RPC stays in flight; other datanode work goes on)",
     errors: &[],
     stall: true,
     panic: true,
+    chaos: PointChaos {
+        stall_ms: Some((100, 60_000)),
+        panic: true,
+        ..DATANODE_ONLY
+    },
 };
 static RECON_IN_FLIGHT: FailPointInfo = FailPointInfo {
     name: "heartbeat.recon.in_flight",
@@ -94,6 +106,11 @@ static RECON_IN_FLIGHT: FailPointInfo = FailPointInfo {
     errors: &[],
     stall: true,
     panic: true,
+    chaos: PointChaos {
+        stall_ms: Some((100, 60_000)),
+        panic: true,
+        ..DATANODE_ONLY
+    },
 };
 static SCM_RPC: FailPointInfo = FailPointInfo {
     name: "heartbeat.scm.rpc",
@@ -101,6 +118,10 @@ static SCM_RPC: FailPointInfo = FailPointInfo {
     errors: RPC_ERRORS,
     stall: false,
     panic: false,
+    chaos: PointChaos {
+        errors: RPC_ERRORS,
+        ..DATANODE_ONLY
+    },
 };
 static RECON_RPC: FailPointInfo = FailPointInfo {
     name: "heartbeat.recon.rpc",
@@ -108,6 +129,10 @@ static RECON_RPC: FailPointInfo = FailPointInfo {
     errors: RPC_ERRORS,
     stall: false,
     panic: false,
+    chaos: PointChaos {
+        errors: RPC_ERRORS,
+        ..DATANODE_ONLY
+    },
 };
 static SCM_SENT: FailPointInfo = FailPointInfo {
     name: "heartbeat.scm.sent",
@@ -115,6 +140,11 @@ static SCM_SENT: FailPointInfo = FailPointInfo {
     errors: &[],
     stall: true,
     panic: true,
+    chaos: PointChaos {
+        stall_ms: Some((100, 30_000)),
+        panic: true,
+        ..DATANODE_ONLY
+    },
 };
 static RECON_SENT: FailPointInfo = FailPointInfo {
     name: "heartbeat.recon.sent",
@@ -122,6 +152,11 @@ static RECON_SENT: FailPointInfo = FailPointInfo {
     errors: &[],
     stall: true,
     panic: true,
+    chaos: PointChaos {
+        stall_ms: Some((100, 30_000)),
+        panic: true,
+        ..DATANODE_ONLY
+    },
 };
 static FCR_BUILD: FailPointInfo = FailPointInfo {
     name: "fcr.build",
@@ -129,6 +164,12 @@ static FCR_BUILD: FailPointInfo = FailPointInfo {
     errors: &["io"],
     stall: true,
     panic: true,
+    chaos: PointChaos {
+        errors: &["io"],
+        stall_ms: Some((100, 20_000)),
+        panic: true,
+        ..DATANODE_ONLY
+    },
 };
 static FCR_BEFORE_REFRESH: FailPointInfo = FailPointInfo {
     name: "fcr.between_drop_and_refresh",
@@ -136,6 +177,11 @@ static FCR_BEFORE_REFRESH: FailPointInfo = FailPointInfo {
     errors: &[],
     stall: true,
     panic: true,
+    chaos: PointChaos {
+        stall_ms: Some((100, 20_000)),
+        panic: true,
+        ..DATANODE_ONLY
+    },
 };
 
 impl FailPoint for HddsPoint {
@@ -420,6 +466,7 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
             example: "{on: dn1, op: create, container: 2}",
             consistency: Consistency::Linearizable,
             answers: CONTAINER_ANSWERS,
+            chaos: &["{on: datanode, op: create, container: \"{1..3}\"}"],
         },
         OpInfo {
             name: "close",
@@ -427,6 +474,7 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
             example: "{on: dn1, op: close, container: 2}",
             consistency: Consistency::Linearizable,
             answers: CONTAINER_ANSWERS,
+            chaos: &["{on: datanode, op: close, container: \"{1..3}\"}"],
         },
         OpInfo {
             name: "mark_unhealthy",
@@ -434,6 +482,7 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
             example: "{on: dn1, op: mark_unhealthy, container: 1}",
             consistency: Consistency::Linearizable,
             answers: CONTAINER_ANSWERS,
+            chaos: &["{on: datanode, op: mark_unhealthy, container: \"{1..3}\"}"],
         },
         OpInfo {
             name: "delete",
@@ -441,6 +490,7 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
             example: "{on: dn1, op: delete, container: 1}",
             consistency: Consistency::Linearizable,
             answers: CONTAINER_ANSWERS,
+            chaos: &["{on: datanode, op: delete, container: \"{1..3}\"}"],
         },
         OpInfo {
             name: "import",
@@ -448,6 +498,7 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
             example: "{on: dn1, op: import, container: 1}",
             consistency: Consistency::Linearizable,
             answers: CONTAINER_ANSWERS,
+            chaos: &["{on: datanode, op: import, container: \"{1..3}\"}"],
         },
         OpInfo {
             name: "delete_blocks",
@@ -455,6 +506,7 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
             example: "{on: scm, op: delete_blocks}",
             consistency: Consistency::Linearizable,
             answers: DELETE_BLOCKS_ANSWERS,
+            chaos: &["{on: scm, op: delete_blocks}"],
         },
         OpInfo {
             name: "command_status",
@@ -462,6 +514,9 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
             example: "{on: dn1, op: command_status, command: 7, txs: [3]}",
             consistency: Consistency::Unjudged,
             answers: Answers::NONE,
+            chaos: // A status for commands the datanode never ran acknowledges work
+            // that was not done: a test's tool, outside what a datanode does.
+            &[],
         },
         OpInfo {
             name: "fail_volume",
@@ -469,6 +524,7 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
             example: "{on: dn1, op: fail_volume, containers: [1]}",
             consistency: Consistency::Linearizable,
             answers: CONTAINER_ANSWERS,
+            chaos: &["{on: datanode, op: fail_volume, containers: [\"{1..3}\"]}"],
         },
         OpInfo {
             name: "build_fcr",
@@ -476,6 +532,7 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
             example: "{on: dn1, op: build_fcr, trigger: volume_failure}",
             consistency: Consistency::Unjudged,
             answers: Answers::NONE,
+            chaos: &["{on: datanode, op: build_fcr, trigger: periodic}"],
         },
     ],
     fail_points: vec![
@@ -518,6 +575,28 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
     params: params_info(),
     reports_removed: false,
     history: HistoryModel::Own,
+    chaos: ChaosDomain {
+        // The first reports reach SCM and Recon within the initial heartbeat
+        // interval (2 s by default) of a datanode's start.
+        setup: &["{sleep: 30s}"],
+        every_ms: 5_000,
+        clients: 2,
+        on: Some("datanode"),
+        spacing_ms: (5_000, 60_000),
+        duration_ms: (5_000, 120_000),
+        latency_ms: (5, 2_000),
+        op_timeout_ms: 10_000,
+        tick_ms: 100,
+        link_latency_ms: (1, 200),
+        heal_within_ms: 15 * 60_000,
+        heal_settle_ms: 2 * 60_000,
+        final_ops: &[
+            "{op: create, container: \"{seq}\"}",
+            "{op: close, container: \"{seq}\"}",
+        ],
+        final_within_ms: 60_000,
+        ..ChaosDomain::DEFAULT
+    },
 }
 });
 
@@ -529,29 +608,35 @@ fn params_info() -> Vec<ParamInfo> {
         ParamInfo::duration_ms(name, (1, WEEK_MS), Some(default), summary)
     };
     vec![
-        ms("scm_heartbeat_interval_ms", d.scm_interval_ms, "hdds.heartbeat.interval"),
+        ms("scm_heartbeat_interval_ms", d.scm_interval_ms, "hdds.heartbeat.interval")
+        .chaos(ParamChaos::Range { min: 3_000, max: 30_000 }),
         ms(
             "recon_heartbeat_interval_ms",
             d.recon_interval_ms,
             "hdds.heartbeat.recon.interval",
-        ),
+        )
+        .chaos(ParamChaos::Range { min: 10_000, max: 60_000 }),
         ms(
             "initial_heartbeat_interval_ms",
             d.initial_interval_ms,
             "hdds.heartbeat.initial-interval: the retry interval of registers",
-        ),
+        )
+        .chaos(ParamChaos::Range { min: 500, max: 5_000 }),
         ms(
             "container_report_interval_ms",
             d.report_interval_ms,
             "hdds.container.report.interval; each datanode adds a random delay of up to the same interval",
-        ),
+        )
+        .chaos(ParamChaos::Range { min: 60_000, max: 900_000 }),
         ParamInfo::integer(
             "recon_stale_intervals",
             (1, 1_000),
             Some(d.recon_stale_intervals as i64),
             "Recon asks for a re-register after this many Recon intervals of silence",
-        ),
-        ms("rpc_timeout_ms", d.rpc_timeout_ms, "ozone.scm.heartbeat.rpc-timeout"),
+        )
+        .chaos(ParamChaos::Range { min: 2, max: 5 }),
+        ms("rpc_timeout_ms", d.rpc_timeout_ms, "ozone.scm.heartbeat.rpc-timeout")
+        .chaos(ParamChaos::Range { min: 2_000, max: 30_000 }),
         ParamInfo {
             name: "containers",
             kind: ParamKind::IntegerList {
@@ -561,23 +646,27 @@ fn params_info() -> Vec<ParamInfo> {
             },
             default: Some(ParamValue::Integers(&[1])),
             summary: "container ids every datanode holds CLOSED on its first start",
+            chaos: ParamChaos::Fixed,
         },
         ms(
             "block_deletion_interval_ms",
             d.block_deletion_interval_ms,
             "hdds.scm.block.deleting.service.interval",
-        ),
+        )
+        .chaos(ParamChaos::Range { min: 10_000, max: 120_000 }),
         ParamInfo::duration_ms(
             "wait_after_safe_mode_exit_ms",
             (0, WEEK_MS),
             Some(d.wait_after_safe_mode_exit_ms),
             "hdds.scm.wait.time.after.safe.mode.exit: SCM's block deleting service starts this long after safe mode",
-        ),
+        )
+        .chaos(ParamChaos::Range { min: 0, max: 300_000 }),
         ms(
             "block_deletion_command_timeout_ms",
             d.command_timeout_ms,
             "how long SCM waits for a deleteBlocks command's status before it may send its transactions again (scmCommandTimeoutMs)",
-        ),
+        )
+        .chaos(ParamChaos::Range { min: 30_000, max: 300_000 }),
     ]
 }
 

@@ -88,6 +88,7 @@ fn txinfo_covers_effects(cluster: &ClusterView) -> Check {
 }
 
 fn leader_ready(cluster: &ClusterView) -> Check {
+    let mut unjudged = None;
     for node in &cluster.nodes {
         let facts = &node.observation;
         let bound = facts.fact_u64(FACT_READY_BOUND).unwrap_or(u64::MAX);
@@ -102,17 +103,26 @@ fn leader_ready(cluster: &ClusterView) -> Check {
         }
         if let Some(since) = facts.fact_u64(FACT_NOT_READY_SINCE) {
             let waited = cluster.now_ms.saturating_sub(since);
+            let applied = facts.fact("om_applied").unwrap_or("?");
+            let startup = facts.fact("startup_index").unwrap_or("?");
             if waited > bound {
-                let applied = facts.fact("om_applied").unwrap_or("?");
-                let startup = facts.fact("startup_index").unwrap_or("?");
                 return Check::Fail(format!(
                     "{} has led without being ready for {waited} ms (bound {bound} ms): OM applied index {applied} < startup index {startup}",
                     node.name
                 ));
             }
+            // Not ready, and not yet for long enough to fail: only more time
+            // tells whether it becomes ready within the bound.
+            unjudged.get_or_insert(Check::Unjudged {
+                why: format!(
+                    "{} had led without being ready for {waited} ms of the {bound} ms bound when the run ended (OM applied index {applied} < startup index {startup})",
+                    node.name
+                ),
+                wait_ms: Some(bound - waited + 1),
+            });
         }
     }
-    Check::Pass
+    unjudged.unwrap_or(Check::Pass)
 }
 
 /// The four counters of one bucket.
@@ -312,9 +322,18 @@ mod tests {
             now_ms: 30_000,
             nodes: vec![node("om1", 12, &[], &facts)],
         };
-        assert_eq!(check(LEADER_READY, &view), Check::Pass);
+        // 29 s of a 60 s bound: only 31 s more would tell, never a pass.
+        let Check::Unjudged { why, wait_ms } = check(LEADER_READY, &view) else {
+            panic!("a leader unready within its bound is not judged yet");
+        };
+        assert_eq!(wait_ms, Some(31_001));
+        assert!(why.contains("29000 ms of the 60000 ms bound"), "{why}");
         view.now_ms = 61_001;
         assert!(matches!(check(LEADER_READY, &view), Check::Fail(_)));
+        // Ready (no episode open): judged, and it held.
+        let ready = [(FACT_READY_BOUND, "60000"), (FACT_READY_WAIT_MAX, "20")];
+        view.nodes = vec![node("om1", 12, &[], &ready)];
+        assert_eq!(check(LEADER_READY, &view), Check::Pass);
     }
 
     fn bucket_state(

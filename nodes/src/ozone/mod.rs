@@ -21,9 +21,10 @@ mod services;
 pub mod types;
 
 use crate::api::{
-    parse_json, Answers, BugInfo, Check, ClusterView, Consistency, FailPoint, FailPointInfo,
-    HistoryModel, InvariantInfo, InvariantKind, Model, ModelInfo, NodeCtx, OpInfo, ParamInfo,
-    ParsedOp, PerNode, RoleInfo, Sequential, WEEK_MS,
+    parse_json, Answers, BugInfo, ChaosDomain, Check, ClusterView, Consistency, FailPoint,
+    FailPointInfo, HistoryModel, InvariantInfo, InvariantKind, Model, ModelInfo, NodeCtx, OpInfo,
+    ParamChaos, ParamInfo, ParamValue, ParsedOp, PerNode, PointChaos, RoleInfo, Sequential,
+    WEEK_MS,
 };
 use serde::{Deserialize, Serialize};
 use std::future::Future;
@@ -71,6 +72,7 @@ static SNAPSHOT_TABLE_READ: FailPointInfo = FailPointInfo {
     errors: &["codec", "rocksdb"],
     stall: false,
     panic: false,
+    chaos: PointChaos::errors(&["codec", "rocksdb"]),
 };
 static KEY_TABLE_READ: FailPointInfo = FailPointInfo {
     name: "key_table.read",
@@ -78,6 +80,7 @@ static KEY_TABLE_READ: FailPointInfo = FailPointInfo {
     errors: &["codec", "rocksdb"],
     stall: false,
     panic: false,
+    chaos: PointChaos::errors(&["codec", "rocksdb"]),
 };
 static SNAPSHOT_CHAIN_LOAD: FailPointInfo = FailPointInfo {
     name: "snapshot_chain.load",
@@ -85,6 +88,7 @@ static SNAPSHOT_CHAIN_LOAD: FailPointInfo = FailPointInfo {
     errors: &["codec", "rocksdb"],
     stall: false,
     panic: false,
+    chaos: PointChaos::errors(&["codec", "rocksdb"]),
 };
 static APPLY_UNCHECKED: FailPointInfo = FailPointInfo {
     name: "apply.unchecked",
@@ -92,6 +96,11 @@ static APPLY_UNCHECKED: FailPointInfo = FailPointInfo {
     errors: &["runtime"],
     stall: false,
     panic: true,
+    chaos: PointChaos {
+        errors: &["runtime"],
+        panic: true,
+        ..PointChaos::NONE
+    },
 };
 static DOUBLE_BUFFER_FLUSH: FailPointInfo = FailPointInfo {
     name: "double_buffer.flush",
@@ -99,6 +108,11 @@ static DOUBLE_BUFFER_FLUSH: FailPointInfo = FailPointInfo {
     errors: &[],
     stall: true,
     panic: true,
+    chaos: PointChaos {
+        stall_ms: Some((10, 3_000)),
+        panic: true,
+        ..PointChaos::NONE
+    },
 };
 
 static DIR_DELETING_POST_TERM_READ: FailPointInfo = FailPointInfo {
@@ -107,6 +121,15 @@ static DIR_DELETING_POST_TERM_READ: FailPointInfo = FailPointInfo {
     errors: &[],
     stall: true,
     panic: true,
+    // DirectoryDeletingService runs on the leader only (shouldRun), so its
+    // points are reached there; a worker may be held from a moment to half a
+    // minute (a long RocksDB iteration, a GC pause).
+    chaos: PointChaos {
+        stall_ms: Some((100, 30_000)),
+        panic: true,
+        leader: true,
+        ..PointChaos::NONE
+    },
 };
 static DIR_DELETING_PRE_SUBMIT: FailPointInfo = FailPointInfo {
     name: "dir_deleting.pre_submit",
@@ -114,6 +137,15 @@ static DIR_DELETING_PRE_SUBMIT: FailPointInfo = FailPointInfo {
     errors: &[],
     stall: true,
     panic: true,
+    // DirectoryDeletingService runs on the leader only (shouldRun), so its
+    // points are reached there; a worker may be held from a moment to half a
+    // minute (a long RocksDB iteration, a GC pause).
+    chaos: PointChaos {
+        stall_ms: Some((100, 30_000)),
+        panic: true,
+        leader: true,
+        ..PointChaos::NONE
+    },
 };
 static DIR_DELETING_POST_TERM_CHECK: FailPointInfo = FailPointInfo {
     name: "dir_deleting.post_term_check",
@@ -121,6 +153,14 @@ static DIR_DELETING_POST_TERM_CHECK: FailPointInfo = FailPointInfo {
     errors: &[],
     stall: true,
     panic: true,
+    chaos: // A stall here opens the window the HDDS-17670 fix knowingly leaves
+    // (HDDS-16794's in KDS; docs/models/ozone.md): outside the domain. A
+    // process that dies here is inside it.
+    PointChaos {
+        panic: true,
+        leader: true,
+        ..PointChaos::NONE
+    },
 };
 
 impl FailPoint for OmPoint {
@@ -380,7 +420,11 @@ pub struct Params {
     pub dds_deep_clean: Option<bool>,
 }
 
-pub const LEADER_READY_BOUND_MS_DEFAULT: u64 = 60_000;
+/// 30 s: longer than any unreadiness the chaos domain's faults cause on their
+/// own (a flush stalled for at most 3 s, re-armed for at most 10 s), and short
+/// enough for a run's heal phase (60 s) to reach: a leader that stays unready
+/// for 30 s after a failover is an outage.
+pub const LEADER_READY_BOUND_MS_DEFAULT: u64 = 30_000;
 
 impl Params {
     pub fn of(ctx: &NodeCtx) -> Params {
@@ -420,6 +464,7 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
                 definite: &["VOLUME_ALREADY_EXISTS"],
                 refused: &NOT_PROPOSED,
             },
+            chaos: &[],
         },
         OpInfo {
             name: "create_bucket",
@@ -435,58 +480,70 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
                     "VOLUME_NOT_FOUND",
                 ],
             },
+            chaos: &[],
         },
         unjudged(
             "set_quota",
             "set the bucket's namespace quota (-1: none)",
             "{op: set_quota, bucket: /v/b, namespace: 1}",
-        ),
-        op("mkdir", "create a directory (its parent must exist)", "{op: mkdir, path: /v/b/d1}"),
+        )
+        .with_chaos(&["{op: set_quota, bucket: /v/b, namespace: \"{20..200}\"}", "{op: set_quota, bucket: /v/b, namespace: -1}"]),
+        op("mkdir", "create a directory (its parent must exist)", "{op: mkdir, path: /v/b/d1}")
+        .with_chaos(&["{op: mkdir, path: \"/v/b/d{1..6}\", weight: 3}", "{op: mkdir, path: \"/v/b/d{1..6}/e{1..2}\", weight: 2}"]),
         op(
             "put_file",
             "create a file of a size (no overwrite)",
             "{op: put_file, path: /v/b/d2/f, size: 1024}",
-        ),
+        )
+        .with_chaos(&["{op: put_file, path: \"/v/b/d{1..6}/f{1..3}\", size: \"{1..4096}\", weight: 3}", "{op: put_file, path: \"/v/b/d{1..6}/e{1..2}/g{1..2}\", size: \"{1..4096}\", weight: 2}", "{op: put_file, path: \"/v/b/f{1..6}\", size: \"{1..4096}\"}"]),
         op(
             "delete",
             "delete a file or a directory (recursive for a non-empty one)",
             "{op: delete, path: /v/b/d2, recursive: true}",
-        ),
+        )
+        .with_chaos(&["{op: delete, path: \"/v/b/d{1..6}\", recursive: true, weight: 3}", "{op: delete, path: \"/v/b/f{1..6}\"}"]),
         unjudged(
             "create_snapshot",
             "create a bucket snapshot (it takes over the bucket's deleted rows)",
             "{op: create_snapshot, bucket: /v/b, name: s1}",
-        ),
+        )
+        .with_chaos(&["{op: create_snapshot, bucket: /v/b, name: \"s{1..8}\"}"]),
         unjudged(
             "delete_snapshot",
             "mark a snapshot deleted",
             "{op: delete_snapshot, bucket: /v/b, name: s1}",
-        ),
+        )
+        .with_chaos(&["{op: delete_snapshot, bucket: /v/b, name: \"s{1..8}\"}"]),
         unjudged(
             "purge_snapshots",
             "a SnapshotPurge request for these snapshot keys, in order",
             "{op: purge_snapshots, snapshots: [/v/b/s2, /v/b/s1]}",
-        ),
+        )
+        .with_chaos(&["{op: purge_snapshots, snapshots: [\"/v/b/s{1..8}\"]}"]),
         unjudged(
             "get_bucket",
             "read the bucket's usage as the client sees it (totals) on the leader",
             "{op: get_bucket, bucket: /v/b}",
-        ),
+        )
+        .with_chaos(&["{op: get_bucket, bucket: /v/b}"]),
         unjudged(
             "list_snapshots",
             "list a bucket's snapshots on the leader",
             "{op: list_snapshots, bucket: /v/b}",
-        ),
+        )
+        .with_chaos(&["{op: list_snapshots, bucket: /v/b}"]),
         unjudged(
             "run_dds",
             "run DirectoryDeletingService on this OM now; answers when the run ends",
             "{on: om1, op: run_dds, wait: false}",
-        ),
+        )
+        .with_chaos(&["{on: any, op: run_dds}"]),
         unjudged(
             "run_kds",
             "run KeyDeletingService on this OM now; answers when the run ends",
             "{on: om1, op: run_kds}",
-        ),
+        )
+        .with_chaos(&["{on: any, op: run_kds}"]),
     ],
     fail_points: vec![
         &SNAPSHOT_TABLE_READ,
@@ -531,6 +588,21 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
     params: params_info(),
     reports_removed: false,
     history: HistoryModel::Own,
+    chaos: ChaosDomain {
+        setup: &[
+            "{await: {leader: any, within: 10s}}",
+            // A new leader is ready once it has applied its startup entry.
+            "{sleep: 1s}",
+            "{client: {op: create_volume, volume: v, expect: ok}}",
+            "{client: {op: create_bucket, bucket: /v/b, expect: ok}}",
+        ],
+        concurrent_max: 3,
+        final_ops: &[
+            "{op: create_volume, volume: \"final{seq}\"}",
+            "{op: get_bucket, bucket: /v/b}",
+        ],
+        ..ChaosDomain::DEFAULT
+    },
 }
 });
 
@@ -547,7 +619,11 @@ fn params_info() -> Vec<ParamInfo> {
             &["flush_first", "exit_first"],
             "flush_first",
             "after a critical error: the woken flush completes before the exit (as observed upstream), or the process is gone first; for every OM, or per OM ({om2: exit_first}: the others flush first)",
-        )),
+        ))
+        .chaos(ParamChaos::Choices(&[
+            ParamValue::Text("flush_first"),
+            ParamValue::Text("exit_first"),
+        ])),
         ParamInfo::per_node(ParamInfo::text(
             "fault_key",
             "narrow snapshot_table.read and key_table.read to reads of this table key, on every OM or per OM ({om2: /v/b/s1}); unset (or an OM left out): every read",
@@ -563,30 +639,44 @@ fn params_info() -> Vec<ParamInfo> {
             (1, WEEK_MS),
             None,
             "DirectoryDeletingService interval; unset: it runs only when a step triggers it",
-        ),
+        )
+        .chaos(ParamChaos::Range {
+            min: 100,
+            max: 10_000,
+        }),
         ParamInfo::duration_ms(
             "kds_interval_ms",
             (1, WEEK_MS),
             None,
             "KeyDeletingService interval; unset: it runs only when a step triggers it",
-        ),
+        )
+        .chaos(ParamChaos::Range {
+            min: 100,
+            max: 10_000,
+        }),
         ParamInfo::integer(
             "dds_workers",
             (1, 8),
             Some(1),
             "worker tasks per DirectoryDeletingService store task",
-        ),
+        )
+        .chaos(ParamChaos::Range { min: 1, max: 4 }),
         ParamInfo::integer(
             "dds_path_limit",
             (1, 100_000),
             Some(1000),
             "paths one DirectoryDeletingService store task may process per run",
-        ),
+        )
+        .chaos(ParamChaos::Range { min: 1, max: 1000 }),
         ParamInfo::bool(
             "dds_deep_clean",
             true,
             "snapshot deep cleaning by DirectoryDeletingService (on in Ozone)",
-        ),
+        )
+        .chaos(ParamChaos::Choices(&[
+            ParamValue::Bool(true),
+            ParamValue::Bool(false),
+        ])),
     ]);
     params
 }
@@ -629,6 +719,7 @@ fn op(name: &'static str, summary: &'static str, example: &'static str) -> OpInf
         example,
         consistency: Consistency::Linearizable,
         answers: PATH_ANSWERS,
+        chaos: &[],
     }
 }
 
@@ -641,6 +732,7 @@ fn unjudged(name: &'static str, summary: &'static str, example: &'static str) ->
         example,
         consistency: Consistency::Unjudged,
         answers: Answers::NONE,
+        chaos: &[],
     }
 }
 

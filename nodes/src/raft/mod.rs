@@ -182,32 +182,45 @@ pub const ELECTION_TIMEOUT_MS_BOUNDS: (u64, u64) = (10, 60_000);
 
 /// The `params` every model on the log accepts for its Raft timings.
 pub fn tuning_params() -> Vec<crate::api::ParamInfo> {
-    use crate::api::ParamInfo;
+    use crate::api::{ParamChaos, ParamInfo, ParamValue};
     let d = Config::default();
     vec![
         ParamInfo::bool(
             "metadata_entries",
             d.metadata_entries,
             "Ratis-style metadata entries after every commit advance",
-        ),
+        )
+        .chaos(ParamChaos::Choices(&[
+            ParamValue::Bool(true),
+            ParamValue::Bool(false),
+        ])),
+        // The chaos ranges never conflict (every heartbeat below every
+        // shortest timeout, every shortest below every longest), so any draw
+        // is a Raft that can keep a leader.
         ParamInfo::duration_ms(
             "heartbeat_ms",
             HEARTBEAT_MS_BOUNDS,
             Some(d.heartbeat_ms),
             "leader heartbeat interval; must be below election_timeout_ms_min",
-        ),
+        )
+        .chaos(ParamChaos::Range { min: 20, max: 100 }),
         ParamInfo::duration_ms(
             "election_timeout_ms_min",
             ELECTION_TIMEOUT_MS_BOUNDS,
             Some(d.election_timeout_ms_min),
             "shortest randomized election timeout; at most election_timeout_ms_max",
-        ),
+        )
+        .chaos(ParamChaos::Range { min: 150, max: 500 }),
         ParamInfo::duration_ms(
             "election_timeout_ms_max",
             ELECTION_TIMEOUT_MS_BOUNDS,
             Some(d.election_timeout_ms_max),
             "longest randomized election timeout (also the leader's check-quorum window)",
-        ),
+        )
+        .chaos(ParamChaos::Range {
+            min: 500,
+            max: 1_500,
+        }),
     ]
 }
 

@@ -25,9 +25,9 @@ pub mod zab;
 pub mod zxid;
 
 use crate::api::{
-    parse_json, Answers, BugInfo, Check, ClusterView, Consistency, FailPoint, FailPointInfo,
-    HistoryModel, InvariantInfo, InvariantKind, Model, ModelInfo, NodeCtx, OpInfo, ParamInfo,
-    ParamKind, ParsedOp, RoleInfo,
+    parse_json, Answers, BugInfo, ChaosDomain, Check, ClusterView, Consistency, FailPoint,
+    FailPointInfo, HistoryModel, InvariantInfo, InvariantKind, Model, ModelInfo, NodeCtx, OpInfo,
+    ParamChaos, ParamInfo, ParamKind, ParsedOp, PointChaos, RoleInfo,
 };
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -61,6 +61,17 @@ static FSYNC: FailPointInfo = FailPointInfo {
     errors: &["io"],
     stall: true,
     panic: true,
+    chaos: // One fsync that fails, then a disk that recovers: an fsync error that
+    // keeps failing while appends succeed loses committed txns in ZooKeeper
+    // as in the model (docs/models/zookeeper.md, "An fsync that keeps
+    // failing"), which ZooKeeper does not promise to survive.
+    PointChaos {
+        errors: &["io"],
+        count: Some(1),
+        stall_ms: Some((5, 3_000)),
+        panic: true,
+        ..PointChaos::NONE
+    },
 };
 static SNAPSHOT_TAKE: FailPointInfo = FailPointInfo {
     name: "snapshot.take",
@@ -68,6 +79,13 @@ static SNAPSHOT_TAKE: FailPointInfo = FailPointInfo {
     errors: &["io"],
     stall: true,
     panic: true,
+    chaos: PointChaos {
+        errors: &["io"],
+        count: Some(1),
+        stall_ms: Some((5, 3_000)),
+        panic: true,
+        ..PointChaos::NONE
+    },
 };
 static LEADER_SHUTDOWN: FailPointInfo = FailPointInfo {
     name: "leader.shutdown",
@@ -75,6 +93,11 @@ static LEADER_SHUTDOWN: FailPointInfo = FailPointInfo {
     errors: &["process", "leader"],
     stall: false,
     panic: true,
+    chaos: PointChaos {
+        errors: &["process", "leader"],
+        panic: true,
+        ..PointChaos::NONE
+    },
 };
 
 impl FailPoint for ZkPoint {
@@ -353,6 +376,10 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
             example: "{op: create, path: /k, data: v}",
             consistency: Consistency::Linearizable,
             answers: WRITE_ANSWERS,
+            chaos: &[
+                "{op: create, path: \"/c/n{1..12}\", data: \"v{seq}\"}",
+                "{op: create, path: \"/c/e{1..6}\", data: e, ephemeral: \"s{1..3}\"}",
+            ],
         },
         OpInfo {
             name: "delete",
@@ -360,6 +387,7 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
             example: "{op: delete, path: /k}",
             consistency: Consistency::Linearizable,
             answers: WRITE_ANSWERS,
+            chaos: &["{op: delete, path: \"/c/n{1..12}\"}"],
         },
         OpInfo {
             name: "set_data",
@@ -367,6 +395,7 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
             example: "{op: set_data, path: /k, data: v2}",
             consistency: Consistency::Linearizable,
             answers: WRITE_ANSWERS,
+            chaos: &["{op: set_data, path: \"/c/n{1..12}\", data: \"w{seq}\"}"],
         },
         OpInfo {
             name: "get",
@@ -377,6 +406,7 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
                 definite: &["NoNode"],
                 refused: &[server::NOT_SERVING],
             },
+            chaos: &["{on: any, op: get, path: \"/c/n{1..12}\", weight: 2}"],
         },
         OpInfo {
             name: "open_session",
@@ -384,6 +414,7 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
             example: "{op: open_session, session: s1}",
             consistency: Consistency::Linearizable,
             answers: WRITE_ANSWERS,
+            chaos: &["{op: open_session, session: \"s{1..3}\"}"],
         },
         OpInfo {
             name: "close_session",
@@ -391,6 +422,7 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
             example: "{op: close_session, session: s1}",
             consistency: Consistency::Linearizable,
             answers: WRITE_ANSWERS,
+            chaos: &["{op: close_session, session: \"s{1..3}\"}"],
         },
         OpInfo {
             name: "snapshot",
@@ -398,6 +430,7 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
             example: "{on: zk1, op: snapshot}",
             consistency: Consistency::Unjudged,
             answers: Answers::NONE,
+            chaos: &["{on: any, op: snapshot}"],
         },
     ],
     fail_points: vec![&FSYNC, &SNAPSHOT_TAKE, &LEADER_SHUTDOWN],
@@ -414,6 +447,23 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
     params: params_info(),
     reports_removed: false,
     history: HistoryModel::ZooKeeper,
+    chaos: ChaosDomain {
+        setup: &[
+            "{await: {leader: any, within: 10s}}",
+            "{client: {op: create, path: /c, data: root, expect: ok}}",
+        ],
+        every_ms: 50,
+        spacing_ms: (300, 3_000),
+        duration_ms: (100, 5_000),
+        op_timeout_ms: 5_000,
+        tick_ms: 5,
+        link_latency_ms: (1, 3),
+        final_ops: &[
+            "{op: create, path: \"/final{seq}\", data: done}",
+            "{op: get, path: \"/final{seq}\"}",
+        ],
+        ..ChaosDomain::DEFAULT
+    },
 }
 });
 
@@ -431,7 +481,8 @@ fn params_info() -> Vec<ParamInfo> {
             TICK_MS_BOUNDS,
             Some(d.tick_ms),
             "ZooKeeper's tickTime (2000 ms in zoo.cfg samples; shorter here so runs are short)",
-        ),
+        )
+        .chaos(ParamChaos::Range { min: 100, max: 400 }),
         ParamInfo::integer(
             "init_limit",
             LIMIT_TICKS_BOUNDS,
@@ -443,13 +494,18 @@ fn params_info() -> Vec<ParamInfo> {
             LIMIT_TICKS_BOUNDS,
             Some(d.sync_limit as i64),
             "syncLimit: ticks without a packet before a learner or the leader gives up",
-        ),
+        )
+        .chaos(ParamChaos::Range { min: 2, max: 10 }),
         ParamInfo::integer(
             "snap_count",
             SNAP_COUNT_BOUNDS,
             Some(d.snap_count as i64),
             "snapCount: txns between the sync thread's snapshots (the default takes none in a scenario)",
-        ),
+        )
+        .chaos(ParamChaos::Range {
+            min: 20,
+            max: 2_000,
+        }),
         ParamInfo {
             name: "sid",
             kind: ParamKind::PerNode {
@@ -463,6 +519,7 @@ fn params_info() -> Vec<ParamInfo> {
             },
             default: None,
             summary: "server ids (myid) by node: {zk1: 2, zk2: 1, zk3: 3}; FLE breaks equal votes by the higher id; unset: position in nodes, from 1",
+            chaos: ParamChaos::Fixed,
         },
     ]
 }

@@ -50,6 +50,8 @@ pub(crate) fn result(nodes: Vec<FinalNode>, events: Vec<Event>) -> RunResult {
         sim_steps: 10,
         wall_ms: 3,
         findings: vec![],
+        unjudged: Vec::new(),
+        differential: Vec::new(),
         fail_points: vec![],
         replay: "faultline run scenarios/hand-made.yaml --variant buggy --seed 7".into(),
         nodes,
@@ -59,6 +61,8 @@ pub(crate) fn result(nodes: Vec<FinalNode>, events: Vec<Event>) -> RunResult {
         messages: vec![],
         coverage: Default::default(),
         swarm: None,
+        schedule: None,
+        schedule_given: false,
         trail: Trail { events },
     }
 }

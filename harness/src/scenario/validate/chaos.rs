@@ -6,6 +6,7 @@ use super::templates::expand_template;
 use crate::scenario::raw;
 use crate::scenario::*;
 use crate::yaml::{Node, Spanned, Value};
+use nodes::api::{FailPointInfo, ParamChaos, ParamValue};
 use std::time::Duration;
 
 impl Reader<'_, '_> {
@@ -25,33 +26,93 @@ impl Reader<'_, '_> {
 
     pub(super) fn chaos(&mut self, node: &Node, base: Option<&serde_json::Value>) -> Option<Chaos> {
         let raw = self.e.read::<raw::Chaos>(node)?;
-        let window = self.e.duration(&raw.window)?;
+        let auto = raw.auto.as_ref().is_some_and(|a| a.value);
+        let domain = &self.info.chaos;
+        let ms = Duration::from_millis;
+        let schedule_node = node.get("schedule");
+        let schedule = schedule_node.and_then(|s| self.schedule_ref(s));
+        let window = match (&raw.window, &schedule) {
+            (Some(w), _) => self.e.duration(w)?,
+            (None, Some(schedule)) => schedule.window,
+            // The schedule's own errors are reported.
+            (None, None) if schedule_node.is_some() => return None,
+            (None, None) => {
+                self.e.error_hint(
+                    node.loc,
+                    "the chaos section has no `window`",
+                    "say how long faults are injected, e.g. `window: 30s`",
+                );
+                return None;
+            }
+        };
         if window.is_zero() {
+            let loc = raw.window.as_ref().map_or(node.loc, |w| w.loc);
             self.e
-                .error(raw.window.loc, "the chaos `window` must be longer than 0s");
+                .error(loc, "the chaos `window` must be longer than 0s");
         }
-        let concurrent_max = raw.concurrent_max.as_ref().map(|c| c.value).unwrap_or(2);
+        let default_max = if auto {
+            domain.concurrent_max as u32
+        } else {
+            2
+        };
+        let concurrent_max = raw
+            .concurrent_max
+            .as_ref()
+            .map(|c| c.value)
+            .unwrap_or(default_max);
         if concurrent_max == 0 {
             self.e.error(
                 raw.concurrent_max.as_ref().expect("given").loc,
                 "`concurrent_max` is at least 1",
             );
         }
-        let spacing = self.range(
-            &raw.spacing,
-            (Duration::from_millis(200), Duration::from_secs(2)),
-        );
-        let duration = self.range(
-            &raw.duration,
-            (Duration::from_millis(500), Duration::from_secs(5)),
-        );
-        let faults = self.chaos_faults(node.get("faults").expect("serde checked"));
-        let workload = node.get("workload").and_then(|w| self.workload(w));
-        let params = node
-            .get("params")
-            .map(|p| self.chaos_params(p, base))
-            .unwrap_or_default();
-        if faults.is_empty() && workload.is_none() {
+        let (spacing, duration) = if auto {
+            (
+                (ms(domain.spacing_ms.0), ms(domain.spacing_ms.1)),
+                (ms(domain.duration_ms.0), ms(domain.duration_ms.1)),
+            )
+        } else {
+            (
+                (Duration::from_millis(200), Duration::from_secs(2)),
+                (Duration::from_millis(500), Duration::from_secs(5)),
+            )
+        };
+        let spacing = self.range(&raw.spacing, spacing);
+        let duration = self.range(&raw.duration, duration);
+        let named = node.get("faults").map(|f| self.chaos_faults(f, auto));
+        let faults = if auto {
+            let mut faults = self.domain_faults();
+            for (name, fault) in named.into_iter().flatten() {
+                faults.retain(|f| f.kind.name() != name);
+                faults.extend(fault);
+            }
+            // Keep the table's order whatever the section names first.
+            faults.sort_by_key(|f| {
+                raw::CHAOS_FAULT_KINDS
+                    .iter()
+                    .position(|k| *k == f.kind.name())
+            });
+            faults
+        } else {
+            named.into_iter().flatten().filter_map(|(_, f)| f).collect()
+        };
+        let workload = match node.get("workload") {
+            Some(w) => self.workload(w),
+            None if auto => self.domain_workload(node.loc),
+            None => None,
+        };
+        let mut params = if auto {
+            self.domain_params(node.loc, base)
+        } else {
+            Vec::new()
+        };
+        if let Some(p) = node.get("params") {
+            for param in self.chaos_params(p, base) {
+                params.retain(|q: &ChaosParam| q.name != param.name);
+                params.push(param);
+            }
+        }
+        if faults.is_empty() && workload.is_none() && schedule.is_none() {
             self.e.error(
                 node.loc,
                 "chaos with no fault kinds and no workload tests nothing",
@@ -60,14 +121,200 @@ impl Reader<'_, '_> {
         Some(Chaos {
             loc: node.loc,
             window,
-            swarm: raw.swarm,
+            swarm: raw.swarm.unwrap_or(auto),
             concurrent_max: concurrent_max as usize,
             spacing,
             duration,
             faults,
             workload,
             params,
+            schedule,
+            auto,
         })
+    }
+
+    /// Every fault kind the model's domain allows, at weight 1, and its fail
+    /// points with every action their declarations allow, each as likely as a
+    /// fault kind (a fail point is where the real system fails: a model with
+    /// many of them is not tested less at each).
+    fn domain_faults(&mut self) -> Vec<ChaosFault> {
+        let info = self.info;
+        let domain = &info.chaos;
+        let ms = Duration::from_millis;
+        let mut faults = Vec::new();
+        for &name in raw::CHAOS_FAULT_KINDS {
+            if domain.excluded.iter().any(|(kind, _)| *kind == name) {
+                continue;
+            }
+            let kind = match name {
+                "partition" => ChaosKind::Partition,
+                "oneway" => ChaosKind::OneWay,
+                "hold" => ChaosKind::Hold,
+                "latency" => ChaosKind::Latency {
+                    min: ms(domain.latency_ms.0),
+                    max: ms(domain.latency_ms.1),
+                },
+                "crash" => ChaosKind::Crash,
+                "restart" => ChaosKind::Restart,
+                "stop" => ChaosKind::Stop,
+                "transfer_leader" if !info.leader_transfer => continue,
+                "transfer_leader" => ChaosKind::TransferLeader,
+                _ => {
+                    let points = domain_points(info);
+                    if points.is_empty() {
+                        continue;
+                    }
+                    let weight = points.len() as u32;
+                    faults.push(ChaosFault {
+                        kind: ChaosKind::FailPoint(points),
+                        weight,
+                    });
+                    continue;
+                }
+            };
+            faults.push(ChaosFault { kind, weight: 1 });
+        }
+        faults
+    }
+
+    /// The model's workload generators, validated as a section's would be; an
+    /// error is the model's (reported at `auto`).
+    fn domain_workload(&mut self, loc: crate::yaml::Loc) -> Option<Workload> {
+        let info = self.info;
+        let domain = &info.chaos;
+        let mut ops = Vec::new();
+        for template in info.ops.iter().flat_map(|op| op.chaos.iter()) {
+            let parsed = self.domain_text(loc, "op", template, |r, node| r.workload_op(node));
+            if let Some(mut op) = parsed.flatten() {
+                op.index = ops.len();
+                ops.push(op);
+            }
+        }
+        if ops.is_empty() {
+            return None;
+        }
+        let target = match domain.on {
+            Some(on) => {
+                let on = Spanned {
+                    loc,
+                    value: on.to_string(),
+                };
+                self.target(&on)?
+            }
+            None if info.has_leader => Target::Leader,
+            None => {
+                self.e.error(
+                    loc,
+                    format!(
+                        "model `{}`'s chaos domain names no node for its ops (`on`), and the model has no leader",
+                        info.name
+                    ),
+                );
+                return None;
+            }
+        };
+        Some(Workload {
+            loc,
+            every: Duration::from_millis(domain.every_ms),
+            clients: Some(domain.clients),
+            target: Some(target),
+            ops,
+        })
+    }
+
+    /// Every param whose declaration says what chaos may draw.
+    fn domain_params(
+        &mut self,
+        loc: crate::yaml::Loc,
+        base: Option<&serde_json::Value>,
+    ) -> Vec<ChaosParam> {
+        let mut params = Vec::new();
+        for param in &self.info.params {
+            let draw = match &param.chaos {
+                ParamChaos::Fixed => continue,
+                ParamChaos::Range { min, max } => ParamDraw::Range {
+                    min: *min,
+                    max: *max,
+                },
+                ParamChaos::Choices(values) => {
+                    ParamDraw::Choices(values.iter().map(param_value).collect())
+                }
+            };
+            // A value the scenario sets itself is the scenario's.
+            if base.and_then(|b| b.get(param.name)).is_some() {
+                continue;
+            }
+            params.push(ChaosParam {
+                name: param.name.to_string(),
+                loc,
+                draw,
+            });
+        }
+        // The domain's ranges are drawn together: every low end together and
+        // every high end together must be params the model accepts.
+        for (end, pick) in [("low", 0usize), ("high", 1)] {
+            let mut merged = match base {
+                Some(serde_json::Value::Object(map)) => map.clone(),
+                _ => serde_json::Map::new(),
+            };
+            for p in &params {
+                let value: serde_json::Value = match &p.draw {
+                    ParamDraw::Range { min, max } => [*min, *max][pick].into(),
+                    ParamDraw::Choices(c) => c[if pick == 0 { 0 } else { c.len() - 1 }].clone(),
+                };
+                merged.insert(p.name.clone(), value);
+            }
+            if let Err(message) = self.model.parse_params(&serde_json::Value::Object(merged)) {
+                self.e.error(
+                    loc,
+                    format!(
+                        "model `{}`'s chaos domain: its params at their {end} ends are invalid: {message}",
+                        self.info.name
+                    ),
+                );
+                return Vec::new();
+            }
+        }
+        params
+    }
+
+    /// Read a text of the model's chaos domain (a step, an op template) as if the
+    /// file held it; its errors are the model's, reported at `loc`.
+    pub(super) fn domain_text<T>(
+        &mut self,
+        loc: crate::yaml::Loc,
+        what: &str,
+        text: &str,
+        read: impl FnOnce(&mut Self, &Node) -> T,
+    ) -> Option<T> {
+        let node = match crate::yaml::parse(text, &crate::yaml::Limits::default()) {
+            Ok(node) => node,
+            Err(e) => {
+                self.e.error(
+                    loc,
+                    format!(
+                        "model `{}`'s chaos domain has an unreadable {what} `{text}`: {}",
+                        self.info.name, e.message
+                    ),
+                );
+                return None;
+            }
+        };
+        let mut scratch = super::errors::Errors::new(self.e.file);
+        std::mem::swap(self.e, &mut scratch);
+        let out = read(self, &node);
+        std::mem::swap(self.e, &mut scratch);
+        if let Some(first) = scratch.diags.0.first() {
+            self.e.error(
+                loc,
+                format!(
+                    "model `{}`'s chaos domain has an invalid {what} `{text}`: {}",
+                    self.info.name, first.message
+                ),
+            );
+            return None;
+        }
+        Some(out)
     }
 
     /// `params: {name: {min: A, max: B}, other: [x, y]}`: each must be a param the
@@ -124,26 +371,14 @@ impl Reader<'_, '_> {
                     continue;
                 }
             };
-            let samples: Vec<serde_json::Value> = match &draw {
-                ParamDraw::Range { min, max } => vec![(*min).into(), (*max).into()],
-                ParamDraw::Choices(choices) => choices.clone(),
-            };
-            let mut ok = true;
-            for sample in samples {
-                let mut merged = match base {
-                    Some(serde_json::Value::Object(map)) => map.clone(),
-                    _ => serde_json::Map::new(),
-                };
-                merged.insert(name.clone(), sample.clone());
-                if let Err(message) = self.model.parse_params(&serde_json::Value::Object(merged)) {
-                    self.e.error(
-                        key.loc,
-                        format!("chaos param `{name}` = {sample}: invalid params: {message}"),
-                    );
-                    ok = false;
-                    break;
+            let ok = match self.check_draw(&name, &draw, base) {
+                Ok(()) => true,
+                Err(message) => {
+                    self.e
+                        .error(key.loc, format!("chaos param `{name}` = {message}"));
+                    false
                 }
-            }
+            };
             if ok {
                 params.push(ChaosParam {
                     name,
@@ -155,7 +390,38 @@ impl Reader<'_, '_> {
         params
     }
 
-    pub(super) fn chaos_faults(&mut self, node: &Node) -> Vec<ChaosFault> {
+    /// Whether the model accepts every extreme of a draw laid over `base`; the
+    /// error names the value it refused.
+    fn check_draw(
+        &self,
+        name: &str,
+        draw: &ParamDraw,
+        base: Option<&serde_json::Value>,
+    ) -> Result<(), String> {
+        let samples: Vec<serde_json::Value> = match draw {
+            ParamDraw::Range { min, max } => vec![(*min).into(), (*max).into()],
+            ParamDraw::Choices(choices) => choices.clone(),
+        };
+        for sample in samples {
+            let mut merged = match base {
+                Some(serde_json::Value::Object(map)) => map.clone(),
+                _ => serde_json::Map::new(),
+            };
+            merged.insert(name.to_string(), sample.clone());
+            if let Err(message) = self.model.parse_params(&serde_json::Value::Object(merged)) {
+                return Err(format!("{sample}: invalid params: {message}"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Each kind the section names, with its fault (`None`: weight 0, which
+    /// switches a kind of the domain off).
+    pub(super) fn chaos_faults(
+        &mut self,
+        node: &Node,
+        auto: bool,
+    ) -> Vec<(&'static str, Option<ChaosFault>)> {
         let info = self.info;
         let Value::Map(entries) = &node.value else {
             self.e.error(
@@ -167,7 +433,7 @@ impl Reader<'_, '_> {
         let mut faults = Vec::new();
         for (key, body) in entries {
             let name = key.as_str().unwrap_or("");
-            if !raw::CHAOS_FAULT_KINDS.contains(&name) {
+            let Some(&name) = raw::CHAOS_FAULT_KINDS.iter().find(|k| **k == name) else {
                 self.e.unknown_name(
                     key.loc,
                     "chaos fault kind",
@@ -175,7 +441,7 @@ impl Reader<'_, '_> {
                     raw::CHAOS_FAULT_KINDS.iter().copied(),
                 );
                 continue;
-            }
+            };
             let spec = match &body.value {
                 Value::Int(w) => match u32::try_from(*w) {
                     Ok(value) => raw::ChaosFault {
@@ -209,6 +475,7 @@ impl Reader<'_, '_> {
                 },
             };
             if spec.weight.value == 0 {
+                faults.push((name, None));
                 continue;
             }
             let kind = match name {
@@ -234,30 +501,52 @@ impl Reader<'_, '_> {
                 }
                 "transfer_leader" => ChaosKind::TransferLeader,
                 _ => {
-                    let Some(points) = &spec.points else {
-                        self.e.error_hint(
-                            body.loc,
-                            "`failpoint` needs `points`",
-                            "e.g. {weight: 1, points: [{point: P, action: {error: K}}]}",
-                        );
-                        continue;
+                    let points = match (body.get("points"), auto) {
+                        (Some(points), _) => self.chaos_points(points),
+                        (None, true) => domain_points(info),
+                        (None, false) => {
+                            self.e.error_hint(
+                                body.loc,
+                                "`failpoint` needs `points`",
+                                "e.g. {weight: 1, points: [{point: P, action: {error: K}}]}",
+                            );
+                            continue;
+                        }
                     };
-                    ChaosKind::FailPoint(
-                        points.iter().filter_map(|p| self.chaos_point(p)).collect(),
-                    )
+                    ChaosKind::FailPoint(points)
                 }
             };
-            faults.push(ChaosFault {
-                kind,
-                weight: spec.weight.value,
-            });
+            faults.push((
+                name,
+                Some(ChaosFault {
+                    kind,
+                    weight: spec.weight.value,
+                }),
+            ));
         }
         faults
     }
 
-    pub(super) fn chaos_point(&mut self, raw: &Spanned<raw::ChaosPoint>) -> Option<ChaosPoint> {
+    /// A chaos section's `points: [...]`, each read with its action.
+    fn chaos_points(&mut self, node: &Node) -> Vec<ChaosPoint> {
+        let Value::Seq(items) = &node.value else {
+            self.e.error(
+                node.loc,
+                "`points` is a list of {point: P, action: A} entries",
+            );
+            return Vec::new();
+        };
+        items
+            .iter()
+            .filter_map(|item| self.chaos_point(item))
+            .collect()
+    }
+
+    pub(super) fn chaos_point(&mut self, item: &Node) -> Option<ChaosPoint> {
+        let raw: Spanned<raw::ChaosPoint> = self.e.read(item)?;
         let point = self.point(&raw.value.point)?;
-        let action = self.fault_action(point, &raw.value.action)?;
+        let action_node = item.get("action").expect("serde checked");
+        let action = self.point_action(point, action_node)?;
         let mut nodes = Vec::new();
         for name in raw.value.nodes.iter().flatten() {
             nodes.push(self.target(name)?);
@@ -291,6 +580,33 @@ impl Reader<'_, '_> {
             weight,
             count,
         })
+    }
+
+    /// A chaos point's action: one as in a `failpoint` step, or a stall drawn
+    /// from a range per arming (`{stall: {min: 10ms, max: 5s}}`).
+    fn point_action(&mut self, point: &'static FailPointInfo, node: &Node) -> Option<PointAction> {
+        let range = node
+            .get("stall")
+            .filter(|s| matches!(s.value, Value::Map(_)));
+        if let Some(range) = range {
+            if !point.stall {
+                let message = format!(
+                    "fail point `{}` cannot stall: no task waits there",
+                    point.name
+                );
+                self.e.error(range.loc, message);
+                return None;
+            }
+            let raw: raw::Range = self.e.read(range)?;
+            let (min, max) = self.range(&Some(raw), (Duration::ZERO, Duration::ZERO));
+            if max.is_zero() {
+                self.e.error(range.loc, "a stall range ends above 0s");
+                return None;
+            }
+            return Some(PointAction::Stall { min, max });
+        }
+        let action: Spanned<raw::Action> = self.e.read(node)?;
+        self.fault_action(point, &action).map(PointAction::Fixed)
     }
 
     pub(super) fn workload(&mut self, node: &Node) -> Option<Workload> {
@@ -416,4 +732,57 @@ impl Reader<'_, '_> {
 enum Pick {
     Low,
     High,
+}
+
+/// The chaos points of every fail point the model's domain allows: one per
+/// error kind, one stall over its range, one panic.
+fn domain_points(info: &'static nodes::api::ModelInfo) -> Vec<ChaosPoint> {
+    let ms = Duration::from_millis;
+    let mut points = Vec::new();
+    for &point in &info.fail_points {
+        let chaos = &point.chaos;
+        let nodes: Vec<Target> = if chaos.leader {
+            vec![Target::Leader]
+        } else {
+            chaos.roles.iter().map(|r| Target::Role(r)).collect()
+        };
+        let mut add = |action: PointAction, count: Option<u32>| {
+            points.push(ChaosPoint {
+                point,
+                action,
+                nodes: nodes.clone(),
+                weight: 1,
+                count,
+            })
+        };
+        for &kind in chaos.errors {
+            add(
+                PointAction::Fixed(FaultAction::Error(kind.to_string())),
+                chaos.count,
+            );
+        }
+        if let Some((min, max)) = chaos.stall_ms {
+            add(
+                PointAction::Stall {
+                    min: ms(min),
+                    max: ms(max),
+                },
+                chaos.count,
+            );
+        }
+        if chaos.panic {
+            add(PointAction::Fixed(FaultAction::Panic), None);
+        }
+    }
+    points
+}
+
+/// A declared param value as the params JSON holds it.
+fn param_value(value: &ParamValue) -> serde_json::Value {
+    match value {
+        ParamValue::Bool(b) => (*b).into(),
+        ParamValue::Integer(i) => (*i).into(),
+        ParamValue::Text(t) => (*t).into(),
+        ParamValue::Integers(list) => list.to_vec().into(),
+    }
 }

@@ -155,7 +155,7 @@ impl Reader<'_, '_> {
         match self.target(leader)? {
             Target::Any => Some(Condition::Leader(None)),
             Target::Node(node) => Some(Condition::Leader(Some(node))),
-            Target::Leader | Target::Follower => {
+            Target::Leader | Target::Follower | Target::Role(_) => {
                 self.e.error_hint(
                     leader.loc,
                     format!("`leader: {}` awaits nothing", leader.value),

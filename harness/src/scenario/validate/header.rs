@@ -8,7 +8,7 @@ use super::{HISTORY_STEPS_MAX, NODES_MAX, RESERVED_NODE_NAMES};
 use crate::scenario::raw;
 use crate::scenario::{Heal, HistoryCheck, Limits, NodeSpec, Settings, Variant};
 use crate::yaml::{from_node, Loc, Node, Spanned, Value};
-use nodes::api::{BugMode, BugSet, Model, ModelInfo};
+use nodes::api::{BugMode, BugSet, ChaosDomain, Model, ModelInfo};
 use std::time::Duration;
 
 /// What the header phase resolves.
@@ -58,7 +58,11 @@ pub(super) fn read(e: &mut Errors, root: &Node) -> Option<Header> {
         .as_mut()
         .and_then(|h| h.defaults.take())
         .unwrap_or_default();
-    let mut settings = e.settings(&defaults, root.get("heal"));
+    // A chaos section turns the final generator on; `auto: true` takes the
+    // model's domain for whatever the file leaves out.
+    let chaos = root.get("chaos");
+    let domain = auto_chaos(root).then_some(&model.info().chaos);
+    let mut settings = e.settings(&defaults, root.get("heal"), domain, chaos.is_some());
     if let Some(history) = header.as_ref().and_then(|h| h.history.as_ref()) {
         e.history_check(history, &mut settings.history);
     }
@@ -276,8 +280,29 @@ impl Errors<'_> {
         }
     }
 
-    fn settings(&mut self, raw: &raw::Defaults, heal: Option<&Node>) -> Settings {
+    fn settings(
+        &mut self,
+        raw: &raw::Defaults,
+        heal: Option<&Node>,
+        domain: Option<&ChaosDomain>,
+        chaos: bool,
+    ) -> Settings {
         let mut s = default_settings();
+        if let Some(d) = domain {
+            let ms = Duration::from_millis;
+            s.tick = ms(d.tick_ms);
+            s.latency_min = ms(d.link_latency_ms.0);
+            s.latency_max = ms(d.link_latency_ms.1);
+            s.op_timeout = ms(d.op_timeout_ms);
+            s.heal = Some(Heal {
+                within: ms(d.heal_within_ms),
+                settle: ms(d.heal_settle_ms),
+                final_ops: true,
+            });
+        }
+        if let Some(heal) = &mut s.heal {
+            heal.final_ops = chaos;
+        }
         if let Some(seed) = &raw.seed {
             s.seed = seed.value;
         }
@@ -360,6 +385,7 @@ impl Errors<'_> {
                 Ok(spec) => {
                     heal.within = self.duration_or(&spec.within, heal.within);
                     heal.settle = self.duration_or(&spec.settle, heal.settle);
+                    heal.final_ops = spec.final_ops.unwrap_or(heal.final_ops);
                     Some(heal)
                 }
                 Err(e) => {
@@ -376,6 +402,13 @@ impl Errors<'_> {
             }
         }
     }
+}
+
+/// Whether the scenario's chaos section says `auto: true`.
+pub(super) fn auto_chaos(root: &Node) -> bool {
+    root.get("chaos")
+        .and_then(|c| c.get("auto"))
+        .is_some_and(|a| matches!(a.value, Value::Bool(true)))
 }
 
 impl Reader<'_, '_> {
@@ -409,6 +442,19 @@ impl Reader<'_, '_> {
                 }
             }
             (None, Some(node)) => self.variant_map(node, params, &mut variants),
+            // A chaos section built from the model's domain tests the fixed
+            // code: every replica must agree and every invariant hold.
+            (None, None) if auto_chaos(root) => variants.push(Variant {
+                name: "default".into(),
+                loc: root.loc,
+                target: None,
+                bugs: BugSet::default(),
+                params: self.merge_params(params, &None, root.loc),
+                expect: crate::scenario::Expect {
+                    outcomes: vec![crate::outcome::Outcome::Converged],
+                    ..Default::default()
+                },
+            }),
             (None, None) => self.e.error_hint(
                 root.loc,
                 "scenario has no expectations",
@@ -600,6 +646,7 @@ pub(in crate::scenario) fn default_settings() -> Settings {
         heal: Some(Heal {
             within: Duration::from_secs(30),
             settle: Duration::from_secs(1),
+            final_ops: false,
         }),
         random_order: false,
         history: HistoryCheck {

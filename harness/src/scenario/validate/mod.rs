@@ -15,6 +15,7 @@ mod expectations;
 mod header;
 mod matchers;
 mod names;
+mod schedule;
 mod steps;
 mod templates;
 
@@ -93,6 +94,40 @@ pub fn load_str(file: &str, text: &str) -> Result<Scenario, LoadError> {
     }
 }
 
+/// A schedule document (`{window, faults, ops}`, YAML or JSON), validated
+/// against a loaded scenario's model and nodes; errors name `file`.
+pub fn load_schedule(
+    scenario: &Scenario,
+    file: &str,
+    text: &str,
+) -> Result<crate::schedule::Schedule, LoadError> {
+    let limits = yaml::Limits {
+        bytes_max: schedule::SCHEDULE_BYTES_MAX as usize,
+        ..yaml::Limits::default()
+    };
+    let root =
+        yaml::parse(text, &limits).map_err(|e| invalid(Diagnostic::new(file, e.loc, e.message)))?;
+    let mut e = Errors::new(file);
+    let names: Vec<String> = scenario.variants.iter().map(|v| v.name.clone()).collect();
+    let schedule = Reader::new(
+        &mut e,
+        scenario.model,
+        &scenario.nodes,
+        &scenario.settings,
+        &names,
+    )
+    .schedule(&root);
+    match schedule {
+        Some(s) if e.is_empty() => Ok(s),
+        _ => {
+            if e.is_empty() {
+                e.error(root.loc, "invalid schedule");
+            }
+            Err(LoadError::Invalid(e.diags.sorted()))
+        }
+    }
+}
+
 /// Both phases: the header, then the steps and chaos read against it.
 fn read(e: &mut Errors, root: &Node, sha256: String, text: &str) -> Option<Scenario> {
     let header = header::read(e, root)?;
@@ -109,7 +144,25 @@ fn read(e: &mut Errors, root: &Node, sha256: String, text: &str) -> Option<Scena
     let workload_node = root.get("workload");
     let workload = workload_node.and_then(|node| reader.workload(node));
     reader.has_workload = workload_node.is_some();
+    let auto = root
+        .get("chaos")
+        .and_then(|c| c.get("auto"))
+        .filter(|_| header::auto_chaos(root));
     let steps = match root.get("steps") {
+        // The model's own setup: what brings a fresh cluster to where its
+        // workload can run.
+        None if auto.is_some() => {
+            let loc = auto.map_or(root.loc, |a| a.loc);
+            let setup = header.model.info().chaos.setup;
+            setup
+                .iter()
+                .filter_map(|text| {
+                    reader
+                        .domain_text(loc, "setup step", text, |r, node| r.step(node))
+                        .flatten()
+                })
+                .collect()
+        }
         None => {
             reader.e.error_hint(
                 root.loc,
@@ -138,6 +191,25 @@ fn read(e: &mut Errors, root: &Node, sha256: String, text: &str) -> Option<Scena
             "add a `- workload: start` step (it runs until `- workload: stop` or the end of the steps)",
         );
     }
+    // The final generator: the model's final ops, checked like workload ops.
+    let finale_on = header.settings.heal.as_ref().is_some_and(|h| h.final_ops);
+    let finale = if finale_on {
+        let loc = root
+            .get("heal")
+            .or_else(|| root.get("chaos"))
+            .map_or(root.loc, |n| n.loc);
+        let texts = header.model.info().chaos.final_ops;
+        texts
+            .iter()
+            .filter_map(|text| {
+                reader
+                    .domain_text(loc, "final op", text, |r, node| r.workload_op(node))
+                    .flatten()
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
     let name_loc = root.get("name").map_or(Loc { line: 1, col: 1 }, |n| n.loc);
     let name = root
         .get("name")
@@ -163,6 +235,7 @@ fn read(e: &mut Errors, root: &Node, sha256: String, text: &str) -> Option<Scena
         steps,
         chaos,
         workload,
+        finale,
     })
 }
 

@@ -59,16 +59,23 @@ impl<'r, 'f> Reader<'r, 'f> {
         None
     }
 
-    /// A node reference: a node name, `leader`, `follower` or `any` (the table in
-    /// docs/scenario-format.md, "Node references"). `leader` and `follower` need a
-    /// model with leaders.
+    /// A node reference: a node name, `leader`, `follower`, `any` or a role of
+    /// the model (the table in docs/scenario-format.md, "Node references").
+    /// `leader` and `follower` need a model with leaders.
     pub(super) fn target(&mut self, name: &Spanned<String>) -> Option<Target> {
         let info = self.info;
         let target = match name.value.as_str() {
             "leader" => Target::Leader,
             "follower" => Target::Follower,
             "any" => return Some(Target::Any),
-            _ => return self.node_ref(name).map(Target::Node),
+            other => {
+                // A node's own name wins over a role of the same name.
+                let named = self.nodes.iter().any(|n| n.name == other);
+                if let (false, Some(role)) = (named, info.role(other)) {
+                    return Some(Target::Role(role.name));
+                }
+                return self.node_ref(name).map(Target::Node);
+            }
         };
         if !info.has_leader {
             self.e.error_hint(
@@ -102,8 +109,8 @@ impl<'r, 'f> Reader<'r, 'f> {
         let same = match a {
             Target::Node(x) => b == Target::Node(x),
             Target::Leader => b == Target::Leader,
-            // `follower` and `any` pick when the step runs: not judged here.
-            Target::Follower | Target::Any => false,
+            // `follower`, `any` and a role pick when the step runs: not judged here.
+            Target::Follower | Target::Any | Target::Role(_) => false,
         };
         if same {
             self.e

@@ -20,6 +20,8 @@ use crate::yaml::{self, flow, Node, Value};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 
+pub mod schedule;
+
 pub struct ShrinkOptions {
     pub report: PathBuf,
     pub out: Option<PathBuf>,
@@ -28,11 +30,27 @@ pub struct ShrinkOptions {
     pub quiet: bool,
 }
 
-/// What "fails the same way" means: the outcome and the checker that caused it.
+/// What "fails the same way" means: the outcome, the checker that caused it
+/// (an invariant's own name), and for a divergence or a history the key it is
+/// about (the first differing key; the first group that failed): the same
+/// finding, not only the same checker.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Target {
     pub outcome: Outcome,
     pub checker: String,
+    pub key: Option<String>,
+}
+
+/// The key a finding is about, when it names one.
+fn key_of(finding: &crate::check::Finding) -> Option<String> {
+    if let Some(key) = finding.detail.get("key").and_then(|k| k.as_str()) {
+        return Some(key.to_string());
+    }
+    let groups = finding.detail.get("groups")?.as_array()?;
+    groups
+        .iter()
+        .find(|g| g.get("verdict").and_then(|v| v.as_str()) != Some("pass"))
+        .and_then(|g| g.get("key")?.as_str().map(str::to_string))
 }
 
 impl Target {
@@ -47,15 +65,25 @@ impl Target {
         Some(Target {
             outcome: result.outcome,
             checker: finding.checker.clone(),
+            key: key_of(finding),
         })
     }
 
-    fn met_by(&self, result: &RunResult) -> bool {
+    pub fn met_by(&self, result: &RunResult) -> bool {
         result.outcome == self.outcome
-            && result
-                .findings
-                .iter()
-                .any(|f| f.outcome == Some(self.outcome) && f.checker == self.checker)
+            && result.findings.iter().any(|f| {
+                f.outcome == Some(self.outcome)
+                    && f.checker == self.checker
+                    && (self.key.is_none() || key_of(f) == self.key)
+            })
+    }
+
+    /// `violated (invariant:x)`, `diverged (divergence, key k1)`.
+    pub fn describe(&self) -> String {
+        match &self.key {
+            Some(key) => format!("{} ({}, key `{key}`)", self.outcome, self.checker),
+            None => format!("{} ({})", self.outcome, self.checker),
+        }
     }
 }
 
@@ -362,13 +390,23 @@ pub fn shrink(options: &ShrinkOptions) -> Result<ShrinkSummary, Error> {
     let tree =
         yaml::parse(&text, &yaml::Limits::default()).map_err(|e| Error::Input(e.to_string()))?;
     let name = shrunk_name(options.out.as_deref(), &original.scenario, original.seed);
-    let template = Template::new(&tree, &scenario, &original, &name).map_err(Error::Input)?;
-    let all = actions(&original);
     let say = |line: String| {
         if !options.quiet {
             eprintln!("{line}");
         }
     };
+    if original.schedule.is_some() {
+        if scenario.chaos.is_some() {
+            return shrink_chaos(options, &original, &scenario, &tree, &target, &name, &say);
+        }
+        // A chaos run of a model in a target's binary shrinks there, where its
+        // schedule can be read.
+        if let Some(summary) = elsewhere(options, &original, &scenario)? {
+            return Ok(summary);
+        }
+    }
+    let template = Template::new(&tree, &scenario, &original, &name).map_err(Error::Input)?;
+    let all = actions(&original);
     say(format!(
         "shrink: {} [{}] seed {} ended {} ({}); {} action(s) on its trail; budget {} run(s)",
         original.scenario,
@@ -446,6 +484,235 @@ pub fn shrink(options: &ShrinkOptions) -> Result<ShrinkSummary, Error> {
         runs: shrunk.runs,
         exhausted: shrunk.exhausted,
     })
+}
+
+/// The variant a report's run ran: its own, or (a hunt's `hunt:KEY`) the
+/// scenario's first with the run's bug modes.
+fn run_variant(scenario: &Scenario, original: &RunResult) -> Option<crate::scenario::Variant> {
+    let named = scenario.variant(&original.variant);
+    let base = named.or_else(|| crate::hunt::plan::base_variant(scenario))?;
+    let mut v = crate::hunt::plan::copy(base);
+    if v.target.is_none() && !original.bugs.0.is_empty() {
+        v.bugs = original.bugs.clone();
+    }
+    Some(v)
+}
+
+/// Shrink a chaos run as its schedule (`schedule.rs`) and write the scenario
+/// that plays what is left, with a buggy/fixed pair named for what it is.
+fn shrink_chaos(
+    options: &ShrinkOptions,
+    original: &RunResult,
+    scenario: &Scenario,
+    tree: &Node,
+    target: &Target,
+    name: &str,
+    say: &dyn Fn(String),
+) -> Result<ShrinkSummary, Error> {
+    let variant = run_variant(scenario, original).ok_or_else(|| {
+        Error::Input(format!(
+            "the report's variant `{}` is not in its scenario",
+            original.variant
+        ))
+    })?;
+    let json = original.schedule.as_ref().expect("a chaos run").to_string();
+    let schedule = scenario::load_schedule(scenario, "the report's schedule", &json)
+        .map_err(|e| Error::Input(format!("the report's schedule does not load:\n{e}")))?;
+    say(format!(
+        "shrink: {} [{}] seed {} ended {}; {} scheduled fault(s) in a {} window; budget {} run(s)",
+        original.scenario,
+        original.variant,
+        original.seed,
+        target.describe(),
+        schedule.faults.len(),
+        crate::duration::format(schedule.window),
+        options.budget
+    ));
+    // The run again, with its ops recorded: the shrink starts from exactly it.
+    let inputs = runner::Inputs {
+        schedule: Some(schedule),
+        record_ops: true,
+    };
+    let again = runner::run_with(scenario, &variant, original.seed, &inputs);
+    if !target.met_by(&again) {
+        return Err(Error::Input(format!(
+            "playing the report's schedule again does not end {} (it ended {}): a harness defect, please report it",
+            target.describe(),
+            again.outcome
+        )));
+    }
+    let played = crate::hunt::guided::schedule_of(scenario, &again)
+        .ok_or_else(|| Error::Input("the run recorded no schedule".into()))?;
+    let kept = schedule::shrink(
+        scenario,
+        &variant,
+        original.seed,
+        target,
+        played,
+        options.budget.saturating_sub(1),
+        say,
+    );
+    let names: Vec<String> = scenario.nodes.iter().map(|n| n.name.clone()).collect();
+    let variants = pair(scenario, &variant, original);
+    let comment = format!(
+        "Shrunk by `faultline shrink` from {}\n\
+         scenario {} ({}), variant {}, seed {}, harness {}.\n\
+         The original run ended {}; the `{}` variant below plays what is left of its\n\
+         schedule and ends the same way: {}.",
+        options.report.display(),
+        original.scenario,
+        original.file,
+        original.variant,
+        original.seed,
+        original.harness_version,
+        target.describe(),
+        variants.keys().next().map(String::as_str).unwrap_or("?"),
+        kept.describe(),
+    );
+    let text = crate::schedule::render::scenario(
+        tree,
+        name,
+        &serde_json::Value::Object(variants),
+        original.seed,
+        &kept.schedule.to_json(&names),
+        &comment,
+    );
+    if let Some(out) = &options.out {
+        atomic_write(out, text.as_bytes()).map_err(Error::Io)?;
+    }
+    say(format!("shrink: kept {}", kept.describe()));
+    Ok(ShrinkSummary {
+        name: name.to_string(),
+        text,
+        kept: kept.schedule.faults.len() + kept.schedule.ops.as_ref().map_or(0, Vec::len),
+        original: kept.faults_before + kept.ops_before,
+        runs: kept.runs + 1,
+        exhausted: kept.exhausted,
+    })
+}
+
+/// The shrunk file's variants: the find's (its bug modes or build, expecting
+/// the finding) named `buggy`, and the same with those keys fixed (or the
+/// fixed build) named `fixed`, expecting `converged`; a find of code with no
+/// key buggy keeps one variant, under its own name, expecting `converged` (it
+/// fails until the defect is fixed).
+fn pair(
+    scenario: &Scenario,
+    variant: &crate::scenario::Variant,
+    original: &RunResult,
+) -> serde_json::Map<String, serde_json::Value> {
+    use nodes::api::BugMode;
+    let mode = |m: &BugMode| serde_json::to_value(m).expect("serializes");
+    let outcomes: Vec<&str> = vec![original.outcome.name()];
+    let mut out = serde_json::Map::new();
+    let mut body = json!({ "expect": outcomes });
+    if let Some(t) = &variant.target {
+        body["target"] = json!(t);
+    }
+    if variant.params.as_object().is_some_and(|p| !p.is_empty()) {
+        body["params"] = variant.params.clone();
+    }
+    let bugs: serde_json::Map<String, serde_json::Value> = variant
+        .bugs
+        .0
+        .iter()
+        .map(|(k, m)| (k.clone(), mode(m)))
+        .collect();
+    if !bugs.is_empty() {
+        body["bugs"] = serde_json::Value::Object(bugs.clone());
+    }
+    let buggy_keys: Vec<&String> = variant
+        .bugs
+        .0
+        .iter()
+        .filter(|(_, m)| **m == BugMode::Buggy)
+        .map(|(k, _)| k)
+        .collect();
+    if !buggy_keys.is_empty() {
+        let mut fixed = body.clone();
+        fixed["expect"] = json!("converged");
+        let all_fixed: serde_json::Map<String, serde_json::Value> =
+            bugs.keys().map(|k| (k.clone(), json!("fixed"))).collect();
+        fixed["bugs"] = serde_json::Value::Object(all_fixed);
+        out.insert("buggy".into(), body);
+        out.insert("fixed".into(), fixed);
+        return out;
+    }
+    if variant.target.is_some() {
+        let own = crate::hunt::plan::build_bugs(scenario, variant);
+        let keys: Vec<&String> = own
+            .0
+            .iter()
+            .filter(|(_, m)| **m == BugMode::Buggy)
+            .map(|(k, _)| k)
+            .collect();
+        let fixed_build = scenario.variants.iter().find(|v| {
+            let b = crate::hunt::plan::build_bugs(scenario, v);
+            !keys.is_empty() && keys.iter().all(|k| b.0.get(*k) == Some(&BugMode::Fixed))
+        });
+        if let Some(fv) = fixed_build {
+            let mut fixed = body.clone();
+            fixed["expect"] = json!("converged");
+            fixed["target"] = json!(fv.target);
+            out.insert("buggy".into(), body);
+            out.insert("fixed".into(), fixed);
+            return out;
+        }
+    }
+    body["expect"] = json!("converged");
+    out.insert(variant.name.clone(), body);
+    out
+}
+
+/// Hand the shrink of a run on a target build to that build's binary (the
+/// faultline command line with the model in it), which has the model to read
+/// its schedule; `None` when there is no such binary to ask.
+fn elsewhere(
+    options: &ShrinkOptions,
+    original: &RunResult,
+    scenario: &Scenario,
+) -> Result<Option<ShrinkSummary>, Error> {
+    let Some(variant) = scenario.variant(&original.variant) else {
+        return Ok(None);
+    };
+    let build = crate::targets::elsewhere(&original.file, variant.target.as_deref())
+        .map_err(Error::Input)?;
+    let Some(build) = build else { return Ok(None) };
+    let mut command = std::process::Command::new(&build.binary);
+    command
+        .arg("shrink")
+        .arg(&options.report)
+        .arg("--budget")
+        .arg(options.budget.to_string());
+    if let Some(out) = &options.out {
+        command.arg("--out").arg(out);
+    }
+    if options.quiet {
+        command.arg("-q");
+    }
+    let output = command
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .map_err(|e| Error::Input(format!("{}: {e}", build.binary.display())))?;
+    if !output.status.success() {
+        return Err(Error::Input(format!(
+            "{} could not shrink it (exit {})",
+            build.binary.display(),
+            output.status.code().unwrap_or(-1)
+        )));
+    }
+    let text = match &options.out {
+        Some(out) => std::fs::read_to_string(out).unwrap_or_default(),
+        None => String::from_utf8_lossy(&output.stdout).into_owned(),
+    };
+    Ok(Some(ShrinkSummary {
+        name: shrunk_name(options.out.as_deref(), &original.scenario, original.seed),
+        text,
+        kept: 0,
+        original: 0,
+        runs: 0,
+        exhausted: false,
+    }))
 }
 
 fn provenance(

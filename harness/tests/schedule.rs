@@ -1,0 +1,224 @@
+//! A chaos run is a schedule: drawn before the window opens, recorded in the
+//! result, and played back (given to a run, or written in the scenario) to the
+//! same trail; faults do not move each other; a fault that finds nothing to act
+//! on is recorded as skipped.
+
+use faultline::action::Acted;
+use faultline::runner::{self, Inputs, RunResult};
+use faultline::scenario::{self, Scenario};
+use faultline::trail::Data;
+use std::collections::BTreeMap;
+
+fn bundled(path: &str) -> Scenario {
+    let file = format!("{}/../{path}", env!("CARGO_MANIFEST_DIR"));
+    scenario::load(std::path::Path::new(&file)).expect("bundled scenario loads")
+}
+
+/// A scenario over a model's whole domain with a short window.
+fn auto(model: &str, nodes: &str, window: &str) -> Scenario {
+    let text = format!("model: {model}\nnodes: {nodes}\nchaos: {{auto: true, window: {window}}}\n");
+    scenario::load_str(&format!("{model}-auto.yaml"), &text).expect("valid")
+}
+
+/// A trail's events without the scenario line they came from (two files of
+/// one run differ only there).
+fn events(result: &RunResult) -> Vec<String> {
+    result
+        .trail
+        .iter()
+        .map(|e| {
+            let mut e = e.clone();
+            e.line = None;
+            serde_json::to_string(&e).unwrap()
+        })
+        .collect()
+}
+
+fn played(scenario: &Scenario, result: &RunResult) -> faultline::schedule::Schedule {
+    let json = result
+        .schedule
+        .as_ref()
+        .expect("a chaos run records its schedule");
+    scenario::load_schedule(scenario, "report.json", &json.to_string())
+        .unwrap_or_else(|e| panic!("the recorded schedule loads: {e}"))
+}
+
+/// When each scheduled fault began (its first action), by schedule entry.
+fn begins(result: &RunResult) -> BTreeMap<u32, u64> {
+    let mut out = BTreeMap::new();
+    for e in result.trail.iter() {
+        if let Data::Action(Acted { fault: Some(f), .. }) = &e.data {
+            out.entry(*f).or_insert(e.t_ms);
+        }
+    }
+    out
+}
+
+#[test]
+fn a_recorded_schedule_replays_to_the_same_trail() {
+    for (path, scenario) in [
+        ("raftkv/chaos.yaml", bundled("scenarios/raftkv/chaos.yaml")),
+        ("raftkv auto", auto("raftkv", "[n1, n2, n3]", "10s")),
+        ("zookeeper auto", auto("zookeeper", "[zk1, zk2, zk3]", "8s")),
+    ] {
+        let variant = &scenario.variants[0];
+        for seed in 1..=2 {
+            let drawn = runner::run(&scenario, variant, seed);
+            let schedule = played(&scenario, &drawn);
+            assert!(!schedule.faults.is_empty(), "{path} seed {seed}: no faults");
+            let inputs = Inputs {
+                schedule: Some(schedule),
+                ..Default::default()
+            };
+            let given = runner::run_with(&scenario, variant, seed, &inputs);
+            assert_eq!(
+                drawn.trail_digest, given.trail_digest,
+                "{path} seed {seed}: the schedule given back is not the run drawn"
+            );
+            assert!(given.schedule_given && !drawn.schedule_given);
+        }
+    }
+}
+
+#[test]
+fn dropping_one_fault_leaves_every_other_fault_where_it_was() {
+    let scenario = auto("raftkv", "[n1, n2, n3]", "15s");
+    let variant = &scenario.variants[0];
+    let base = runner::run(&scenario, variant, 5);
+    let schedule = played(&scenario, &base);
+    assert!(schedule.faults.len() > 4);
+    let dropped = schedule.faults.len() / 2;
+    let mut edited = schedule.clone();
+    edited.faults.remove(dropped);
+    let inputs = Inputs {
+        schedule: Some(edited),
+        ..Default::default()
+    };
+    let after = runner::run_with(&scenario, variant, 5, &inputs);
+    let (before, later) = (begins(&base), begins(&after));
+    let mut compared = 0;
+    for (index, t_ms) in &before {
+        let i = *index as usize;
+        if i == dropped {
+            continue;
+        }
+        // Entries after the dropped one moved up by one in the edited schedule.
+        let j = if i > dropped { i - 1 } else { i } as u32;
+        if let Some(t) = later.get(&j) {
+            assert_eq!(
+                t, t_ms,
+                "fault #{i} moved when fault #{dropped} was dropped"
+            );
+            compared += 1;
+        }
+    }
+    assert!(
+        compared + 2 >= before.len(),
+        "{compared} of {} compared",
+        before.len()
+    );
+    // The planned times are the schedule's, whatever the cluster did.
+    for (i, f) in schedule.faults.iter().enumerate() {
+        if let Some(t) = before.get(&(i as u32)) {
+            assert!(
+                *t >= f.at.as_millis() as u64,
+                "fault #{i} began before its time"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_schedule_in_the_scenario_plays_instead_of_the_draw() {
+    let scenario = auto("raftkv", "[n1, n2, n3]", "10s");
+    let drawn = runner::run(&scenario, &scenario.variants[0], 2);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let schedule = drawn.schedule.clone().expect("recorded");
+    std::fs::write(dir.path().join("s.schedule.json"), schedule.to_string()).unwrap();
+    let text = "model: raftkv\nnodes: [n1, n2, n3]\ndefaults: {seed: 2}\nchaos: {auto: true, schedule: s.schedule.json}\n";
+    let file = dir.path().join("given.yaml");
+    std::fs::write(&file, text).unwrap();
+    let given = scenario::load(&file).expect("loads with its schedule file");
+    let result = runner::run(&given, &given.variants[0], 2);
+    assert_eq!(events(&result), events(&drawn));
+}
+
+#[test]
+fn schedule_errors_name_the_schedule_file_line_and_column() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let bad = "window: 10s\nfaults:\n  - {at: 1s, crash: n9}\n  - {at: 2s, sleep: 1s}\n  - {at: 3s, restart: n1, for: 2s}\n  - {at: 20s, for: 1s, crash: n1}\n  - {for: 1s, crash: n2}\n";
+    std::fs::write(dir.path().join("bad.json"), bad).unwrap();
+    let text = "model: raftkv\nnodes: [n1, n2, n3]\nchaos: {auto: true, schedule: bad.json}\n";
+    let file = dir.path().join("s.yaml");
+    std::fs::write(&file, text).unwrap();
+    let Err(error) = scenario::load(&file) else {
+        panic!("a bad schedule must not load");
+    };
+    let text = error.to_string();
+    assert!(
+        !text.contains("no `window`"),
+        "a schedule that did not load hides no window:\n{text}"
+    );
+    for wanted in [
+        "bad.json:3:21: error: unknown node `n9`",
+        "bad.json:4:14: error: a schedule holds faults",
+        "bad.json:5:32: error: a `restart` is over once it takes effect",
+        "bad.json:6:10: error: `at` is 20s but the window lasts 10s",
+        "bad.json:7:5: error: a scheduled fault has no `at`",
+    ] {
+        assert!(text.contains(wanted), "missing `{wanted}` in:\n{text}");
+    }
+}
+
+#[test]
+fn a_fault_with_nothing_to_act_on_is_skipped_and_undoes_nothing() {
+    // Both crashes of n2 overlap: the second finds n2 down and must not start
+    // it when it ends, while the first still holds it down.
+    let text = r#"
+model: raftkv
+nodes: [n1, n2, n3]
+expect: converged
+steps:
+  - await: {leader: any, within: 5s}
+chaos:
+  window: 6s
+  faults: {crash: 1}
+  schedule:
+    window: 6s
+    faults:
+      - {at: 1s, for: 4s, crash: n2}
+      - {at: 2s, for: 1s, crash: n2}
+      - {at: 3s, for: 1s, partition: {isolate: n1}}
+      - {at: 3500ms, for: 1s, partition: {isolate: n3}}
+"#;
+    let scenario = scenario::load_str("skip.yaml", text).expect("valid");
+    let result = runner::run(&scenario, &scenario.variants[0], 1);
+    let skipped: Vec<&str> = result
+        .trail
+        .iter()
+        .filter(|e| {
+            matches!(
+                e.data,
+                Data::Chaos(faultline::trail::ChaosMark::Skipped { .. })
+            )
+        })
+        .map(|e| e.detail.as_str())
+        .collect();
+    assert_eq!(
+        skipped,
+        ["chaos: fault #3 skipped: a partition is in effect"],
+        "{skipped:?}"
+    );
+    // Fault #1's crash found n2 down: it did nothing, so it starts nothing.
+    let starts: Vec<u64> = result
+        .trail
+        .iter()
+        .filter(|e| e.detail == "start from durable state" && e.node.as_deref() == Some("n2"))
+        .map(|e| e.t_ms)
+        .collect();
+    assert_eq!(starts.len(), 1, "n2 started once: {starts:?}");
+    assert!(
+        starts[0] >= 5_000,
+        "n2 stays down until the first crash ends"
+    );
+}
