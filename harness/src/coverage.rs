@@ -28,6 +28,10 @@ pub struct Coverage {
     /// something (a crash of a down node, a release with nothing held did not).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub faults: BTreeMap<String, FaultUse>,
+    /// Liveness invariants this run could not judge (and the scenario does
+    /// not accept leaving unjudged), each with why.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub unjudged: BTreeMap<String, String>,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

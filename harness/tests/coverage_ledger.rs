@@ -190,3 +190,123 @@ fn a_scenario_whose_seeds_change_nothing_counts_one_trail_and_is_warned_about() 
         .is_empty());
     std::fs::remove_dir_all(&root).unwrap();
 }
+
+/// HDDS-10798's trail (om1 leads but is never ready) with 30 s of writes
+/// instead of 60 and the given readiness bound.
+fn leader_not_ready(bound_ms: u64, heal_extra: &str) -> String {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../scenarios/ozone/hdds-10798-leader-not-ready.yaml"
+    );
+    let text = std::fs::read_to_string(path).unwrap();
+    let text = text.replace("count: 60\n", "count: 30\n").replace(
+        "leader_ready_bound_ms: 60000",
+        &format!("leader_ready_bound_ms: {bound_ms}"),
+    );
+    assert!(text.contains("heal: {within: 10s, settle: 1s}"));
+    text.replace(
+        "heal: {within: 10s, settle: 1s}",
+        &format!("heal: {{within: 10s, settle: 1s{heal_extra}}}"),
+    )
+}
+
+fn run_buggy(name: &str, text: &str) -> faultline::runner::RunResult {
+    let scenario = faultline::scenario::load_str(name, text).expect("valid");
+    let variant = scenario.variant("buggy").unwrap();
+    faultline::runner::run(&scenario, variant, 1)
+}
+
+#[test]
+fn a_liveness_bound_beyond_the_run_is_not_judged_and_fails_a_sweep() {
+    // A 60 s bound in a run that ends about 40 s after om1 took the lead:
+    // neither a pass nor a failure.
+    let text = leader_not_ready(60_000, "");
+    let result = run_buggy("not-ready-60s.yaml", &text);
+    let checker = "invariant:leader_ready_within_bound";
+    assert!(
+        !result.findings.iter().any(|f| f.checker == checker),
+        "{:?}",
+        result.findings
+    );
+    let unjudged: Vec<_> = result
+        .unjudged
+        .iter()
+        .filter(|u| u.checker == checker)
+        .collect();
+    assert_eq!(unjudged.len(), 1, "{:?}", result.unjudged);
+    assert!(unjudged[0].why.contains("60000"), "{}", unjudged[0].why);
+    assert!(!unjudged[0].allowed);
+    assert!(result
+        .coverage
+        .unjudged
+        .contains_key("leader_ready_within_bound"));
+
+    // A sweep of it says so and exits 5 even where its runs met their
+    // expectation; `heal: {unjudged: [...]}` accepts it.
+    let root = temp_dir("coverage_ledger", "unjudged");
+    for (extra, code) in [("", 5), (", unjudged: [leader_ready_within_bound]", 0)] {
+        // The buggy variant's trail expectations are the 60 s run's; this
+        // one expects only that it converged.
+        let text = leader_not_ready(60_000, extra);
+        let (head, rest) = text.split_once("    bugs: {HDDS-10798: buggy}\n").unwrap();
+        let (_, tail) = rest.split_once("  fixed:\n").unwrap();
+        let text = format!(
+            "{head}    bugs: {{HDDS-10798: buggy}}\n    expect: converged\n  fixed:\n{tail}"
+        );
+        let file = root.join(format!("not-ready{}.yaml", code));
+        std::fs::write(&file, &text).unwrap();
+        let out_dir = root.join(format!("sweep{code}"));
+        let out = faultline(&[
+            "sweep",
+            file.to_str().unwrap(),
+            "--variant",
+            "buggy",
+            "--seeds",
+            "1..1",
+            "--out",
+            out_dir.to_str().unwrap(),
+        ]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{stderr}");
+        let not_judged = &meta(&out_dir)["coverage"]["verdict"]["not_judged"];
+        if code == 5 {
+            assert_eq!(
+                not_judged[0]["invariant"], "leader_ready_within_bound",
+                "{not_judged}"
+            );
+            assert!(stderr.contains("could not be judged"), "{stderr}");
+            let summary = std::fs::read_to_string(out_dir.join("summary.md")).unwrap();
+            assert!(summary.contains("not judged by some runs"), "{summary}");
+        } else {
+            assert!(not_judged.is_null() || not_judged.as_array().unwrap().is_empty());
+        }
+    }
+}
+
+#[test]
+fn a_liveness_bound_the_run_reaches_is_judged_stuck() {
+    let result = run_buggy("not-ready-5s.yaml", &leader_not_ready(5_000, ""));
+    assert_eq!(result.outcome, faultline::outcome::Outcome::Stuck);
+    assert!(result
+        .findings
+        .iter()
+        .any(|f| f.checker == "invariant:leader_ready_within_bound"));
+    assert!(result.unjudged.is_empty(), "{:?}", result.unjudged);
+}
+
+#[test]
+fn an_unknown_invariant_in_heal_unjudged_is_an_error_with_a_suggestion() {
+    let text = leader_not_ready(60_000, ", unjudged: [leader_ready_within_bnd]");
+    let errors = faultline::scenario::load_str("bad.yaml", &text)
+        .err()
+        .expect("an unknown name is refused")
+        .to_string();
+    assert!(
+        errors.contains("unknown liveness invariant `leader_ready_within_bnd`"),
+        "{errors}"
+    );
+    assert!(
+        errors.contains("did you mean `leader_ready_within_bound`"),
+        "{errors}"
+    );
+}

@@ -17,6 +17,10 @@ pub struct Unjudged {
     /// `invariant:NAME`, as a finding would name it.
     pub checker: String,
     pub why: String,
+    /// The scenario accepts leaving it unjudged (`heal: {unjudged: [...]}`):
+    /// said, but it does not fail a sweep.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allowed: bool,
 }
 
 /// One invariant's judgment.
@@ -38,6 +42,7 @@ pub fn check_all(model: &dyn Model, view: &ClusterView) -> (Vec<Finding>, Vec<Un
             Judged::Unjudged { why, .. } => unjudged.push(Unjudged {
                 checker: format!("invariant:{}", inv.name),
                 why,
+                allowed: false,
             }),
         }
     }

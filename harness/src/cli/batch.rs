@@ -170,6 +170,19 @@ fn print_coverage(coverage: &crate::sweep::meta::CoverageReport) {
             ));
         }
     }
+    for n in &coverage.verdict.not_judged {
+        let text = format!(
+            "liveness invariant `{}` of model `{}` could not be judged in {} of {} run(s) (first: seed {} of {}: {}); add it to `heal: {{unjudged: [...]}}` to accept that",
+            n.invariant, n.model, n.runs, n.of_runs, n.first_seed, n.scenario, n.why
+        );
+        if coverage.judged {
+            term::error(text);
+        } else {
+            term::warning(format!(
+                "{text} (this shard; merge judges the shards together)"
+            ));
+        }
+    }
     for (variant, runs, distinct) in &coverage.verdict.few_trails {
         term::warning(format!(
             "{variant}: {runs} run(s) gave only {distinct} distinct trail(s)"

@@ -20,8 +20,9 @@ pub const INCOMPLETE: u8 = 3;
 /// A rerun of the same scenario and seed gave another trail.
 pub const NONDETERMINISM: u8 = 4;
 /// A sweep (unsharded) or merge whose runs all met their expectations, but
-/// never reached a probe its model does not mark rare: it tested less than it
-/// claims (FoundationDB's rule for code probes).
+/// never reached a probe its model does not mark rare, or had runs that could
+/// not judge a liveness invariant: it tested less than it claims
+/// (FoundationDB's rule for code probes).
 pub const UNREACHED: u8 = 5;
 /// One run that missed its expectation without a failing outcome: it converged
 /// where a failure was expected, or evidence (trail, observed state, a fail point
@@ -58,7 +59,7 @@ pub const TABLE: &[(u8, &str)] = &[
     ),
     (
         UNREACHED,
-        "a sweep or merge passed but never reached a declared (not rare) probe",
+        "a sweep or merge passed but never reached a declared (not rare) probe, or a run could not judge a liveness invariant",
     ),
     (
         EXPECTATION_UNMET,
@@ -136,7 +137,9 @@ pub fn of_covered_sweep<'a>(
     coverage: Option<&crate::sweep::meta::CoverageReport>,
 ) -> u8 {
     let code = of_sweep(interrupted, complete, records);
-    let unreached = coverage.is_some_and(|c| c.judged && !c.verdict.unreached.is_empty());
+    let unreached = coverage.is_some_and(|c| {
+        c.judged && !(c.verdict.unreached.is_empty() && c.verdict.not_judged.is_empty())
+    });
     if code == OK && unreached {
         UNREACHED
     } else {

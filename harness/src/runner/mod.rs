@@ -447,7 +447,19 @@ impl<'s> Driver<'s> {
             divergence::check(view, model.info().index_format)
         }));
         // An `always` invariant that failed during the run is reported once.
-        let (failed, unjudged) = invariants::check_all(model, view);
+        let (failed, mut unjudged) = invariants::check_all(model, view);
+        let allowed = self
+            .scenario
+            .settings
+            .heal
+            .as_ref()
+            .map(|h| h.allow_unjudged.as_slice())
+            .unwrap_or_default();
+        for u in &mut unjudged {
+            u.allowed = allowed
+                .iter()
+                .any(|name| u.checker == format!("invariant:{name}"));
+        }
         self.unjudged = unjudged;
         findings.extend(failed.into_iter().filter(|f| {
             !self

@@ -202,12 +202,16 @@ impl RunResult {
             .collect();
         let fail_points = driver.nemesis.summaries();
         let names: Vec<String> = scenario.nodes.iter().map(|n| n.name.clone()).collect();
-        let coverage = crate::coverage::Coverage::of(
+        let mut coverage = crate::coverage::Coverage::of(
             scenario.model.info().name,
             scenario.chaos.is_some(),
             &trail,
             &fail_points,
         );
+        for u in driver.unjudged.iter().filter(|u| !u.allowed) {
+            let name = u.checker.strip_prefix("invariant:").unwrap_or(&u.checker);
+            coverage.unjudged.insert(name.to_string(), u.why.clone());
+        }
         RunResult {
             params: driver.params.clone(),
             outcome,

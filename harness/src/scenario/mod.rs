@@ -100,6 +100,10 @@ pub struct Heal {
     /// then a read) must complete, or the run is `stuck` (default: on in a
     /// scenario with a chaos section; `heal: {final: ...}`).
     pub final_ops: bool,
+    /// Liveness invariants the scenario accepts leaving unjudged
+    /// (`heal: {unjudged: [...]}`): a run still says it could not judge them,
+    /// but they do not fail a sweep.
+    pub allow_unjudged: Vec<String>,
 }
 
 /// Bounds on one run; hitting one ends the run `stuck`, never a hang.

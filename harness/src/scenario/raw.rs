@@ -103,6 +103,9 @@ pub struct HealSpec {
     /// (default: on in a scenario with a chaos section).
     #[serde(rename = "final")]
     pub final_ops: Option<bool>,
+    /// Liveness invariants this scenario accepts leaving unjudged (a sweep
+    /// otherwise fails with exit 5 when a run could not judge one).
+    pub unjudged: Option<Vec<Spanned<String>>>,
 }
 
 /// A schedule (`chaos: {schedule: ...}`, or a schedule file): read entry by

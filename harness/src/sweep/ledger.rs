@@ -36,6 +36,31 @@ pub struct ModelLedger {
     pub probes: BTreeMap<String, ProbeCount>,
     pub points: BTreeMap<String, PointUse>,
     pub faults: BTreeMap<String, FaultUse>,
+    /// Liveness invariants some run could not judge, by name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub unjudged: BTreeMap<String, UnjudgedCount>,
+}
+
+/// The runs that could not judge one liveness invariant.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UnjudgedCount {
+    pub runs: u64,
+    /// The lowest such seed, its scenario, and why it could not judge.
+    pub first: Option<(u64, String, String)>,
+}
+
+/// A liveness invariant that runs of a sweep could not judge: those runs
+/// tested nothing of it (it fails the sweep as an unreached probe does).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NotJudged {
+    pub model: String,
+    pub invariant: String,
+    /// Runs that could not judge it, of the model's runs.
+    pub runs: u64,
+    pub of_runs: u64,
+    pub first_seed: u64,
+    pub scenario: String,
+    pub why: String,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -83,6 +108,9 @@ pub fn declared(model: &str) -> Vec<(String, bool, String)> {
 pub struct Verdict {
     /// Probes no run reached (each fails the sweep).
     pub unreached: Vec<Unreached>,
+    /// Liveness invariants some run could not judge (each fails the sweep).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_judged: Vec<NotJudged>,
     /// Variants with few distinct trails: (variant, runs, distinct) (a warning).
     pub few_trails: Vec<(String, u64, u64)>,
 }
@@ -102,8 +130,14 @@ impl Ledger {
 
     /// The judgments, with the registry's probe declarations.
     pub fn verdict(&self) -> Verdict {
+        self.verdict_with(declared)
+    }
+
+    /// The judgments, with these probe declarations.
+    pub fn verdict_with(&self, declared: impl Fn(&str) -> Vec<(String, bool, String)>) -> Verdict {
         Verdict {
             unreached: self.unreached(declared),
+            not_judged: self.not_judged(),
             few_trails: self.few_trails(),
         }
     }
@@ -130,6 +164,13 @@ impl Ledger {
             let total = model.faults.entry(kind.clone()).or_default();
             total.drawn += used.drawn;
             total.effective += used.effective;
+        }
+        for (invariant, why) in &c.unjudged {
+            let count = model.unjudged.entry(invariant.clone()).or_default();
+            count.runs += 1;
+            if count.first.as_ref().is_none_or(|(s, _, _)| seed < *s) {
+                count.first = Some((seed, scenario.to_string(), why.clone()));
+            }
         }
         let v = self
             .variants
@@ -167,6 +208,26 @@ impl Ledger {
         out
     }
 
+    /// Liveness invariants some run could not judge.
+    pub fn not_judged(&self) -> Vec<NotJudged> {
+        let mut out = Vec::new();
+        for (name, model) in &self.models {
+            for (invariant, count) in &model.unjudged {
+                let (first_seed, scenario, why) = count.first.clone().unwrap_or_default();
+                out.push(NotJudged {
+                    model: name.clone(),
+                    invariant: invariant.clone(),
+                    runs: count.runs,
+                    of_runs: model.runs,
+                    first_seed,
+                    scenario,
+                    why,
+                });
+            }
+        }
+        out
+    }
+
     /// Variants whose seeds produced few distinct trails: `(variant, runs, distinct)`.
     pub fn few_trails(&self) -> Vec<(String, u64, u64)> {
         self.variants
@@ -189,6 +250,20 @@ impl Ledger {
             ));
             for u in &unreached {
                 md.push_str(&format!("- `{}` `{}`: {}\n", u.model, u.probe, u.summary));
+            }
+            md.push('\n');
+        }
+        let not_judged = self.not_judged();
+        if !not_judged.is_empty() {
+            md.push_str(&format!(
+                "**{} liveness invariant(s) not judged by some runs: those runs could not have failed them.**\n\n",
+                not_judged.len()
+            ));
+            for n in &not_judged {
+                md.push_str(&format!(
+                    "- `{}` `{}`: {} of {} run(s), first seed {} of `{}`: {}\n",
+                    n.model, n.invariant, n.runs, n.of_runs, n.first_seed, n.scenario, n.why
+                ));
             }
             md.push('\n');
         }
@@ -288,6 +363,26 @@ mod tests {
             ledger.models["m"].probes["often"].first,
             Some((1, "s".into()))
         );
+    }
+
+    #[test]
+    fn a_liveness_invariant_some_run_could_not_judge_is_listed_with_its_first_seed() {
+        let mut ledger = Ledger::default();
+        ledger.add("s", "v", 1, "aa", &coverage("m", true, &["often", "never"]));
+        assert!(ledger.verdict_with(declared).not_judged.is_empty());
+        let mut c = coverage("m", true, &["often", "never"]);
+        c.unjudged
+            .insert("ready_within_bound".into(), "bound 60 s, 9 s left".into());
+        ledger.add("s", "v", 7, "bb", &c);
+        ledger.add("t", "v", 4, "cc", &c);
+        let not_judged = ledger.verdict_with(declared).not_judged;
+        assert_eq!(not_judged.len(), 1);
+        let n = &not_judged[0];
+        assert_eq!((n.runs, n.of_runs, n.first_seed), (2, 3, 4));
+        assert_eq!(n.scenario, "t");
+        assert!(ledger
+            .markdown(declared)
+            .contains("`ready_within_bound`: 2 of 3 run(s)"));
     }
 
     #[test]

@@ -62,7 +62,7 @@ pub(super) fn read(e: &mut Errors, root: &Node) -> Option<Header> {
     // model's domain for whatever the file leaves out.
     let chaos = root.get("chaos");
     let domain = auto_chaos(root).then_some(&model.info().chaos);
-    let mut settings = e.settings(&defaults, root.get("heal"), domain, chaos.is_some());
+    let mut settings = e.settings(model, &defaults, root.get("heal"), domain, chaos.is_some());
     if let Some(history) = header.as_ref().and_then(|h| h.history.as_ref()) {
         e.history_check(history, &mut settings.history);
     }
@@ -282,6 +282,7 @@ impl Errors<'_> {
 
     fn settings(
         &mut self,
+        model: &dyn Model,
         raw: &raw::Defaults,
         heal: Option<&Node>,
         domain: Option<&ChaosDomain>,
@@ -298,6 +299,7 @@ impl Errors<'_> {
                 within: ms(d.heal_within_ms),
                 settle: ms(d.heal_settle_ms),
                 final_ops: true,
+                allow_unjudged: Vec::new(),
             });
         }
         if let Some(heal) = &mut s.heal {
@@ -327,7 +329,7 @@ impl Errors<'_> {
             self.limits(limits, &mut s.limits);
         }
         s.random_order = raw.random_order.unwrap_or(false);
-        s.heal = self.heal(heal, s.heal.clone());
+        s.heal = self.heal(heal, s.heal.clone(), model);
         s
     }
 
@@ -375,7 +377,12 @@ impl Errors<'_> {
         }
     }
 
-    fn heal(&mut self, node: Option<&Node>, default: Option<Heal>) -> Option<Heal> {
+    fn heal(
+        &mut self,
+        node: Option<&Node>,
+        default: Option<Heal>,
+        model: &dyn Model,
+    ) -> Option<Heal> {
         let Some(node) = node else { return default };
         let mut heal = default.expect("heal is on by default");
         match &node.value {
@@ -386,6 +393,34 @@ impl Errors<'_> {
                     heal.within = self.duration_or(&spec.within, heal.within);
                     heal.settle = self.duration_or(&spec.settle, heal.settle);
                     heal.final_ops = spec.final_ops.unwrap_or(heal.final_ops);
+                    let liveness: Vec<&str> = model
+                        .info()
+                        .invariants
+                        .iter()
+                        .filter(|i| i.kind == nodes::api::InvariantKind::Liveness)
+                        .map(|i| i.name)
+                        .collect();
+                    for name in spec.unjudged.iter().flatten() {
+                        if liveness.contains(&name.value.as_str()) {
+                            heal.allow_unjudged.push(name.value.clone());
+                        } else if liveness.is_empty() {
+                            self.error(
+                                name.loc,
+                                format!(
+                                    "`{}`: model `{}` declares no liveness invariant, so nothing can be left unjudged",
+                                    name.value,
+                                    model.info().name
+                                ),
+                            );
+                        } else {
+                            self.unknown_name(
+                                name.loc,
+                                "liveness invariant",
+                                &name.value,
+                                liveness.iter().copied(),
+                            );
+                        }
+                    }
                     Some(heal)
                 }
                 Err(e) => {
@@ -647,6 +682,7 @@ pub(in crate::scenario) fn default_settings() -> Settings {
             within: Duration::from_secs(30),
             settle: Duration::from_secs(1),
             final_ops: false,
+            allow_unjudged: Vec::new(),
         }),
         random_order: false,
         history: HistoryCheck {
