@@ -222,3 +222,70 @@ chaos:
         "n2 stays down until the first crash ends"
     );
 }
+
+/// ZOOKEEPER-4541 found by `zookeeper-auto.yaml` at seed 24 (`faultline hunt`
+/// over the auto files): the bug key buggy, every other fixed.
+fn zookeeper_find() -> (Scenario, faultline::scenario::Variant, RunResult) {
+    let scenario = bundled("scenarios/zookeeper/zookeeper-auto.yaml");
+    let mut variant = faultline::hunt::plan::copy(scenario.variant("default").unwrap());
+    variant.bugs.0.insert(
+        "ZOOKEEPER-4541".into(),
+        nodes::api::BugMode::Buggy,
+    );
+    let result = runner::run(&scenario, &variant, 24);
+    assert!(!result.passed, "seed 24 finds ZOOKEEPER-4541");
+    (scenario, variant, result)
+}
+
+#[test]
+fn the_differential_cause_of_a_find_names_the_mechanism() {
+    let (scenario, variant, result) = zookeeper_find();
+    let departures = runner::differential(&scenario, &variant, 24, &Inputs::default(), &result);
+    let d = departures
+        .iter()
+        .find(|d| d.key == "ZOOKEEPER-4541")
+        .expect("the fixed twin departs");
+    assert!(d.fixed_passed, "{}", d.summary);
+    let buggy = d.buggy.as_ref().expect("the buggy side has an event");
+    assert!(
+        buggy.detail.contains("follower shutdown does not stop SyncThread")
+            && buggy.detail.contains("leaks"),
+        "{}",
+        d.summary
+    );
+}
+
+#[test]
+fn a_fault_named_as_a_cause_is_checked_by_a_rerun_without_it() {
+    let (scenario, variant, mut result) = zookeeper_find();
+    let target = faultline::shrink::Target::of(&result).unwrap();
+    let check = runner::confirm_causes(&scenario, &variant, 24, &Inputs::default(), &mut result)
+        .expect("the cause names scheduled faults");
+    assert!(!check.removed.is_empty());
+    // Every rewritten cause says what the rerun showed.
+    let causes: Vec<_> = result
+        .findings
+        .iter()
+        .filter_map(faultline::check::cause::of)
+        .collect();
+    assert!(!causes.is_empty());
+    for c in &causes {
+        assert_eq!(c.confirmed, Some(check.finding_gone), "{}", c.summary);
+        assert!(c.summary.contains("checked by one rerun"), "{}", c.summary);
+        if !check.finding_gone {
+            assert!(c.summary.starts_with("not the faults in effect"), "{}", c.summary);
+        }
+    }
+    // The rerun is the same seed and schedule without those entries.
+    let mut schedule = played(&scenario, &result);
+    for &i in check.removed.iter().rev() {
+        schedule.faults.remove(i as usize);
+    }
+    let inputs = Inputs {
+        schedule: Some(schedule),
+        ..Inputs::default()
+    };
+    let rerun = runner::run_with(&scenario, &variant, 24, &inputs);
+    assert_eq!(rerun.trail_digest, check.rerun_digest);
+    assert_eq!(!target.met_by(&rerun), check.finding_gone);
+}

@@ -195,6 +195,10 @@ pub struct Cause {
     pub effects: Vec<FaultEffect>,
     /// One sentence for people (the terminal's `cause:` line, the report's lead).
     pub summary: String,
+    /// Whether a rerun without the faults it names made the finding go away
+    /// (`runner::confirm_causes`); `None`: not checked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confirmed: Option<bool>,
 }
 
 impl Cause {
@@ -673,6 +677,7 @@ fn by_index(
                 nodes.join(", "),
                 format.show(applied)
             ),
+            confirmed: None,
         };
     };
     let replicas: Vec<ReplicaAt> = nodes.iter().map(|n| index.replica(n, at)).collect();
@@ -704,6 +709,7 @@ fn by_index(
         faults,
         effects: Vec::new(),
         summary,
+        confirmed: None,
     }
 }
 
@@ -991,6 +997,7 @@ fn by_key(index: &Index, nodes: &[String], key: &str, odd: &[String]) -> Cause {
         faults,
         effects: Vec::new(),
         summary,
+        confirmed: None,
     }
 }
 
@@ -1075,6 +1082,7 @@ pub fn explain_faults(trail: &Trail, format: IndexFormat) -> Option<Cause> {
         faults: Vec::new(),
         effects,
         summary,
+        confirmed: None,
     })
 }
 
@@ -1207,6 +1215,11 @@ fn attach(f: &mut Finding, cause: Result<Cause, String>) {
     if let Some(map) = f.detail.as_object_mut() {
         map.insert("cause".into(), value);
     }
+}
+
+/// Replace the cause a finding carries.
+pub fn set(f: &mut Finding, cause: &Cause) {
+    attach(f, Ok(cause.clone()));
 }
 
 /// The cause a finding carries, if any (what the terminal and the report show).

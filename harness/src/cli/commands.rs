@@ -76,6 +76,11 @@ pub fn run(args: &RunArgs) -> u8 {
             let mut result = runner::run_with(scenario, v, seed, &inputs);
             // A failed run with a bug key on is explained by its fixed twin.
             result.differential = runner::differential(scenario, v, seed, &inputs, &result);
+            // Otherwise a fault named as the cause is checked by one rerun without it.
+            if !result.differential.iter().any(|d| d.fixed_passed) {
+                result.cause_check =
+                    runner::confirm_causes(scenario, v, seed, &inputs, &mut result);
+            }
             if args.json {
                 println!("{}", report::json_line(&result));
             } else if args.verbosity != Verbosity::Quiet || !result.passed {

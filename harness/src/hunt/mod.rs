@@ -155,8 +155,42 @@ pub fn hunt(options: &HuntOptions) -> Result<Hunt, String> {
     for worker in workers {
         let _ = worker.join();
     }
+    first_causes(&mut hunt, &scenarios, &arms);
     hunt.wall_ms = started.elapsed().as_millis() as u64;
     Ok(hunt)
+}
+
+/// Each key's first find, explained by its differential run: the find again
+/// and its twin with the key fixed (two runs per key found).
+fn first_causes(hunt: &mut Hunt, scenarios: &[Scenario], arms: &[Vec<Arm>]) {
+    for (scenario, scenario_arms) in scenarios.iter().zip(arms) {
+        for arm in scenario_arms {
+            let Arm::Buggy(key) = arm else { continue };
+            let Some(stats) = hunt
+                .arms
+                .iter_mut()
+                .find(|a| a.file == scenario.file && a.key.as_deref() == Some(key))
+            else {
+                continue;
+            };
+            let Some(seed) = stats.first_failure else {
+                continue;
+            };
+            let variant = plan::variant(scenario, arm);
+            let inputs = runner::Inputs::default();
+            let result = runner::run_with(scenario, &variant, seed, &inputs);
+            let departures = runner::differential(scenario, &variant, seed, &inputs, &result);
+            stats.first_cause = departures
+                .iter()
+                .find(|d| d.key == *key)
+                .map(|d| d.summary.clone())
+                .or_else(|| {
+                    (!result.passed).then(|| {
+                        format!("the trail is the same with {key} fixed: no departure to show")
+                    })
+                });
+        }
+    }
 }
 
 fn worker(

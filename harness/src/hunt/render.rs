@@ -78,6 +78,10 @@ pub fn terminal(hunt: &Hunt) -> String {
         if let Some(replay) = &arm.first_replay {
             out.push_str(&format!("{:<22} replay: {replay}\n", ""));
         }
+        if let Some(cause) = &arm.first_cause {
+            let short: String = cause.chars().take(400).collect();
+            out.push_str(&format!("{:<22} cause: {short}\n", ""));
+        }
     }
     out
 }
@@ -131,6 +135,10 @@ pub fn markdown(hunt: &Hunt, command: &str, machine: &str) -> String {
             arm.scenario,
             arm.first_replay.as_deref().unwrap_or("")
         ));
+        if let Some(cause) = &arm.first_cause {
+            let short: String = cause.chars().take(400).collect();
+            md.push_str(&format!("  - cause: {short}\n"));
+        }
         for line in arm.first_findings.iter().take(3) {
             let short: String = line.chars().take(300).collect();
             md.push_str(&format!("  - {short}\n"));

@@ -40,6 +40,10 @@ pub struct ArmStats {
     pub first_replay: Option<String>,
     /// The first failure's findings, one line each.
     pub first_findings: Vec<String>,
+    /// The first find's cause, read off its differential run (the same seed
+    /// and schedule with the key fixed): where the two trails depart.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_cause: Option<String>,
     pub wall_ms: u64,
     pub sim_ms: u64,
 }
@@ -134,6 +138,7 @@ impl Hunt {
                     checkers: BTreeMap::new(),
                     first_replay: None,
                     first_findings: Vec::new(),
+                    first_cause: None,
                     wall_ms: 0,
                     sim_ms: 0,
                 });

@@ -67,6 +67,9 @@ pub fn run_lines(r: &RunResult, detail: Detail) -> String {
             ));
         }
     }
+    // A departure from the fixed twin is the cause; the faults in effect are
+    // then not shown as one.
+    let departed = r.differential.iter().any(|d| d.fixed_passed);
     for f in &r.findings {
         out.push_str(&format!(
             "  {FINDING}{} [{}]{FINDING:#}: {}\n",
@@ -74,7 +77,7 @@ pub fn run_lines(r: &RunResult, detail: Detail) -> String {
             printable(&f.checker),
             printable_lines(&f.message).replace('\n', "\n    ")
         ));
-        if let Some(cause) = crate::check::cause::of(f) {
+        if let Some(cause) = crate::check::cause::of(f).filter(|_| !departed) {
             out.push_str(&format!(
                 "    {NAME}cause:{NAME:#} {}\n",
                 printable(&cause.summary)

@@ -26,11 +26,13 @@ mod pick;
 pub mod recorder;
 mod result;
 pub mod swarm;
+mod verify;
 mod wait;
 mod workload;
 
 pub use halt::Halt;
 pub use result::{replay_command, FinalNode, MessageCount, RunResult, REPORT_SCHEMA_VERSION};
+pub use verify::{confirm_causes, CauseCheck};
 
 pub(crate) use cluster::{add_hosts, sim_builder};
 

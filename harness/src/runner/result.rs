@@ -84,6 +84,11 @@ pub struct RunResult {
     /// run (`runner::differential`; filled in by the commands that report it).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub differential: Vec<crate::check::differential::Departure>,
+    /// The rerun that checked the faults a finding's cause names: the same
+    /// seed and schedule without them (`runner::confirm_causes`; filled in by
+    /// the commands that report it, for a failure no bug key explains).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cause_check: Option<super::CauseCheck>,
     pub fail_points: Vec<ArmSummary>,
     pub replay: String,
     pub nodes: Vec<FinalNode>,
@@ -143,6 +148,7 @@ impl RunResult {
             findings: Vec::new(),
             unjudged: Vec::new(),
             differential: Vec::new(),
+            cause_check: None,
             fail_points: Vec::new(),
             replay: replay_command(&scenario.file, &variant.name, seed),
             nodes: Vec::new(),

@@ -52,6 +52,7 @@ pub(crate) fn result(nodes: Vec<FinalNode>, events: Vec<Event>) -> RunResult {
         findings: vec![],
         unjudged: Vec::new(),
         differential: Vec::new(),
+        cause_check: None,
         fail_points: vec![],
         replay: "faultline run scenarios/hand-made.yaml --variant buggy --seed 7".into(),
         nodes,
