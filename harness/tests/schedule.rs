@@ -228,10 +228,10 @@ chaos:
 fn zookeeper_find() -> (Scenario, faultline::scenario::Variant, RunResult) {
     let scenario = bundled("scenarios/zookeeper/zookeeper-auto.yaml");
     let mut variant = faultline::hunt::plan::copy(scenario.variant("default").unwrap());
-    variant.bugs.0.insert(
-        "ZOOKEEPER-4541".into(),
-        nodes::api::BugMode::Buggy,
-    );
+    variant
+        .bugs
+        .0
+        .insert("ZOOKEEPER-4541".into(), nodes::api::BugMode::Buggy);
     let result = runner::run(&scenario, &variant, 24);
     assert!(!result.passed, "seed 24 finds ZOOKEEPER-4541");
     (scenario, variant, result)
@@ -248,7 +248,9 @@ fn the_differential_cause_of_a_find_names_the_mechanism() {
     assert!(d.fixed_passed, "{}", d.summary);
     let buggy = d.buggy.as_ref().expect("the buggy side has an event");
     assert!(
-        buggy.detail.contains("follower shutdown does not stop SyncThread")
+        buggy
+            .detail
+            .contains("follower shutdown does not stop SyncThread")
             && buggy.detail.contains("leaks"),
         "{}",
         d.summary
@@ -273,7 +275,11 @@ fn a_fault_named_as_a_cause_is_checked_by_a_rerun_without_it() {
         assert_eq!(c.confirmed, Some(check.finding_gone), "{}", c.summary);
         assert!(c.summary.contains("checked by one rerun"), "{}", c.summary);
         if !check.finding_gone {
-            assert!(c.summary.starts_with("not the faults in effect"), "{}", c.summary);
+            assert!(
+                c.summary.starts_with("not the faults in effect"),
+                "{}",
+                c.summary
+            );
         }
     }
     // The rerun is the same seed and schedule without those entries.

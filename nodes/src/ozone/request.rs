@@ -706,6 +706,13 @@ fn check_previous<S: Store>(
     expected: Option<&str>,
 ) -> Result<(), Fail> {
     let chain = txn.store.chain();
+    // Every SnapshotChainManager getter calls validateSnapshotChain first: on a
+    // chain whose load failed it throws IOException("Snapshot chain is
+    // corrupted."), which the request answers as INTERNAL_ERROR (a critical
+    // error: the OM terminates), never as a validation mismatch.
+    if chain.is_corrupted() {
+        return Err((Status::InternalError, super::chain::CORRUPTED.to_string()));
+    }
     let actual = match from {
         Some(snapshot) => chain.previous_in_path(&snapshot.id).cloned(),
         None => chain.latest_global().cloned(),
@@ -1031,6 +1038,18 @@ pub mod tests {
         assert_eq!(store.count(Table::DeletedDir), 0);
         assert_eq!(store.count(Table::Deleted), 1);
         assert_eq!(store.count(Table::File), 0);
+    }
+
+    #[test]
+    fn a_purge_on_a_corrupted_chain_is_an_internal_error_not_a_validation_failure() {
+        let mut store = deleted_dirs();
+        store.chain = SnapshotChain::corrupted();
+        let before = counters(&store);
+        let request = purge_request(&store);
+        let response = apply(&mut store, 30, &request);
+        assert_eq!(response.status, Status::InternalError);
+        assert!(super::super::types::is_critical_error(&response));
+        assert_eq!(counters(&store), before);
     }
 
     #[test]
