@@ -223,18 +223,50 @@ chaos:
     );
 }
 
-/// ZOOKEEPER-4541 found by `zookeeper-auto.yaml` at seed 24 (`faultline hunt`
-/// over the auto files): the bug key buggy, every other fixed.
-fn zookeeper_find() -> (Scenario, faultline::scenario::Variant, RunResult) {
-    let scenario = bundled("scenarios/zookeeper/zookeeper-auto.yaml");
+/// A find of `faultline hunt` over the auto files: `key` buggy, every other
+/// key fixed, at `seed`.
+fn find(path: &str, key: &str, seed: u64) -> (Scenario, faultline::scenario::Variant, RunResult) {
+    let scenario = bundled(path);
     let mut variant = faultline::hunt::plan::copy(scenario.variant("default").unwrap());
-    variant
-        .bugs
-        .0
-        .insert("ZOOKEEPER-4541".into(), nodes::api::BugMode::Buggy);
-    let result = runner::run(&scenario, &variant, 24);
-    assert!(!result.passed, "seed 24 finds ZOOKEEPER-4541");
+    for k in scenario.model.info().bugs.iter().map(|b| b.key) {
+        let mode = if k == key {
+            nodes::api::BugMode::Buggy
+        } else {
+            nodes::api::BugMode::Fixed
+        };
+        variant.bugs.0.insert(k.into(), mode);
+    }
+    let result = runner::run(&scenario, &variant, seed);
+    assert!(!result.passed, "seed {seed} finds {key}");
     (scenario, variant, result)
+}
+
+/// ZOOKEEPER-4541 found by `zookeeper-auto.yaml` at seed 24.
+fn zookeeper_find() -> (Scenario, faultline::scenario::Variant, RunResult) {
+    find(
+        "scenarios/zookeeper/zookeeper-auto.yaml",
+        "ZOOKEEPER-4541",
+        24,
+    )
+}
+
+/// HDDS-17062's first find in the auto hunt (seeds 1..50: seed 7).
+#[test]
+fn hdds_17062s_first_auto_find_departs_where_the_failed_heartbeat_puts_icrs_back() {
+    let path = "scenarios/ozone/hdds-reports-auto.yaml";
+    let (scenario, variant, result) = find(path, "HDDS-17062", 7);
+    let departures = runner::differential(&scenario, &variant, 7, &Inputs::default(), &result);
+    let d = departures
+        .iter()
+        .find(|d| d.key == "HDDS-17062")
+        .expect("departs");
+    assert!(d.fixed_passed, "{}", d.summary);
+    let buggy = &d.buggy.as_ref().expect("a buggy event").detail;
+    assert!(
+        buggy.contains("put back ICRs") && buggy.contains("covers those ICRs"),
+        "{}",
+        d.summary
+    );
 }
 
 #[test]
