@@ -9,7 +9,7 @@
 //! scenario can hold one follower's acknowledgements without holding its
 //! heartbeats.
 
-use nodes::api::{FailPoint, FailPointInfo};
+use nodes::api::{FailPoint, FailPointInfo, PointChaos};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Point {
@@ -33,6 +33,13 @@ static APPEND_REQUEST: FailPointInfo = FailPointInfo {
     errors: LOST,
     stall: true,
     panic: false,
+    // A lost or late message is what a network does; openraft's RPC deadline
+    // and retries must survive it.
+    chaos: PointChaos {
+        errors: LOST,
+        stall_ms: Some((5, 2_000)),
+        ..PointChaos::NONE
+    },
 };
 static APPEND_RESPONSE: FailPointInfo = FailPointInfo {
     name: "append_entries.response",
@@ -40,6 +47,13 @@ static APPEND_RESPONSE: FailPointInfo = FailPointInfo {
     errors: LOST,
     stall: true,
     panic: false,
+    // A lost or late message is what a network does; openraft's RPC deadline
+    // and retries must survive it.
+    chaos: PointChaos {
+        errors: LOST,
+        stall_ms: Some((5, 2_000)),
+        ..PointChaos::NONE
+    },
 };
 static HEARTBEAT_REQUEST: FailPointInfo = FailPointInfo {
     name: "heartbeat.request",
@@ -47,6 +61,13 @@ static HEARTBEAT_REQUEST: FailPointInfo = FailPointInfo {
     errors: LOST,
     stall: true,
     panic: false,
+    // A lost or late message is what a network does; openraft's RPC deadline
+    // and retries must survive it.
+    chaos: PointChaos {
+        errors: LOST,
+        stall_ms: Some((5, 2_000)),
+        ..PointChaos::NONE
+    },
 };
 static HEARTBEAT_RESPONSE: FailPointInfo = FailPointInfo {
     name: "heartbeat.response",
@@ -54,6 +75,13 @@ static HEARTBEAT_RESPONSE: FailPointInfo = FailPointInfo {
     errors: LOST,
     stall: true,
     panic: false,
+    // A lost or late message is what a network does; openraft's RPC deadline
+    // and retries must survive it.
+    chaos: PointChaos {
+        errors: LOST,
+        stall_ms: Some((5, 2_000)),
+        ..PointChaos::NONE
+    },
 };
 static VOTE_REQUEST: FailPointInfo = FailPointInfo {
     name: "vote.request",
@@ -61,6 +89,13 @@ static VOTE_REQUEST: FailPointInfo = FailPointInfo {
     errors: LOST,
     stall: true,
     panic: false,
+    // A lost or late message is what a network does; openraft's RPC deadline
+    // and retries must survive it.
+    chaos: PointChaos {
+        errors: LOST,
+        stall_ms: Some((5, 2_000)),
+        ..PointChaos::NONE
+    },
 };
 static VOTE_RESPONSE: FailPointInfo = FailPointInfo {
     name: "vote.response",
@@ -68,6 +103,13 @@ static VOTE_RESPONSE: FailPointInfo = FailPointInfo {
     errors: LOST,
     stall: true,
     panic: false,
+    // A lost or late message is what a network does; openraft's RPC deadline
+    // and retries must survive it.
+    chaos: PointChaos {
+        errors: LOST,
+        stall_ms: Some((5, 2_000)),
+        ..PointChaos::NONE
+    },
 };
 static LOG_READ: FailPointInfo = FailPointInfo {
     name: "log.read",
@@ -75,6 +117,14 @@ static LOG_READ: FailPointInfo = FailPointInfo {
     errors: &["io"],
     stall: true,
     panic: true,
+    // A slow disk and a process that dies here are in the domain. An io error
+    // is not: openraft treats every StorageError as fatal (RaftCore stops, the
+    // node must be restarted by its operator), so it tests nothing but that.
+    chaos: PointChaos {
+        stall_ms: Some((5, 2_000)),
+        panic: true,
+        ..PointChaos::NONE
+    },
 };
 static LOG_FLUSH: FailPointInfo = FailPointInfo {
     name: "log.flush",
@@ -82,6 +132,14 @@ static LOG_FLUSH: FailPointInfo = FailPointInfo {
     errors: &["io"],
     stall: true,
     panic: true,
+    // A slow disk and a process that dies here are in the domain. An io error
+    // is not: openraft treats every StorageError as fatal (RaftCore stops, the
+    // node must be restarted by its operator), so it tests nothing but that.
+    chaos: PointChaos {
+        stall_ms: Some((5, 2_000)),
+        panic: true,
+        ..PointChaos::NONE
+    },
 };
 static SNAPSHOT_READ: FailPointInfo = FailPointInfo {
     name: "snapshot.read",
@@ -89,6 +147,14 @@ static SNAPSHOT_READ: FailPointInfo = FailPointInfo {
     errors: &["io"],
     stall: true,
     panic: true,
+    // A slow disk and a process that dies here are in the domain. An io error
+    // is not: openraft treats every StorageError as fatal (RaftCore stops, the
+    // node must be restarted by its operator), so it tests nothing but that.
+    chaos: PointChaos {
+        stall_ms: Some((5, 2_000)),
+        panic: true,
+        ..PointChaos::NONE
+    },
 };
 static APPLY: FailPointInfo = FailPointInfo {
     name: "apply",
@@ -96,6 +162,14 @@ static APPLY: FailPointInfo = FailPointInfo {
     errors: &[],
     stall: true,
     panic: true,
+    // A slow disk and a process that dies here are in the domain. An io error
+    // is not: openraft treats every StorageError as fatal (RaftCore stops, the
+    // node must be restarted by its operator), so it tests nothing but that.
+    chaos: PointChaos {
+        stall_ms: Some((5, 2_000)),
+        panic: true,
+        ..PointChaos::NONE
+    },
 };
 
 impl FailPoint for Point {
