@@ -269,6 +269,52 @@ fn hdds_17062s_first_auto_find_departs_where_the_failed_heartbeat_puts_icrs_back
     );
 }
 
+/// The departure of a find's buggy run from its fixed twin, for `key`: the
+/// fixed twin must pass (the find is attributable).
+fn departure_of(path: &str, key: &str, seed: u64) -> faultline::check::differential::Departure {
+    let (scenario, variant, result) = find(path, key, seed);
+    let departures = runner::differential(&scenario, &variant, seed, &Inputs::default(), &result);
+    let d = departures
+        .into_iter()
+        .find(|d| d.key == key)
+        .unwrap_or_else(|| panic!("{key}'s fixed twin departs at seed {seed}"));
+    assert!(d.fixed_passed, "{}", d.summary);
+    d
+}
+
+/// HDDS-17603's first find in the auto hunt (ozone-om-auto, seed 1): the two
+/// runs part where a request fails with a critical error, which the fixed OM
+/// keeps out of the double buffer (so TRANSACTION_INFO never covers it) and
+/// the buggy one does not.
+#[test]
+fn hdds_17603s_first_auto_find_departs_at_the_critical_error_kept_out_of_the_buffer() {
+    let d = departure_of("scenarios/ozone/ozone-om-auto.yaml", "HDDS-17603", 1);
+    let fixed = &d.fixed.as_ref().expect("a fixed event").detail;
+    let buggy = &d.buggy.as_ref().expect("a buggy event").detail;
+    assert!(
+        fixed.contains("not added (critical error") && !buggy.contains("not added"),
+        "{}",
+        d.summary
+    );
+}
+
+/// HDDS-10798's first find in the auto hunt (ozone-om-auto, seed 2): the two
+/// runs part at the leader's startup entry, in updateLastAppliedIndex's second
+/// condition, which the buggy OM evaluates on its old applied index and the
+/// fixed one on the new index (the report's mechanism).
+#[test]
+fn hdds_10798s_first_auto_find_departs_at_update_last_applied_index() {
+    let d = departure_of("scenarios/ozone/ozone-om-auto.yaml", "HDDS-10798", 2);
+    let buggy = &d.buggy.as_ref().expect("a buggy event").detail;
+    let fixed = &d.fixed.as_ref().expect("a fixed event").detail;
+    assert!(
+        buggy.contains("updateLastAppliedIndex") && buggy.contains("C2 ozoneApplied"),
+        "{}",
+        d.summary
+    );
+    assert!(fixed.contains("C2 newIndex"), "{}", d.summary);
+}
+
 #[test]
 fn the_differential_cause_of_a_find_names_the_mechanism() {
     let (scenario, variant, result) = zookeeper_find();
