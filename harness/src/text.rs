@@ -152,3 +152,17 @@ mod tests {
         assert_eq!(did_you_mean("omm1", "om1"), "did you mean `om1`?");
     }
 }
+
+/// `text` as one word for a POSIX shell: as it is when it is only letters,
+/// digits and `/._-`, otherwise in single quotes.
+pub fn shell_quote(text: &str) -> String {
+    if !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-".contains(c))
+    {
+        text.to_string()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
+}

@@ -205,6 +205,7 @@ fn record(scenario: &str, variant: &str, outcome: Outcome, passed: bool) -> RunR
         nondeterminism: None,
         trail_excerpt: vec![],
         coverage: None,
+        guided: None,
     }
 }
 

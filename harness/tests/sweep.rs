@@ -27,6 +27,7 @@ fn options(paths: Vec<PathBuf>, seeds: std::ops::RangeInclusive<u64>, out: &Path
         check_determinism: 0.0,
         variant: None,
         fail_fast: false,
+        guided: false,
         quiet: true,
     }
 }
@@ -377,4 +378,133 @@ fn a_merge_with_a_missing_or_unfinished_shard_is_incomplete() {
         String::from_utf8_lossy(&out.stderr)
     );
     std::fs::remove_dir_all(&root).unwrap();
+}
+
+/// raftkv over its whole domain with the quorum canary on: a guided sweep's
+/// failures come from fresh and derived runs alike.
+const GUIDED: &str = r#"
+name: guided-canary
+model: raftkv
+nodes: [n1, n2, n3]
+variants:
+  buggy: {bugs: {CANARY-QUORUM: buggy}, expect: converged}
+chaos: {auto: true, window: 8s}
+"#;
+
+fn guided_options(file: &Path, out: &Path, jobs: usize) -> SweepOptions {
+    SweepOptions {
+        guided: true,
+        jobs,
+        ..options(vec![file.to_path_buf()], 1..=24, out)
+    }
+}
+
+/// Records in search order: (run, origin, seed, digest).
+fn guided_runs(dir: &Path) -> Vec<(u64, String, u64, String)> {
+    let mut runs: Vec<_> = records(dir)
+        .into_iter()
+        .map(|r| {
+            let g = r
+                .guided
+                .expect("a guided sweep's record says where it came from");
+            (g.run, g.origin, r.seed, r.trail_digest)
+        })
+        .collect();
+    runs.sort();
+    runs
+}
+
+#[test]
+fn a_guided_sweep_derives_runs_by_editing_schedules_and_is_the_same_on_any_jobs_and_resumed() {
+    let root = temp_dir("guided");
+    let file = root.join("guided.yaml");
+    std::fs::write(&file, GUIDED).unwrap();
+    let once = root.join("once");
+    let summary = sweep::sweep(&guided_options(&file, &once, 2)).unwrap();
+    assert!(summary.complete(), "{:?}", summary.incomplete());
+    let runs = guided_runs(&once);
+    assert_eq!(
+        runs.iter().map(|r| r.0).collect::<Vec<_>>(),
+        (1..=24).collect::<Vec<_>>(),
+        "one record per run of the budget"
+    );
+    let derived: Vec<_> = runs.iter().filter(|r| r.1 != "fresh").collect();
+    assert!(!derived.is_empty(), "no derived run in 24");
+    let fresh_seeds: BTreeSet<u64> = runs
+        .iter()
+        .filter(|r| r.1 == "fresh")
+        .map(|r| r.2)
+        .collect();
+    for d in &derived {
+        assert!(
+            fresh_seeds.contains(&d.2),
+            "a derived run keeps its parent's seed: {d:?}"
+        );
+    }
+    assert!(
+        std::fs::read_dir(once.join(sweep::guided::GUIDE_DIR)).is_ok(),
+        "the search's state is kept in --out"
+    );
+
+    // One thread: the same search.
+    let one = root.join("one-job");
+    sweep::sweep(&guided_options(&file, &one, 1)).unwrap();
+    assert_eq!(guided_runs(&one), runs);
+
+    // Stopped by its time budget after the first batch, then resumed: the
+    // same search, each run once.
+    let resumed = root.join("resumed");
+    let mut first = guided_options(&file, &resumed, 2);
+    first.time_budget = Some(Duration::from_millis(1));
+    let stopped = sweep::sweep(&first).unwrap();
+    assert!(!stopped.complete());
+    let mut again = guided_options(&file, &resumed, 2);
+    again.resume = true;
+    let done = sweep::sweep(&again).unwrap();
+    assert!(done.complete(), "{:?}", done.incomplete());
+    assert_eq!(guided_runs(&resumed), runs);
+}
+
+#[test]
+fn a_guided_sweeps_failing_derived_run_replays_from_its_report() {
+    let root = temp_dir("guided-replay");
+    let file = root.join("guided.yaml");
+    std::fs::write(&file, GUIDED).unwrap();
+    let out = root.join("out");
+    sweep::sweep(&guided_options(&file, &out, 2)).unwrap();
+    let failed: Vec<RunRecord> = records(&out)
+        .into_iter()
+        .filter(|r| !r.passed && r.guided.as_ref().is_some_and(|g| g.origin != "fresh"))
+        .collect();
+    let record = failed
+        .first()
+        .expect("the canary fails some derived run of 24");
+    assert!(
+        record.replay.starts_with("faultline replay "),
+        "{}",
+        record.replay
+    );
+    let report = out.join(record.report.as_ref().expect("a failing run has a report"));
+    let output = common::faultline(&["replay", report.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains(&format!("same trail digest {}", record.trail_digest)),
+        "the derived run replays with its schedule:\n{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+#[test]
+fn a_guided_sweep_refuses_shards_and_the_determinism_sample() {
+    let root = temp_dir("guided-refuse");
+    let file = root.join("guided.yaml");
+    std::fs::write(&file, GUIDED).unwrap();
+    let mut sharded = guided_options(&file, &root.join("a"), 2);
+    sharded.shard = Some((1, 2));
+    let e = sweep::sweep(&sharded).unwrap_err().to_string();
+    assert!(e.contains("--guided cannot be sharded"), "{e}");
+    let mut sampled = guided_options(&file, &root.join("b"), 2);
+    sampled.check_determinism = 5.0;
+    let e = sweep::sweep(&sampled).unwrap_err().to_string();
+    assert!(e.contains("--check-determinism with --guided"), "{e}");
 }

@@ -20,6 +20,7 @@ pub struct SweepArgs {
     pub check_determinism: f64,
     pub variant: Option<String>,
     pub fail_fast: bool,
+    pub guided: bool,
 }
 
 fn sweep_options(args: SweepArgs, quiet: bool) -> Result<SweepOptions, String> {
@@ -53,6 +54,7 @@ fn sweep_options(args: SweepArgs, quiet: bool) -> Result<SweepOptions, String> {
         variant: args.variant,
         fail_fast: args.fail_fast,
         quiet,
+        guided: args.guided,
     })
 }
 

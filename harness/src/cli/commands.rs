@@ -307,7 +307,29 @@ pub fn replay(path: &Path, verbosity: Verbosity) -> u8 {
         ));
         return exit::BAD_INPUT;
     };
-    let rerun = runner::run(&scenario, variant, saved.seed);
+    // A run that was given its schedule (a guided search's derived run, a
+    // shrink candidate) replays with that schedule, not the seed's own draw.
+    let mut inputs = runner::Inputs::default();
+    if saved.schedule_given {
+        let Some(json) = &saved.schedule else {
+            term::error(format!(
+                "{}: the run was given a schedule, but the report holds none",
+                printable(&path.display().to_string())
+            ));
+            return exit::BAD_INPUT;
+        };
+        match scenario::load_schedule(&scenario, "the report's schedule", &json.to_string()) {
+            Ok(schedule) => inputs.schedule = Some(schedule),
+            Err(e) => {
+                term::error(format!(
+                    "the report's schedule no longer loads into {}:\n{e}",
+                    printable(&saved.file)
+                ));
+                return exit::BAD_INPUT;
+            }
+        }
+    }
+    let rerun = runner::run_with(&scenario, variant, saved.seed, &inputs);
     let detail = if verbosity == Verbosity::Verbose {
         Detail::Full
     } else {

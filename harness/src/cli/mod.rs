@@ -148,6 +148,12 @@ pub enum Command {
         /// Stop starting new runs after the first one that fails.
         #[arg(long)]
         fail_fast: bool,
+        /// Spend the runs on guided search: per scenario and variant, as many
+        /// runs as --seeds holds seeds, fresh seeds from its start and runs
+        /// derived from earlier ones by editing their schedules; the search's
+        /// corpus is kept in --out (guided/), and --resume continues it.
+        #[arg(long)]
+        guided: bool,
     },
     /// Reduce a failing run's report to a minimal scenario that fails the same way.
     Shrink {
@@ -337,6 +343,7 @@ pub fn main_with(cli: Cli) -> ExitCode {
             check_determinism,
             variant,
             fail_fast,
+            guided,
         } => batch::sweep(
             batch::SweepArgs {
                 paths,
@@ -349,6 +356,7 @@ pub fn main_with(cli: Cli) -> ExitCode {
                 check_determinism,
                 variant,
                 fail_fast,
+                guided,
             },
             verbosity,
         ),

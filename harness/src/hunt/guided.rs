@@ -108,13 +108,6 @@ pub fn is_find(result: &RunResult) -> bool {
     !result.passed && !result.expected.contains(&result.outcome) && Target::of(result).is_some()
 }
 
-/// One corpus entry: a run that reached something new.
-struct Entry {
-    seed: u64,
-    schedule: Schedule,
-    features: BTreeSet<String>,
-}
-
 /// Pick an entry, favouring those that reached what few runs reached (each
 /// feature weighs one over the number of runs that had it, as AFL's energy
 /// favours rare edges): a precondition a handful of runs hit is where a
@@ -199,70 +192,253 @@ pub struct Setup<'s> {
     pub fixed: &'s Variant,
 }
 
+/// One corpus entry: a run that reached something new.
+struct Entry {
+    seed: u64,
+    schedule: Schedule,
+    features: BTreeSet<String>,
+}
+
+/// The next run a guide asks for.
+#[derive(Clone, Debug)]
+pub struct Next {
+    /// The guide's count of runs, this one included (1-based).
+    pub run: usize,
+    pub seed: u64,
+    /// `None`: a fresh run of `seed`, which draws its own schedule.
+    pub schedule: Option<Schedule>,
+    pub origin: Origin,
+}
+
+/// Guided search's state, one run at a time: what to run next
+/// ([`Guide::next`]) and what a run reached ([`Guide::observe`]). Its choices
+/// depend only on its search seed and on the runs it observed, in the order it
+/// observed them, so a caller that runs several at once and observes them in
+/// the order they were asked for gets the same search whatever its number of
+/// threads. Its state is data ([`Guide::to_json`], [`Guide::from_json`]): a
+/// search stopped between two runs resumes where it was.
+pub struct Guide {
+    search_seed: u64,
+    names: Vec<String>,
+    has_leader: bool,
+    seen: BTreeSet<String>,
+    hits: BTreeMap<String, u64>,
+    corpus: Vec<Entry>,
+    next_seed: u64,
+    pub runs: usize,
+    pub fresh: usize,
+    pub derived: usize,
+    /// Draws that found no edit that applies to their parent (they use budget).
+    pub invalid: usize,
+}
+
+impl Guide {
+    /// Fresh seeds count up from `first_seed`; `search_seed` seeds the choice
+    /// of entries and edits.
+    pub fn new(scenario: &Scenario, first_seed: u64, search_seed: u64) -> Guide {
+        Guide {
+            search_seed,
+            names: scenario.nodes.iter().map(|n| n.name.clone()).collect(),
+            has_leader: scenario.model.info().has_leader,
+            seen: BTreeSet::new(),
+            hits: BTreeMap::new(),
+            corpus: Vec::new(),
+            next_seed: first_seed,
+            runs: 0,
+            fresh: 0,
+            derived: 0,
+            invalid: 0,
+        }
+    }
+
+    pub fn corpus_len(&self) -> usize {
+        self.corpus.len()
+    }
+
+    pub fn features_len(&self) -> usize {
+        self.seen.len()
+    }
+
+    /// The next run: a fresh seed during the warm-up, every `FRESH_EVERY`-th
+    /// run and while the corpus is empty; otherwise a corpus entry with one
+    /// edit. `None` when the edit draws found nothing that applies (the run is
+    /// counted, as it used budget).
+    pub fn next(&mut self) -> Option<Next> {
+        self.runs += 1;
+        let run = self.runs;
+        let fresh = self.corpus.is_empty() || run <= WARMUP_RUNS || run.is_multiple_of(FRESH_EVERY);
+        if fresh {
+            let seed = self.next_seed;
+            self.next_seed += 1;
+            self.fresh += 1;
+            return Some(Next {
+                run,
+                seed,
+                schedule: None,
+                origin: Origin::Fresh,
+            });
+        }
+        // One stream per run: the choice for run N does not depend on how the
+        // draws of earlier runs went, so a resumed search makes the same ones.
+        let mut rng = crate::streams::Stream::Guided.rng(self.search_seed ^ ((run as u64) << 20));
+        let parent = choose(&mut rng, &self.corpus, &self.hits);
+        let donors: Vec<&Planned> = self
+            .corpus
+            .iter()
+            .flat_map(|e| e.schedule.faults.iter())
+            .collect();
+        let derived = (0..EDIT_TRIES).find_map(|_| {
+            let mut schedule = parent.schedule.clone();
+            edit::mutate(
+                &mut rng,
+                &mut schedule,
+                &donors,
+                &self.names,
+                self.has_leader,
+            )
+            .map(|e| (schedule, e))
+        });
+        let Some((schedule, edit)) = derived else {
+            self.invalid += 1;
+            return None;
+        };
+        self.derived += 1;
+        Some(Next {
+            run,
+            seed: parent.seed,
+            schedule: Some(schedule),
+            origin: Origin::Derived {
+                edit: edit.to_string(),
+            },
+        })
+    }
+
+    /// What a run reached: a run with a feature no earlier run had joins the
+    /// corpus with the schedule it played (`played`: the schedule it was
+    /// given, or the one it recorded).
+    pub fn observe(&mut self, seed: u64, played: Option<Schedule>, result: &RunResult) {
+        let reached = features(result);
+        for f in &reached {
+            *self.hits.entry(f.clone()).or_default() += 1;
+        }
+        let new = reached.iter().any(|f| !self.seen.contains(f));
+        if let (true, Some(schedule)) = (new, played) {
+            self.seen.extend(reached.iter().cloned());
+            if self.corpus.len() >= CORPUS_MAX {
+                self.corpus.remove(0);
+            }
+            self.corpus.push(Entry {
+                seed,
+                schedule,
+                features: reached,
+            });
+        }
+    }
+
+    /// The guide's whole state as JSON (schedules in the scenario language).
+    pub fn to_json(&self) -> serde_json::Value {
+        let corpus: Vec<serde_json::Value> = self
+            .corpus
+            .iter()
+            .map(|e| {
+                serde_json::json!({
+                    "seed": e.seed,
+                    "schedule": e.schedule.to_json(&self.names),
+                    "features": e.features,
+                })
+            })
+            .collect();
+        serde_json::json!({
+            "search_seed": self.search_seed,
+            "next_seed": self.next_seed,
+            "runs": self.runs,
+            "fresh": self.fresh,
+            "derived": self.derived,
+            "invalid": self.invalid,
+            "seen": self.seen,
+            "hits": self.hits,
+            "corpus": corpus,
+        })
+    }
+
+    /// A guide from [`Guide::to_json`]'s output, for this scenario; an error
+    /// names what did not fit (a schedule that no longer loads, a missing field).
+    pub fn from_json(scenario: &Scenario, json: &serde_json::Value) -> Result<Guide, String> {
+        #[derive(serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Saved {
+            search_seed: u64,
+            next_seed: u64,
+            runs: usize,
+            fresh: usize,
+            derived: usize,
+            invalid: usize,
+            seen: BTreeSet<String>,
+            hits: BTreeMap<String, u64>,
+            corpus: Vec<SavedEntry>,
+        }
+        #[derive(serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct SavedEntry {
+            seed: u64,
+            schedule: serde_json::Value,
+            features: BTreeSet<String>,
+        }
+        let saved: Saved = serde_json::from_value(json.clone()).map_err(|e| e.to_string())?;
+        if saved.corpus.len() > CORPUS_MAX {
+            return Err(format!(
+                "{} corpus entries, more than the {CORPUS_MAX} a search keeps",
+                saved.corpus.len()
+            ));
+        }
+        let mut guide = Guide::new(scenario, saved.next_seed, saved.search_seed);
+        for (i, e) in saved.corpus.into_iter().enumerate() {
+            let schedule = scenario::load_schedule(
+                scenario,
+                &format!("corpus entry {}", i + 1),
+                &e.schedule.to_string(),
+            )
+            .map_err(|e| e.to_string())?;
+            guide.corpus.push(Entry {
+                seed: e.seed,
+                schedule,
+                features: e.features,
+            });
+        }
+        guide.seen = saved.seen;
+        guide.hits = saved.hits;
+        guide.runs = saved.runs;
+        guide.fresh = saved.fresh;
+        guide.derived = saved.derived;
+        guide.invalid = saved.invalid;
+        Ok(guide)
+    }
+}
+
 /// Search until the first find or `budget` runs; fresh seeds count up from
 /// `first_seed`, and `search_seed` seeds the choice of entries and edits.
 pub fn search(setup: &Setup, budget: usize, first_seed: u64, search_seed: u64) -> Search {
-    let mut rng = crate::streams::Stream::Guided.rng(search_seed);
-    let names: Vec<String> = setup
-        .scenario
-        .nodes
-        .iter()
-        .map(|n| n.name.clone())
-        .collect();
-    let has_leader = setup.scenario.model.info().has_leader;
-    let mut seen: BTreeSet<String> = BTreeSet::new();
-    let mut hits: BTreeMap<String, u64> = BTreeMap::new();
-    let mut corpus: Vec<Entry> = Vec::new();
+    let mut guide = Guide::new(setup.scenario, first_seed, search_seed);
     let mut out = Search::default();
-    let mut next_seed = first_seed;
-    while out.runs < budget {
-        out.runs += 1;
-        let fresh = corpus.is_empty() || out.runs <= WARMUP_RUNS || out.runs % FRESH_EVERY == 0;
-        let (seed, result, origin, given) = if fresh {
-            let seed = next_seed;
-            next_seed += 1;
-            out.fresh += 1;
-            let result = runner::run(setup.scenario, setup.variant, seed);
-            (seed, result, Origin::Fresh, None)
-        } else {
-            let parent = choose(&mut rng, &corpus, &hits);
-            let donors: Vec<&Planned> = corpus
-                .iter()
-                .flat_map(|e| e.schedule.faults.iter())
-                .collect();
-            let derived = (0..EDIT_TRIES).find_map(|_| {
-                let mut schedule = parent.schedule.clone();
-                edit::mutate(&mut rng, &mut schedule, &donors, &names, has_leader)
-                    .map(|e| (schedule, e))
-            });
-            let Some((schedule, edit)) = derived else {
-                out.invalid += 1;
-                continue;
-            };
-            out.derived += 1;
-            let inputs = Inputs {
-                schedule: Some(schedule.clone()),
-                ..Default::default()
-            };
-            let result = runner::run_with(setup.scenario, setup.variant, parent.seed, &inputs);
-            let origin = Origin::Derived {
-                edit: edit.to_string(),
-            };
-            (parent.seed, result, origin, Some(schedule))
+    while guide.runs < budget {
+        let Some(next) = guide.next() else {
+            continue;
         };
-        let played = given
+        let result = play(setup.scenario, setup.variant, &next);
+        let played = next
+            .schedule
             .clone()
             .or_else(|| schedule_of(setup.scenario, &result));
         if is_find(&result) {
             let target = Target::of(&result).expect("a find has a target");
-            let fixed_passed = Some(fixed_rerun(setup, seed, given.as_ref()));
+            let fixed_passed = Some(fixed_rerun(setup, next.seed, next.schedule.as_ref()));
             let scenario_text = played
                 .as_ref()
-                .map(|s| find_scenario(setup, &result, seed, s, &origin));
+                .map(|s| find_scenario(setup, &result, next.seed, s, &next.origin));
             out.find = Some(Find {
-                run: out.runs,
-                seed,
-                origin,
+                run: next.run,
+                seed: next.seed,
+                origin: next.origin,
                 outcome: target.outcome,
                 checker: target.checker,
                 scenario_text,
@@ -270,26 +446,29 @@ pub fn search(setup: &Setup, budget: usize, first_seed: u64, search_seed: u64) -
             });
             break;
         }
-        let reached = features(&result);
-        for f in &reached {
-            *hits.entry(f.clone()).or_default() += 1;
-        }
-        let new = reached.iter().any(|f| !seen.contains(f));
-        if let (true, Some(schedule)) = (new, played) {
-            seen.extend(reached.iter().cloned());
-            if corpus.len() >= CORPUS_MAX {
-                corpus.remove(0);
-            }
-            corpus.push(Entry {
-                seed,
-                schedule,
-                features: reached,
-            });
+        guide.observe(next.seed, played, &result);
+    }
+    out.runs = guide.runs;
+    out.fresh = guide.fresh;
+    out.derived = guide.derived;
+    out.invalid = guide.invalid;
+    out.corpus = guide.corpus_len();
+    out.features = guide.features_len();
+    out
+}
+
+/// Run what a guide asked for: a fresh seed, or a seed with its schedule.
+pub fn play(scenario: &Scenario, variant: &Variant, next: &Next) -> RunResult {
+    match &next.schedule {
+        None => runner::run(scenario, variant, next.seed),
+        Some(schedule) => {
+            let inputs = Inputs {
+                schedule: Some(schedule.clone()),
+                ..Default::default()
+            };
+            runner::run_with(scenario, variant, next.seed, &inputs)
         }
     }
-    out.corpus = corpus.len();
-    out.features = seen.len();
-    out
 }
 
 /// The schedule a run's window played, as the run recorded it.

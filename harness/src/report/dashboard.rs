@@ -12,6 +12,7 @@
 use super::html::{fmt_dur, href_path};
 use super::{safe_component, RunRecord};
 use crate::outcome::Outcome;
+use crate::text::shell_quote;
 use askama::Template;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -76,18 +77,6 @@ pub fn histogram(values: &[(u64, bool)], bins_max: usize) -> Option<Histogram> {
         }
     }
     Some(Histogram { start, width, bins })
-}
-
-fn shell_quote(text: &str) -> String {
-    if !text.is_empty()
-        && text
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "/._-".contains(c))
-    {
-        text.to_string()
-    } else {
-        format!("'{}'", text.replace('\'', "'\\''"))
-    }
 }
 
 /// The run report next to a record's report.json (the path is relative to the
@@ -531,6 +520,7 @@ mod tests {
             nondeterminism: None,
             trail_excerpt: vec![],
             coverage: None,
+            guided: None,
             started_unix_ms: None,
         }
     }

@@ -227,6 +227,7 @@ mod tests {
             nondeterminism: None,
             trail_excerpt: vec![],
             coverage: None,
+            guided: None,
         }
     }
 

@@ -178,6 +178,21 @@ pub struct RunRecord {
     /// records written before the ledger).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub coverage: Option<crate::coverage::Coverage>,
+    /// Set for a run of a guided sweep (`sweep --guided`): its place in the
+    /// search and how it came about. A derived run shares its parent's seed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guided: Option<GuidedRun>,
+}
+
+/// A guided sweep's run: its number in its scenario and variant's search
+/// (1-based), and its origin.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GuidedRun {
+    pub run: u64,
+    /// `fresh` (its seed's own schedule) or the edit that derived it from a
+    /// corpus entry's schedule (`drop fault 3`, ...).
+    pub origin: String,
 }
 
 impl RunRecord {
@@ -206,6 +221,7 @@ impl RunRecord {
                 trail_excerpt(result)
             },
             coverage: Some(result.coverage.clone()),
+            guided: None,
         }
     }
 

@@ -6,6 +6,7 @@ use crate::check::{outcome_of, Finding};
 use crate::faults::ArmSummary;
 use crate::history::ClientHistory;
 use crate::outcome::Outcome;
+use crate::text::shell_quote;
 use crate::trail::Trail;
 use nodes::api::{ClusterView, Observation};
 use serde::{Deserialize, Serialize};
@@ -271,15 +272,4 @@ pub fn replay_command(file: &str, variant: &str, seed: u64) -> String {
         shell_quote(file),
         shell_quote(variant)
     )
-}
-
-fn shell_quote(text: &str) -> String {
-    if text
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || "/._-".contains(c))
-    {
-        text.to_string()
-    } else {
-        format!("'{}'", text.replace('\'', "'\\''"))
-    }
 }

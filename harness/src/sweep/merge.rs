@@ -327,6 +327,7 @@ mod tests {
             trail_excerpt: vec![],
             coverage: None,
             started_unix_ms: None,
+            guided: None,
         }
     }
 

@@ -5,6 +5,7 @@
 //! and its [`Summary`]; the command line gives it an exit code of its own.
 
 mod error;
+pub mod guided;
 pub mod ledger;
 pub mod merge;
 pub mod meta;
@@ -51,6 +52,9 @@ pub struct SweepOptions {
     /// Stop starting runs after the first one that fails.
     pub fail_fast: bool,
     pub quiet: bool,
+    /// Spend the runs on guided search ([`guided`]) instead of one fresh seed
+    /// each.
+    pub guided: bool,
 }
 
 /// Why a sweep stopped.
@@ -170,6 +174,21 @@ pub fn sweep(options: &SweepOptions) -> Result<Summary, Error> {
             )));
         }
     }
+    if options.guided && options.shard.is_some() {
+        return Err(Error::Input(
+            "--guided cannot be sharded: a guided search is one sequence of runs, each chosen \
+             from the runs before it; shard by scenario file instead (one sweep per file)"
+                .into(),
+        ));
+    }
+    if options.guided && options.check_determinism > 0.0 {
+        return Err(Error::Input(
+            "--check-determinism with --guided: the determinism sample is drawn over seeds, \
+             and a guided sweep's derived runs share their parent's seed; run the \
+             determinism check on a plain sweep"
+                .into(),
+        ));
+    }
     let items = plan::plan(
         &scenarios,
         options.variant.as_deref(),
@@ -188,11 +207,29 @@ pub fn sweep(options: &SweepOptions) -> Result<Summary, Error> {
     }
     let (mut results, previous) = ResultsFile::open(&options.out).map_err(Error::Results)?;
     let key = |i: &Item| item_key(&scenarios, i);
-    let todo: Vec<Item> = items
-        .iter()
-        .filter(|i| !results.contains(&key(i)))
-        .copied()
-        .collect();
+    let mut searches = if options.guided {
+        guided::searches(options, &scenarios).map_err(Error::Input)?
+    } else {
+        Vec::new()
+    };
+    // A guided sweep's runs so far: what each search's state counts.
+    let guided_done = |searches: &[guided::Search]| -> usize {
+        searches.iter().map(|s| s.guide.runs.min(s.budget)).sum()
+    };
+    let todo: Vec<Item> = if options.guided {
+        Vec::new()
+    } else {
+        items
+            .iter()
+            .filter(|i| !results.contains(&key(i)))
+            .copied()
+            .collect()
+    };
+    let done_before = if options.guided {
+        guided_done(&searches)
+    } else {
+        items.len() - todo.len()
+    };
     let mut meta = Meta {
         schema_version: meta::META_SCHEMA_VERSION,
         seeds: [*options.seeds.start(), *options.seeds.end()],
@@ -201,8 +238,8 @@ pub fn sweep(options: &SweepOptions) -> Result<Summary, Error> {
         files: scenarios.iter().map(|s| s.file.clone()).collect(),
         plan_digest: plan_digest(&scenarios, options),
         planned: items.len() as u64,
-        recorded: (items.len() - todo.len()) as u64,
-        complete: todo.is_empty(),
+        recorded: done_before as u64,
+        complete: done_before == items.len(),
         stopped_by: "running".into(),
         incomplete: None,
         coverage: None,
@@ -211,25 +248,41 @@ pub fn sweep(options: &SweepOptions) -> Result<Summary, Error> {
     let mut records = previous.records;
     if !options.quiet {
         eprintln!(
-            "sweep: {} run(s) in this slice, {} already recorded, {} to do, {} job(s)",
+            "sweep: {} run(s) in this slice{}, {} already recorded, {} to do, {} job(s)",
             items.len(),
-            items.len() - todo.len(),
-            todo.len(),
+            if options.guided { ", guided" } else { "" },
+            done_before,
+            items.len() - done_before,
             options.jobs
         );
     }
-    let mut progress = Progress::new(items.len(), items.len() - todo.len(), options.quiet);
-    let outcome = execute(
-        options,
-        &files,
-        todo,
-        &mut results,
-        &mut records,
-        &mut progress,
-    );
+    let mut progress = Progress::new(items.len(), done_before, options.quiet);
+    let outcome = if options.guided {
+        guided::execute(
+            options,
+            &scenarios,
+            &mut searches,
+            &mut results,
+            &mut records,
+            &mut progress,
+        )
+    } else {
+        execute(
+            options,
+            &files,
+            todo,
+            &mut results,
+            &mut records,
+            &mut progress,
+        )
+    };
     progress.finish();
     let synced = results.sync();
-    let recorded = items.iter().filter(|i| results.contains(&key(i))).count() as u64;
+    let recorded = if options.guided {
+        guided_done(&searches) as u64
+    } else {
+        items.iter().filter(|i| results.contains(&key(i))).count() as u64
+    };
     let (stop, ran_now) = match outcome {
         Ok(done) => done,
         Err(message) => {
@@ -289,6 +342,7 @@ fn item_key(scenarios: &[Scenario], item: &Item) -> results::RunKey {
         scenario.file.clone(),
         scenario.variants[item.variant].name.clone(),
         item.seed,
+        0,
     )
 }
 

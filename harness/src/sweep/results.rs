@@ -21,10 +21,17 @@ pub const RESULTS_FILE: &str = "results.jsonl";
 pub const LINE_BYTES_MAX: u64 = 16 * 1024 * 1024;
 
 /// A run's identity in a sweep.
-pub type RunKey = (String, String, u64);
+/// File, variant, seed, and the run's number in a guided search (0 for a run
+/// of a plain sweep: a guided search's derived runs share their parent's seed).
+pub type RunKey = (String, String, u64, u64);
 
 pub fn key(record: &RunRecord) -> RunKey {
-    (record.file.clone(), record.variant.clone(), record.seed)
+    (
+        record.file.clone(),
+        record.variant.clone(),
+        record.seed,
+        record.guided.as_ref().map_or(0, |g| g.run),
+    )
 }
 
 /// What a results file holds.
