@@ -508,3 +508,34 @@ fn a_guided_sweep_refuses_shards_and_the_determinism_sample() {
     let e = sweep::sweep(&sampled).unwrap_err().to_string();
     assert!(e.contains("--check-determinism with --guided"), "{e}");
 }
+
+/// reports/README.md, which the README points at, names every file a sweep
+/// writes at the top of its --out and in a failing run's directory.
+#[test]
+fn reports_readme_names_every_file_a_sweep_writes() {
+    let readme = std::fs::read_to_string(common::workspace().join("reports/README.md"))
+        .expect("reports/README.md exists");
+    let root = temp_dir("readme");
+    let file = root.join("guided.yaml");
+    std::fs::write(&file, GUIDED).unwrap();
+    let out = root.join("out");
+    sweep::sweep(&guided_options(&file, &out, 2)).unwrap();
+    let mut names: BTreeSet<String> = BTreeSet::new();
+    for entry in std::fs::read_dir(&out).unwrap() {
+        names.insert(entry.unwrap().file_name().to_string_lossy().into_owned());
+    }
+    let failed = records(&out)
+        .into_iter()
+        .find(|r| !r.passed)
+        .expect("the canary fails some run of 24");
+    let report = out.join(failed.report.unwrap());
+    for entry in std::fs::read_dir(report.parent().unwrap()).unwrap() {
+        names.insert(entry.unwrap().file_name().to_string_lossy().into_owned());
+    }
+    for name in ["results.jsonl", "report.json", "report.html", "guided"] {
+        assert!(names.contains(name), "a sweep wrote {name}: {names:?}");
+    }
+    for name in &names {
+        assert!(readme.contains(name.as_str()), "reports/README.md does not name {name}");
+    }
+}

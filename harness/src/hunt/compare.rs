@@ -68,13 +68,10 @@ pub fn compare(
 ) -> Result<Vec<KeyCompare>, String> {
     let mut out: Vec<KeyCompare> = Vec::new();
     let mut work = Vec::new();
-    // A key switched by build has no bug mode a derived schedule could turn off
-    // for the differential re-run: guided search runs on mode-switched keys only.
-    for arm in hunt
-        .arms
-        .iter()
-        .filter(|a| a.key.is_some() && a.build.is_none())
-    {
+    // A key switched by build searches on its buggy build's variant, and its
+    // differential re-run plays the same schedule on the build that has it
+    // fixed (a run on a build goes to that build's binary, schedule included).
+    for arm in hunt.arms.iter().filter(|a| a.key.is_some()) {
         let key = arm.key.clone().expect("filtered");
         let k = out.len();
         let mut row = Vec::new();
