@@ -45,13 +45,16 @@ fn no_such_variant(scenarios: &[Scenario], variant: Option<&str>) -> bool {
 }
 
 pub fn run(args: &RunArgs) -> u8 {
-    let Some(mut scenarios) = load(&args.paths) else {
+    let Some(scenarios) = load(&args.paths) else {
         return exit::BAD_INPUT;
     };
-    if let Err(message) = override_bugs(&mut scenarios, &args.bugs) {
-        eprintln!("error: {}", crate::text::printable(&message));
-        return exit::BAD_INPUT;
-    }
+    let bugs = match bug_overrides(&scenarios, &args.bugs) {
+        Ok(bugs) => bugs,
+        Err(message) => {
+            eprintln!("error: {}", crate::text::printable(&message));
+            return exit::BAD_INPUT;
+        }
+    };
     if no_such_variant(&scenarios, args.variant.as_deref()) {
         return exit::BAD_INPUT;
     }
@@ -72,7 +75,10 @@ pub fn run(args: &RunArgs) -> u8 {
             .filter(|v| args.variant.as_ref().is_none_or(|name| v.name == *name))
         {
             let seed = args.seed.unwrap_or(scenario.settings.seed);
-            let inputs = runner::Inputs::default();
+            let inputs = runner::Inputs {
+                bugs: bugs.clone(),
+                ..Default::default()
+            };
             let mut result = runner::run_with(scenario, v, seed, &inputs);
             // A failed run with a bug key on is explained by its fixed twin.
             result.differential = runner::differential(scenario, v, seed, &inputs, &result);
@@ -283,12 +289,12 @@ pub fn replay(path: &Path, verbosity: Verbosity) -> u8 {
             return exit::BAD_INPUT;
         }
     };
-    let scenario = match scenario::load(Path::new(&saved.file)) {
+    let scenario = match scenario::load(Path::new(saved.scenario_path())) {
         Ok(s) => s,
         Err(e) => {
             term::error(format!(
                 "the report's scenario {} no longer loads:\n{e}",
-                printable(&saved.file)
+                printable(saved.scenario_path())
             ));
             return exit::BAD_INPUT;
         }
@@ -307,7 +313,14 @@ pub fn replay(path: &Path, verbosity: Verbosity) -> u8 {
         ));
         return exit::BAD_INPUT;
     };
-    let rerun = runner::run(&scenario, variant, saved.seed);
+    let inputs = match replay_inputs(&scenario, variant, &saved) {
+        Ok(inputs) => inputs,
+        Err(message) => {
+            term::error(message);
+            return exit::BAD_INPUT;
+        }
+    };
+    let rerun = runner::run_with(&scenario, variant, saved.seed, &inputs);
     let detail = if verbosity == Verbosity::Verbose {
         Detail::Full
     } else {
@@ -396,9 +409,52 @@ pub fn export_history(
     exit::OK
 }
 
-/// Apply `--bug KEY=MODE` to every variant of every scenario; each key must be
-/// a bug of every scenario's model.
-pub(super) fn override_bugs(scenarios: &mut [Scenario], bugs: &[String]) -> Result<(), String> {
+/// The inputs a saved run had besides its scenario, variant and seed: its bug
+/// overrides, and its schedule when the schedule was given rather than drawn.
+/// A report written before overrides were recorded has only its bug modes:
+/// those the variant does not have are laid over it again.
+fn replay_inputs(
+    scenario: &Scenario,
+    variant: &scenario::Variant,
+    saved: &runner::RunResult,
+) -> Result<runner::Inputs, String> {
+    let mut bugs = saved.bug_overrides.clone();
+    if variant.target.is_none() {
+        for (key, mode) in &saved.bugs.0 {
+            if variant.bugs.0.get(key).copied().unwrap_or(nodes::api::BugMode::Fixed) != *mode {
+                bugs.0.entry(key.clone()).or_insert(*mode);
+            }
+        }
+    }
+    let info = scenario.model.info();
+    if let Some(key) = bugs.0.keys().find(|k| info.bug(k).is_none()) {
+        return Err(format!(
+            "the report's bug `{}` is not a bug of model `{}` any more",
+            printable(key),
+            info.name
+        ));
+    }
+    let schedule = match saved.schedule.as_ref().filter(|_| saved.schedule_given) {
+        Some(json) => Some(
+            scenario::load_schedule(scenario, "the report's schedule", &json.to_string())
+                .map_err(|e| format!("the report's schedule does not load:\n{e}"))?,
+        ),
+        None => None,
+    };
+    Ok(runner::Inputs {
+        schedule,
+        bugs,
+        ..Default::default()
+    })
+}
+
+/// Read `--bug KEY=MODE` arguments into the bug modes every run has laid over
+/// its variant's; each key must be a bug of every scenario's model.
+pub(super) fn bug_overrides(
+    scenarios: &[Scenario],
+    bugs: &[String],
+) -> Result<nodes::api::BugSet, String> {
+    let mut overrides = nodes::api::BugSet::default();
     for text in bugs {
         let Some((key, mode)) = text.split_once('=') else {
             return Err(format!(
@@ -414,7 +470,7 @@ pub(super) fn override_bugs(scenarios: &mut [Scenario], bugs: &[String]) -> Resu
                 ))
             }
         };
-        for scenario in scenarios.iter_mut() {
+        for scenario in scenarios {
             let info = scenario.model.info();
             if info.bug(key).is_none() {
                 let known: Vec<&str> = info.bugs.iter().map(|b| b.key).collect();
@@ -429,12 +485,10 @@ pub(super) fn override_bugs(scenarios: &mut [Scenario], bugs: &[String]) -> Resu
                     }
                 ));
             }
-            for variant in &mut scenario.variants {
-                variant.bugs.0.insert(key.to_string(), mode);
-            }
         }
+        overrides.0.insert(key.to_string(), mode);
     }
-    Ok(())
+    Ok(overrides)
 }
 
 fn history_model_name(model: nodes::api::HistoryModel) -> &'static str {

@@ -38,7 +38,7 @@ pub fn run_lines(r: &RunResult, detail: Detail) -> String {
     let mut out = format!(
         "{style}{verdict}{style:#} {NAME}{}{NAME:#} [{}] {} (expected {}) seed={}",
         printable(&r.scenario),
-        printable(&r.variant),
+        printable(&r.variant_label()),
         r.outcome,
         expected(&r.expected),
         r.seed,

@@ -53,7 +53,14 @@ pub struct RunResult {
     pub schema_version: u32,
     pub harness_version: String,
     pub scenario: String,
+    /// The scenario file as it was given (relative to where faultline ran, or
+    /// absolute): for display.
     pub file: String,
+    /// The scenario file's absolute path, which `replay` and `shrink` load from
+    /// any directory; empty in reports written before it was recorded (then
+    /// `file` is read).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub file_absolute: String,
     pub scenario_sha256: String,
     pub model: String,
     pub variant: String,
@@ -90,6 +97,10 @@ pub struct RunResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cause_check: Option<super::CauseCheck>,
     pub fail_points: Vec<ArmSummary>,
+    /// The bug modes given on the command line (`--bug KEY=MODE`), laid over
+    /// the variant's to make `bugs`; the replay command passes them again.
+    #[serde(default, skip_serializing_if = "is_empty_bugs")]
+    pub bug_overrides: nodes::api::BugSet,
     pub replay: String,
     pub nodes: Vec<FinalNode>,
     pub ops: Vec<OpRecord>,
@@ -132,6 +143,7 @@ impl RunResult {
             harness_version: HARNESS_VERSION.to_string(),
             scenario: scenario.name.clone(),
             file: scenario.file.clone(),
+            file_absolute: absolute(&scenario.file),
             scenario_sha256: scenario.sha256.clone(),
             model: scenario.model.info().name.to_string(),
             variant: variant.name.clone(),
@@ -150,7 +162,8 @@ impl RunResult {
             differential: Vec::new(),
             cause_check: None,
             fail_points: Vec::new(),
-            replay: replay_command(&scenario.file, &variant.name, seed),
+            bug_overrides: Default::default(),
+            replay: replay_command(&scenario.file, &variant.name, seed, &Default::default()),
             nodes: Vec::new(),
             ops: Vec::new(),
             clients: Default::default(),
@@ -263,20 +276,77 @@ impl RunResult {
             })
             .collect()
     }
+
+    /// The scenario file to load: [`RunResult::file_absolute`], else (a report
+    /// written before it was recorded) `file`.
+    pub fn scenario_path(&self) -> &str {
+        if self.file_absolute.is_empty() {
+            &self.file
+        } else {
+            &self.file_absolute
+        }
+    }
+
+    /// The variant as the headline names it: its name, then any `--bug`
+    /// override (`fixed --bug ZOOKEEPER-4541=buggy`).
+    pub fn variant_label(&self) -> String {
+        let mut label = self.variant.clone();
+        for (key, mode) in &self.bug_overrides.0 {
+            label.push_str(&format!(" --bug {key}={}", mode_name(*mode)));
+        }
+        label
+    }
 }
 
-pub fn replay_command(file: &str, variant: &str, seed: u64) -> String {
-    format!(
+fn is_empty_bugs(bugs: &nodes::api::BugSet) -> bool {
+    bugs.0.is_empty()
+}
+
+fn mode_name(mode: nodes::api::BugMode) -> &'static str {
+    match mode {
+        nodes::api::BugMode::Buggy => "buggy",
+        nodes::api::BugMode::Fixed => "fixed",
+    }
+}
+
+/// `file` as an absolute path, so that a report read from another directory
+/// still finds its scenario: the file with every link resolved when it exists,
+/// else the working directory joined to it. A file name that is not a path
+/// (an in-memory scenario's) is kept as it is when neither works.
+fn absolute(file: &str) -> String {
+    let path = std::path::Path::new(file);
+    std::fs::canonicalize(path)
+        .or_else(|_| std::path::absolute(path))
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|_| file.to_string())
+}
+
+/// The command that reruns a run with the stock CLI: its scenario file, variant
+/// and seed, and every bug override it had (in key order).
+pub fn replay_command(
+    file: &str,
+    variant: &str,
+    seed: u64,
+    overrides: &nodes::api::BugSet,
+) -> String {
+    let mut command = format!(
         "faultline run {} --variant {} --seed {seed}",
         shell_quote(file),
         shell_quote(variant)
-    )
+    );
+    for (key, mode) in &overrides.0 {
+        command.push_str(&format!(
+            " --bug {}",
+            shell_quote(&format!("{key}={}", mode_name(*mode)))
+        ));
+    }
+    command
 }
 
 fn shell_quote(text: &str) -> String {
     if text
         .chars()
-        .all(|c| c.is_ascii_alphanumeric() || "/._-".contains(c))
+        .all(|c| c.is_ascii_alphanumeric() || "/._-=".contains(c))
     {
         text.to_string()
     } else {
