@@ -173,6 +173,42 @@ fn a_report_replays_and_shrinks_from_another_directory() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A run that ends as expected but misses another expectation says which one,
+/// rather than "converged (expected converged)".
+#[test]
+fn a_failed_expectation_is_named_in_the_headline() {
+    let dir = temp_dir("headline");
+    let file = dir.join("evidence.yaml");
+    std::fs::write(
+        &file,
+        "model: raftkv\nnodes: [n1, n2, n3]\n\
+         expect:\n  outcome: converged\n  trail:\n    - {kind: op_ok, contains: \"put k=never\"}\n\
+         steps:\n  - await: leader\n  - client: {op: put, key: k, value: v, expect: ok}\n",
+    )
+    .unwrap();
+    let out = faultline(&["run", file.to_str().unwrap()]);
+    let stdout = text(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(faultline::cli::exit::EXPECTATION_UNMET as i32),
+        "{stdout}"
+    );
+    let headline = stdout.lines().next().unwrap();
+    assert!(
+        headline.starts_with("FAIL evidence [default] converged as expected, but expect failed: "),
+        "{headline}"
+    );
+    assert!(
+        headline.contains(&format!(
+            "{}:6:7: expected at least one trail event(s) with kind op_ok, containing \"put k=never\", found 0",
+            file.display()
+        )),
+        "{headline}"
+    );
+    assert!(!headline.contains("(expected converged)"), "{headline}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// A run given its schedule (an edited one here) is replayed with that
 /// schedule, not with the one its seed draws.
 #[test]

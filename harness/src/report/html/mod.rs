@@ -321,8 +321,9 @@ fn explain(r: &RunResult) -> String {
         }
     } else if met {
         format!(
-            "This run ended {} as expected, but something else the scenario asks for did not hold; see the findings without an outcome below.",
-            r.outcome
+            "This run ended {} as expected, but something else the scenario asks for did not hold: {}. See the findings without an outcome below.",
+            r.outcome,
+            super::unmet(&r.findings).unwrap_or_else(|| "a finding without an outcome".into())
         )
     } else {
         format!(
