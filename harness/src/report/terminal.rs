@@ -37,7 +37,8 @@ pub fn run_lines(r: &RunResult, detail: Detail) -> String {
     };
     // A failed run that ended as expected failed something else: name it
     // rather than print "converged (expected converged)".
-    let against = match unmet(&r.findings).filter(|_| !r.passed && r.expected.contains(&r.outcome)) {
+    let met = !r.passed && r.expected.contains(&r.outcome);
+    let against = match unmet(&r.findings).filter(|_| met) {
         Some(what) => format!("as expected, but {}", printable(&what)),
         None => format!("(expected {})", expected(&r.expected)),
     };

@@ -424,8 +424,8 @@ pub fn shrink(options: &ShrinkOptions) -> Result<ShrinkSummary, Error> {
     // are the original's.
     let attempt = |subset: &[Timed]| -> Result<RunResult, String> {
         let candidate = template.render(subset, "candidate");
-        let s = scenario::load_text(original.scenario_path(), &candidate)
-            .map_err(|e| e.to_string())?;
+        let s =
+            scenario::load_text(original.scenario_path(), &candidate).map_err(|e| e.to_string())?;
         Ok(runner::run(&s, &s.variants[0], original.seed))
     };
     let mut try_subset = |subset: &[Timed]| attempt(subset).is_ok_and(|r| target.met_by(&r));
