@@ -76,7 +76,10 @@ fn a_bug_override_is_recorded_and_carried_by_every_replay() {
     let report = only_report(&reports);
     let json = read_json(&report);
     assert_eq!(json["replay"], expected_replay.as_str());
-    assert_eq!(json["bug_overrides"], serde_json::json!({"CANARY-QUORUM": "buggy"}));
+    assert_eq!(
+        json["bug_overrides"],
+        serde_json::json!({"CANARY-QUORUM": "buggy"})
+    );
     assert_eq!(json["bugs"]["CANARY-QUORUM"], "buggy");
     let digest = json["trail_digest"].as_str().unwrap().to_string();
 
@@ -100,7 +103,11 @@ fn a_bug_override_is_recorded_and_carried_by_every_replay() {
     assert!(text(&replay.stdout).contains(&format!("replay: same trail digest {digest}")));
 
     // So does the printed command, run as it stands.
-    let words: Vec<&str> = expected_replay.split(' ').skip(1).chain(["--json"]).collect();
+    let words: Vec<&str> = expected_replay
+        .split(' ')
+        .skip(1)
+        .chain(["--json"])
+        .collect();
     let rerun = faultline(&words);
     let line: Value = serde_json::from_str(text(&rerun.stdout).trim()).unwrap();
     assert_eq!(line["trail_digest"], digest.as_str());
@@ -132,7 +139,11 @@ fn a_report_replays_and_shrinks_from_another_directory() {
     let dir = temp_dir("elsewhere");
     let scenarios = dir.join("scenarios");
     std::fs::create_dir_all(&scenarios).unwrap();
-    std::fs::copy(workspace().join(CANARY), scenarios.join("canary-wrong.yaml")).unwrap();
+    std::fs::copy(
+        workspace().join(CANARY),
+        scenarios.join("canary-wrong.yaml"),
+    )
+    .unwrap();
     let reports = dir.join("reports");
     let out = faultline_in(
         &scenarios,
@@ -169,7 +180,10 @@ fn a_report_replays_and_shrinks_from_another_directory() {
     assert!(text(&replay.stdout).contains("replay: same trail digest"));
     let shrink = faultline(&["shrink", report.to_str().unwrap(), "--budget", "3"]);
     assert_eq!(shrink.status.code(), Some(0), "{}", text(&shrink.stderr));
-    assert!(text(&shrink.stdout).contains("variants:"), "a scenario is printed");
+    assert!(
+        text(&shrink.stdout).contains("variants:"),
+        "a scenario is printed"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -209,6 +223,53 @@ fn a_failed_expectation_is_named_in_the_headline() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Report files get mode 0666 less the umask, and the terminal says where they
+/// went: under each failure, and once at the end.
+#[test]
+fn reports_follow_the_umask_and_their_place_is_printed() {
+    let dir = temp_dir("umask");
+    let reports = dir.join("reports");
+    let command = format!(
+        "umask 022 && exec '{}' run {CANARY} --seed 1 --bug CANARY-QUORUM=buggy --report-dir '{}'",
+        env!("CARGO_BIN_EXE_faultline"),
+        reports.display()
+    );
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(&command)
+        .current_dir(workspace())
+        .output()
+        .unwrap();
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}{}", text(&out.stderr));
+    // The fixed variant fails with the bug on; the buggy one passes.
+    let html = reports.join("raftkv-canary-quorum/fixed/seed-1/report.html");
+    let failure = &stdout[stdout.find("FAIL ").expect("a failure")..];
+    let block_end = failure.find("\nPASS ").unwrap_or(failure.len());
+    assert!(
+        failure[..block_end].contains(&format!("\n  report: {}\n", html.display())),
+        "{stdout}"
+    );
+    assert!(
+        stdout.ends_with(&format!(
+            "report: {}\n",
+            reports.join("summary.md").display()
+        )),
+        "{stdout}"
+    );
+    use std::os::unix::fs::PermissionsExt;
+    for file in [
+        html.clone(),
+        html.with_extension("json"),
+        reports.join("summary.md"),
+        reports.join("junit.xml"),
+    ] {
+        let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o644, "{}: {mode:o}", file.display());
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// A run given its schedule (an edited one here) is replayed with that
 /// schedule, not with the one its seed draws.
 #[test]
@@ -218,10 +279,17 @@ fn a_given_schedule_is_replayed() {
     let scenario = faultline::scenario::load(&path).unwrap();
     let variant = &scenario.variants[0];
     let drawn = runner::run(&scenario, variant, 3);
-    let json = drawn.schedule.as_ref().expect("a chaos run records its schedule");
+    let json = drawn
+        .schedule
+        .as_ref()
+        .expect("a chaos run records its schedule");
     let mut schedule =
         faultline::scenario::load_schedule(&scenario, "report.json", &json.to_string()).unwrap();
-    assert!(schedule.faults.len() > 1, "{} fault(s)", schedule.faults.len());
+    assert!(
+        schedule.faults.len() > 1,
+        "{} fault(s)",
+        schedule.faults.len()
+    );
     schedule.faults.remove(0);
     let inputs = Inputs {
         schedule: Some(schedule),
@@ -229,7 +297,10 @@ fn a_given_schedule_is_replayed() {
     };
     let edited = runner::run_with(&scenario, variant, 3, &inputs);
     assert!(edited.schedule_given);
-    assert_ne!(edited.trail_digest, drawn.trail_digest, "the edit changed the run");
+    assert_ne!(
+        edited.trail_digest, drawn.trail_digest,
+        "the edit changed the run"
+    );
     let dir = temp_dir("schedule");
     let report = faultline::report::write_run(&dir, &edited).unwrap();
     let replay = faultline(&["replay", report.to_str().unwrap()]);

@@ -68,6 +68,7 @@ pub fn run(args: &RunArgs) -> u8 {
         })
         .sum();
     let mut records: Vec<report::RunRecord> = Vec::new();
+    let mut last_report: Option<PathBuf> = None;
     'runs: for scenario in &scenarios {
         for v in scenario
             .variants
@@ -87,17 +88,15 @@ pub fn run(args: &RunArgs) -> u8 {
                 result.cause_check =
                     runner::confirm_causes(scenario, v, seed, &inputs, &mut result);
             }
-            if args.json {
-                println!("{}", report::json_line(&result));
-            } else if args.verbosity != Verbosity::Quiet || !result.passed {
-                anstream::print!("{}", report::run_lines(&result, args.verbosity.detail()));
-            }
             let mut record = report::RunRecord::of(&result).started_now();
+            let mut html = None;
             if let Some(dir) = &args.report_dir {
                 // Written as each run ends, so a later failure loses nothing.
                 match report::write_run(dir, &result) {
                     Ok(path) => {
-                        record.report = path.strip_prefix(dir).ok().map(|p| p.display().to_string())
+                        record.report =
+                            path.strip_prefix(dir).ok().map(|p| p.display().to_string());
+                        html = Some(path.with_extension("html"));
                     }
                     Err(e) => {
                         term::error(format!(
@@ -108,6 +107,20 @@ pub fn run(args: &RunArgs) -> u8 {
                         return exit::BAD_INPUT;
                     }
                 }
+            }
+            if args.json {
+                println!(
+                    "{}",
+                    serde_json::to_string(&record).expect("records serialize")
+                );
+            } else if args.verbosity != Verbosity::Quiet || !result.passed {
+                anstream::print!("{}", report::run_lines(&result, args.verbosity.detail()));
+                if let Some(html) = html.as_ref().filter(|_| !result.passed) {
+                    println!("  report: {}", printable(&html.display().to_string()));
+                }
+            }
+            if let Some(html) = html {
+                last_report = Some(html);
             }
             let failed = !record.passed;
             records.push(record);
@@ -136,6 +149,14 @@ pub fn run(args: &RunArgs) -> u8 {
             ));
         }
         println!("{line}");
+        // Where to look: the one run's page, else the summary over all of them.
+        if let Some(dir) = &args.report_dir {
+            let shown = match (&last_report, records.len()) {
+                (Some(html), 1) => html.clone(),
+                _ => dir.join("summary.md"),
+            };
+            println!("report: {}", printable(&shown.display().to_string()));
+        }
     }
     exit::of_runs(&records)
 }
@@ -421,7 +442,9 @@ fn replay_inputs(
     let mut bugs = saved.bug_overrides.clone();
     if variant.target.is_none() {
         for (key, mode) in &saved.bugs.0 {
-            if variant.bugs.0.get(key).copied().unwrap_or(nodes::api::BugMode::Fixed) != *mode {
+            // A key the variant does not name runs fixed.
+            let declared = variant.bugs.0.get(key).copied();
+            if declared.unwrap_or(nodes::api::BugMode::Fixed) != *mode {
                 bugs.0.entry(key.clone()).or_insert(*mode);
             }
         }
