@@ -57,8 +57,8 @@ pub struct RunResult {
     /// absolute): for display.
     pub file: String,
     /// The scenario file's absolute path, which `replay` and `shrink` load from
-    /// any directory; empty in reports written before it was recorded (then
-    /// `file` is read).
+    /// any directory; empty for a scenario that was not read from a file, and
+    /// in reports written before it was recorded (then `file` is read).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub file_absolute: String,
     pub scenario_sha256: String,
@@ -309,16 +309,13 @@ fn mode_name(mode: nodes::api::BugMode) -> &'static str {
     }
 }
 
-/// `file` as an absolute path, so that a report read from another directory
-/// still finds its scenario: the file with every link resolved when it exists,
-/// else the working directory joined to it. A file name that is not a path
-/// (an in-memory scenario's) is kept as it is when neither works.
+/// `file` as an absolute path with every link resolved, so that a report read
+/// from another directory still finds its scenario; empty when no such file
+/// exists (a scenario made in memory), and then a reader falls back to `file`.
 fn absolute(file: &str) -> String {
-    let path = std::path::Path::new(file);
-    std::fs::canonicalize(path)
-        .or_else(|_| std::path::absolute(path))
+    std::fs::canonicalize(file)
         .map(|p| p.display().to_string())
-        .unwrap_or_else(|_| file.to_string())
+        .unwrap_or_default()
 }
 
 /// The command that reruns a run with the stock CLI: its scenario file, variant
