@@ -334,6 +334,14 @@ pub fn replay(path: &Path, verbosity: Verbosity) -> u8 {
         ));
         return exit::BAD_INPUT;
     };
+    if saved.target.is_some() && variant.target != saved.target {
+        term::warning(format!(
+            "variant `{}` runs on {} now; the report's run was on {}",
+            printable(&saved.variant),
+            printable(variant.target.as_deref().unwrap_or("the built-in model")),
+            printable(saved.target.as_deref().unwrap_or("the built-in model"))
+        ));
+    }
     let inputs = match replay_inputs(&scenario, variant, &saved) {
         Ok(inputs) => inputs,
         Err(message) => {

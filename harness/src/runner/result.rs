@@ -64,6 +64,10 @@ pub struct RunResult {
     pub scenario_sha256: String,
     pub model: String,
     pub variant: String,
+    /// The build the variant ran on (`openraft@0.10.0-alpha.24`); absent for
+    /// the model built into faultline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
     /// The bug modes this run had (the variant's, with any `--bug` override).
     #[serde(default)]
     pub bugs: nodes::api::BugSet,
@@ -147,6 +151,7 @@ impl RunResult {
             scenario_sha256: scenario.sha256.clone(),
             model: scenario.model.info().name.to_string(),
             variant: variant.name.clone(),
+            target: variant.target.clone(),
             bugs: variant.bugs.clone(),
             params: variant.params.clone(),
             seed,
@@ -348,5 +353,35 @@ fn shell_quote(text: &str) -> String {
         text.to_string()
     } else {
         format!("'{}'", text.replace('\'', "'\\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nodes::api::{BugMode, BugSet};
+
+    #[test]
+    fn a_result_records_its_target_and_the_replay_passes_every_override() {
+        let scenario = crate::scenario::load_str(
+            "s.yaml",
+            "model: raftkv\nnodes: [n1, n2, n3]\nexpect: converged\nsteps:\n  - await: leader\n",
+        )
+        .expect("valid");
+        let mut variant = crate::hunt::plan::copy(&scenario.variants[0]);
+        variant.target = Some("raftkv@1.0".into());
+        let result = RunResult::unrun(&scenario, &variant, 3);
+        assert_eq!(result.target.as_deref(), Some("raftkv@1.0"));
+        // A scenario made in memory has no file to resolve.
+        assert_eq!(result.file_absolute, "");
+        assert_eq!(result.scenario_path(), "s.yaml");
+
+        let mut overrides = BugSet::default();
+        overrides.0.insert("Z-1".into(), BugMode::Fixed);
+        overrides.0.insert("A#2".into(), BugMode::Buggy);
+        assert_eq!(
+            replay_command("dir/s.yaml", "fixed", 3, &overrides),
+            "faultline run dir/s.yaml --variant fixed --seed 3 --bug 'A#2=buggy' --bug Z-1=fixed"
+        );
     }
 }

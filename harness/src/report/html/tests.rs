@@ -40,6 +40,7 @@ pub(crate) fn result(nodes: Vec<FinalNode>, events: Vec<Event>) -> RunResult {
         scenario_sha256: "ab".repeat(32),
         model: "raftkv".into(),
         variant: "buggy".into(),
+        target: None,
         bugs: Default::default(),
         params: serde_json::Value::Null,
         seed: 7,
