@@ -317,3 +317,52 @@ fn a_given_schedule_is_replayed() {
     )));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A report whose recorded inputs no longer fit its scenario is refused with
+/// exit 2 and the reason, never rerun without them.
+#[test]
+fn a_report_whose_inputs_no_longer_fit_is_bad_input() {
+    let dir = temp_dir("unfit");
+    let reports = dir.join("reports");
+    let out = faultline(&[
+        "run",
+        CANARY,
+        "--variant",
+        "buggy",
+        "--report-dir",
+        reports.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let json = read_json(&only_report(&reports));
+    for (field, value, says) in [
+        (
+            "bug_overrides",
+            serde_json::json!({"NO-SUCH-BUG": "buggy"}),
+            "the report's bug `NO-SUCH-BUG` is not a bug of model `raftkv`",
+        ),
+        (
+            "schedule",
+            serde_json::json!({"faults": "not a list"}),
+            "the report's schedule does not load",
+        ),
+    ] {
+        let mut bad = json.clone();
+        bad[field] = value;
+        bad["schedule_given"] = Value::Bool(field == "schedule");
+        let path = dir.join(format!("{field}.json"));
+        std::fs::write(&path, bad.to_string()).unwrap();
+        let replay = faultline(&["replay", path.to_str().unwrap()]);
+        assert_eq!(
+            replay.status.code(),
+            Some(2),
+            "{field}: {}",
+            text(&replay.stderr)
+        );
+        assert!(
+            text(&replay.stderr).contains(says),
+            "{field}: {}",
+            text(&replay.stderr)
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
