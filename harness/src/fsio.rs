@@ -5,9 +5,9 @@
 //! - Reads accept only regular files (after following a symlink the user gave) and
 //!   stop at a hard cap, so no input can cost more than the cap.
 //! - Writes go to a temporary file with an unpredictable name created with
-//!   `O_EXCL` (the `tempfile` crate), are fsynced and renamed into place: a killed
-//!   process or a full disk leaves the old file or the new one, never half of one
-//!   and never a stray temporary file.
+//!   `O_EXCL` (the `tempfile` crate) and mode 0666 less the umask, are fsynced
+//!   and renamed into place: a killed process or a full disk leaves the old file
+//!   or the new one, never half of one and never a stray temporary file.
 //! - Inside a report tree (the `--out` or `--report-dir` the user named), no
 //!   component may be a symlink: faultline refuses to write through one rather
 //!   than follow it out of the tree. The tree's root itself is the user's choice
@@ -18,7 +18,7 @@
 use std::fmt;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Write};
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
 
 /// Why a file could not be read or written; always names the path.
@@ -188,9 +188,12 @@ pub fn atomic_write(path: &Path, bytes: &[u8]) -> Result<(), Error> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "out".into());
+    // Mode 0666 less the umask, as every other tool creates files (tempfile's
+    // own default is 0600, which hides reports from a shared CI reader).
     let mut tmp = tempfile::Builder::new()
         .prefix(&format!(".{name}."))
         .suffix(".tmp")
+        .permissions(std::fs::Permissions::from_mode(0o666))
         .tempfile_in(dir)
         .map_err(|e| Error::io(dir, "creating a temporary file in", e))?;
     // A failure here drops `tmp`, which deletes the temporary file.

@@ -154,12 +154,12 @@ mod tests {
 }
 
 /// `text` as one word for a POSIX shell: as it is when it is only letters,
-/// digits and `/._-`, otherwise in single quotes.
+/// digits and `/._-=`, otherwise in single quotes.
 pub fn shell_quote(text: &str) -> String {
     if !text.is_empty()
         && text
             .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "/._-".contains(c))
+            .all(|c| c.is_ascii_alphanumeric() || "/._-=".contains(c))
     {
         text.to_string()
     } else {

@@ -82,6 +82,15 @@ pub fn serve(command: ChildCommand) -> u8 {
                     }
                 };
                 inputs.record_ops = doc.get("record_ops").and_then(|r| r.as_bool()) == Some(true);
+                if let Some(bugs) = doc.get("bugs") {
+                    match serde_json::from_value(bugs.clone()) {
+                        Ok(bugs) => inputs.bugs = bugs,
+                        Err(e) => {
+                            eprintln!("error: the run's bug modes do not read: {e}");
+                            return exit::BAD_INPUT;
+                        }
+                    }
+                }
                 if let Some(schedule) = doc.get("schedule") {
                     let text = schedule.to_string();
                     match scenario::load_schedule(&scenario, "<schedule>", &text) {

@@ -45,13 +45,16 @@ fn no_such_variant(scenarios: &[Scenario], variant: Option<&str>) -> bool {
 }
 
 pub fn run(args: &RunArgs) -> u8 {
-    let Some(mut scenarios) = load(&args.paths) else {
+    let Some(scenarios) = load(&args.paths) else {
         return exit::BAD_INPUT;
     };
-    if let Err(message) = override_bugs(&mut scenarios, &args.bugs) {
-        eprintln!("error: {}", crate::text::printable(&message));
-        return exit::BAD_INPUT;
-    }
+    let bugs = match bug_overrides(&scenarios, &args.bugs) {
+        Ok(bugs) => bugs,
+        Err(message) => {
+            eprintln!("error: {}", crate::text::printable(&message));
+            return exit::BAD_INPUT;
+        }
+    };
     if no_such_variant(&scenarios, args.variant.as_deref()) {
         return exit::BAD_INPUT;
     }
@@ -65,6 +68,7 @@ pub fn run(args: &RunArgs) -> u8 {
         })
         .sum();
     let mut records: Vec<report::RunRecord> = Vec::new();
+    let mut last_report: Option<PathBuf> = None;
     'runs: for scenario in &scenarios {
         for v in scenario
             .variants
@@ -72,7 +76,10 @@ pub fn run(args: &RunArgs) -> u8 {
             .filter(|v| args.variant.as_ref().is_none_or(|name| v.name == *name))
         {
             let seed = args.seed.unwrap_or(scenario.settings.seed);
-            let inputs = runner::Inputs::default();
+            let inputs = runner::Inputs {
+                bugs: bugs.clone(),
+                ..Default::default()
+            };
             let mut result = runner::run_with(scenario, v, seed, &inputs);
             // A failed run with a bug key on is explained by its fixed twin.
             result.differential = runner::differential(scenario, v, seed, &inputs, &result);
@@ -81,17 +88,15 @@ pub fn run(args: &RunArgs) -> u8 {
                 result.cause_check =
                     runner::confirm_causes(scenario, v, seed, &inputs, &mut result);
             }
-            if args.json {
-                println!("{}", report::json_line(&result));
-            } else if args.verbosity != Verbosity::Quiet || !result.passed {
-                anstream::print!("{}", report::run_lines(&result, args.verbosity.detail()));
-            }
             let mut record = report::RunRecord::of(&result).started_now();
+            let mut html = None;
             if let Some(dir) = &args.report_dir {
                 // Written as each run ends, so a later failure loses nothing.
                 match report::write_run(dir, &result) {
                     Ok(path) => {
-                        record.report = path.strip_prefix(dir).ok().map(|p| p.display().to_string())
+                        record.report =
+                            path.strip_prefix(dir).ok().map(|p| p.display().to_string());
+                        html = Some(path.with_extension("html"));
                     }
                     Err(e) => {
                         term::error(format!(
@@ -102,6 +107,20 @@ pub fn run(args: &RunArgs) -> u8 {
                         return exit::BAD_INPUT;
                     }
                 }
+            }
+            if args.json {
+                println!(
+                    "{}",
+                    serde_json::to_string(&record).expect("records serialize")
+                );
+            } else if args.verbosity != Verbosity::Quiet || !result.passed {
+                anstream::print!("{}", report::run_lines(&result, args.verbosity.detail()));
+                if let Some(html) = html.as_ref().filter(|_| !result.passed) {
+                    println!("  report: {}", printable(&html.display().to_string()));
+                }
+            }
+            if let Some(html) = html {
+                last_report = Some(html);
             }
             let failed = !record.passed;
             records.push(record);
@@ -130,6 +149,14 @@ pub fn run(args: &RunArgs) -> u8 {
             ));
         }
         println!("{line}");
+        // Where to look: the one run's page, else the summary over all of them.
+        if let Some(dir) = &args.report_dir {
+            let shown = match (&last_report, records.len()) {
+                (Some(html), 1) => html.clone(),
+                _ => dir.join("summary.md"),
+            };
+            println!("report: {}", printable(&shown.display().to_string()));
+        }
     }
     exit::of_runs(&records)
 }
@@ -283,12 +310,12 @@ pub fn replay(path: &Path, verbosity: Verbosity) -> u8 {
             return exit::BAD_INPUT;
         }
     };
-    let scenario = match scenario::load(Path::new(&saved.file)) {
+    let scenario = match scenario::load(Path::new(saved.scenario_path())) {
         Ok(s) => s,
         Err(e) => {
             term::error(format!(
                 "the report's scenario {} no longer loads:\n{e}",
-                printable(&saved.file)
+                printable(saved.scenario_path())
             ));
             return exit::BAD_INPUT;
         }
@@ -307,28 +334,21 @@ pub fn replay(path: &Path, verbosity: Verbosity) -> u8 {
         ));
         return exit::BAD_INPUT;
     };
-    // A run that was given its schedule (a guided search's derived run, a
-    // shrink candidate) replays with that schedule, not the seed's own draw.
-    let mut inputs = runner::Inputs::default();
-    if saved.schedule_given {
-        let Some(json) = &saved.schedule else {
-            term::error(format!(
-                "{}: the run was given a schedule, but the report holds none",
-                printable(&path.display().to_string())
-            ));
-            return exit::BAD_INPUT;
-        };
-        match scenario::load_schedule(&scenario, "the report's schedule", &json.to_string()) {
-            Ok(schedule) => inputs.schedule = Some(schedule),
-            Err(e) => {
-                term::error(format!(
-                    "the report's schedule no longer loads into {}:\n{e}",
-                    printable(&saved.file)
-                ));
-                return exit::BAD_INPUT;
-            }
-        }
+    if saved.target.is_some() && variant.target != saved.target {
+        term::warning(format!(
+            "variant `{}` runs on {} now; the report's run was on {}",
+            printable(&saved.variant),
+            printable(variant.target.as_deref().unwrap_or("the built-in model")),
+            printable(saved.target.as_deref().unwrap_or("the built-in model"))
+        ));
     }
+    let inputs = match replay_inputs(&scenario, variant, &saved) {
+        Ok(inputs) => inputs,
+        Err(message) => {
+            term::error(message);
+            return exit::BAD_INPUT;
+        }
+    };
     let rerun = runner::run_with(&scenario, variant, saved.seed, &inputs);
     let detail = if verbosity == Verbosity::Verbose {
         Detail::Full
@@ -418,9 +438,54 @@ pub fn export_history(
     exit::OK
 }
 
-/// Apply `--bug KEY=MODE` to every variant of every scenario; each key must be
-/// a bug of every scenario's model.
-pub(super) fn override_bugs(scenarios: &mut [Scenario], bugs: &[String]) -> Result<(), String> {
+/// The inputs a saved run had besides its scenario, variant and seed: its bug
+/// overrides, and its schedule when the schedule was given rather than drawn.
+/// A report written before overrides were recorded has only its bug modes:
+/// those the variant does not have are laid over it again.
+fn replay_inputs(
+    scenario: &Scenario,
+    variant: &scenario::Variant,
+    saved: &runner::RunResult,
+) -> Result<runner::Inputs, String> {
+    let mut bugs = saved.bug_overrides.clone();
+    if variant.target.is_none() {
+        for (key, mode) in &saved.bugs.0 {
+            // A key the variant does not name runs fixed.
+            let declared = variant.bugs.0.get(key).copied();
+            if declared.unwrap_or(nodes::api::BugMode::Fixed) != *mode {
+                bugs.0.entry(key.clone()).or_insert(*mode);
+            }
+        }
+    }
+    let info = scenario.model.info();
+    if let Some(key) = bugs.0.keys().find(|k| info.bug(k).is_none()) {
+        return Err(format!(
+            "the report's bug `{}` is not a bug of model `{}` any more",
+            printable(key),
+            info.name
+        ));
+    }
+    let schedule = match saved.schedule.as_ref().filter(|_| saved.schedule_given) {
+        Some(json) => Some(
+            scenario::load_schedule(scenario, "the report's schedule", &json.to_string())
+                .map_err(|e| format!("the report's schedule does not load:\n{e}"))?,
+        ),
+        None => None,
+    };
+    Ok(runner::Inputs {
+        schedule,
+        bugs,
+        ..Default::default()
+    })
+}
+
+/// Read `--bug KEY=MODE` arguments into the bug modes every run has laid over
+/// its variant's; each key must be a bug of every scenario's model.
+pub(super) fn bug_overrides(
+    scenarios: &[Scenario],
+    bugs: &[String],
+) -> Result<nodes::api::BugSet, String> {
+    let mut overrides = nodes::api::BugSet::default();
     for text in bugs {
         let Some((key, mode)) = text.split_once('=') else {
             return Err(format!(
@@ -436,7 +501,7 @@ pub(super) fn override_bugs(scenarios: &mut [Scenario], bugs: &[String]) -> Resu
                 ))
             }
         };
-        for scenario in scenarios.iter_mut() {
+        for scenario in scenarios {
             let info = scenario.model.info();
             if info.bug(key).is_none() {
                 let known: Vec<&str> = info.bugs.iter().map(|b| b.key).collect();
@@ -451,12 +516,10 @@ pub(super) fn override_bugs(scenarios: &mut [Scenario], bugs: &[String]) -> Resu
                     }
                 ));
             }
-            for variant in &mut scenario.variants {
-                variant.bugs.0.insert(key.to_string(), mode);
-            }
         }
+        overrides.0.insert(key.to_string(), mode);
     }
-    Ok(())
+    Ok(overrides)
 }
 
 fn history_model_name(model: nodes::api::HistoryModel) -> &'static str {

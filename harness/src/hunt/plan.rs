@@ -209,14 +209,14 @@ pub fn variant(scenario: &Scenario, arm: &Arm) -> Variant {
 pub fn replay_command(scenario: &Scenario, arm: &Arm, seed: u64) -> String {
     if by_build(scenario) {
         let v = build_variant(scenario, arm);
-        return crate::runner::replay_command(&scenario.file, &v.name, seed);
+        return crate::runner::replay_command(&scenario.file, &v.name, seed, &BugSet::default());
     }
     let base = base_variant(scenario).expect("only huntable scenarios are planned");
-    let plain = crate::runner::replay_command(&scenario.file, &base.name, seed);
-    match arm.key() {
-        Some(key) => format!("{plain} --bug {key}=buggy"),
-        None => plain,
+    let mut overrides = BugSet::default();
+    if let Some(key) = arm.key() {
+        overrides.0.insert(key.to_string(), BugMode::Buggy);
     }
+    crate::runner::replay_command(&scenario.file, &base.name, seed, &overrides)
 }
 
 #[cfg(test)]

@@ -102,8 +102,10 @@ fn non_success(r: &RunRecord) -> (NonSuccessKind, String, String) {
     };
     let message = if r.expected.contains(&r.outcome) {
         format!(
-            "outcome {} as expected, but a finding without an outcome failed the run",
-            r.outcome
+            "outcome {} as expected, but {}",
+            r.outcome,
+            super::unmet(&r.findings)
+                .unwrap_or_else(|| "a finding without an outcome failed the run".into())
         )
     } else {
         format!("outcome {} (expected {})", r.outcome, expected.join(" or "))

@@ -13,7 +13,7 @@ mod terminal;
 pub use dashboard::{dashboard_html, write_dashboard, write_dashboard_with};
 pub use html::run_html;
 pub use junit::{junit_xml, junit_xml_with, xml_text};
-pub use summary::summary_md;
+pub use summary::{summary_md, unmet};
 pub use terminal::{run_lines, terminal_summary, Detail};
 
 use crate::check::Finding;

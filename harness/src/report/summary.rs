@@ -14,6 +14,26 @@ pub(super) fn expected(outcomes: &[Outcome]) -> String {
         .join(" or ")
 }
 
+/// What failed a run that ended as expected: the first finding without an
+/// outcome (an expectation about the trail or the observations, an op's
+/// `expect:`, a fail point that never fired, ...), as `CHECKER failed: the
+/// first line of its message`, with how many more there are. `None` when every
+/// finding has an outcome.
+pub fn unmet(findings: &[crate::check::Finding]) -> Option<String> {
+    let mut failed = findings.iter().filter(|f| f.outcome.is_none());
+    let first = failed.next()?;
+    let mut text = format!(
+        "{} failed: {}",
+        first.checker,
+        first.message.lines().next().unwrap_or_default()
+    );
+    let more = failed.count();
+    if more > 0 {
+        text.push_str(&format!(" (and {more} more)"));
+    }
+    Some(text)
+}
+
 /// `summary.md`: outcome counts per scenario and variant, then every failure with
 /// its seed and replay command. Runs are listed one per row when there are few.
 pub fn summary_md(records: &[RunRecord]) -> String {

@@ -5,7 +5,7 @@
 //! the output is not a terminal, under `NO_COLOR`, or with `--color never`. Every
 //! name and text from input is escaped (`crate::text::printable`).
 
-use super::summary::expected;
+use super::summary::{expected, unmet};
 use crate::duration::format as fmt_duration;
 use crate::runner::RunResult;
 use crate::text::{printable, printable_lines};
@@ -35,12 +35,18 @@ pub fn run_lines(r: &RunResult, detail: Detail) -> String {
     } else {
         (FAIL, "FAIL")
     };
+    // A failed run that ended as expected failed something else: name it
+    // rather than print "converged (expected converged)".
+    let met = !r.passed && r.expected.contains(&r.outcome);
+    let against = match unmet(&r.findings).filter(|_| met) {
+        Some(what) => format!("as expected, but {}", printable(&what)),
+        None => format!("(expected {})", expected(&r.expected)),
+    };
     let mut out = format!(
-        "{style}{verdict}{style:#} {NAME}{}{NAME:#} [{}] {} (expected {}) seed={}",
+        "{style}{verdict}{style:#} {NAME}{}{NAME:#} [{}] {} {against} seed={}",
         printable(&r.scenario),
-        printable(&r.variant),
+        printable(&r.variant_label()),
         r.outcome,
-        expected(&r.expected),
         r.seed,
     );
     if full {

@@ -11,7 +11,8 @@
 //! * `__child run NAME --variant V --seed S`: stdout is the run's result as one
 //!   JSON line; exit 0 whenever the run happened (whatever its outcome), 2 on bad
 //!   input (the reason on stderr). The scenario's text may be followed by a NUL
-//!   and a JSON object of the run's other inputs: `{"schedule": {...}}`.
+//!   and a JSON object of the run's other inputs, each optional:
+//!   `{"schedule": {...}, "bugs": {"KEY": "buggy"}, "record_ops": true}`.
 
 use super::RunResult;
 use crate::check::Finding;
@@ -71,11 +72,14 @@ pub(crate) fn run(
         seed.to_string(),
     ];
     let mut stdin = scenario.source.to_string();
-    if inputs.schedule.is_some() || inputs.record_ops {
+    if inputs.schedule.is_some() || inputs.record_ops || !inputs.bugs.0.is_empty() {
         let names: Vec<String> = scenario.nodes.iter().map(|n| n.name.clone()).collect();
         let mut doc = serde_json::json!({ "record_ops": inputs.record_ops });
         if let Some(schedule) = &inputs.schedule {
             doc["schedule"] = schedule.to_json(&names);
+        }
+        if !inputs.bugs.0.is_empty() {
+            doc["bugs"] = serde_json::to_value(&inputs.bugs).expect("bug modes serialize");
         }
         stdin.push(INPUTS_SEPARATOR);
         stdin.push_str(&doc.to_string());

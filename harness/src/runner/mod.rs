@@ -88,15 +88,32 @@ pub struct Inputs {
     /// Record the workload's ops in the result's schedule even when they were
     /// drawn from the seed (what a shrink of the ops starts from).
     pub record_ops: bool,
+    /// Bug modes laid over the variant's (`faultline run --bug KEY=MODE`). The
+    /// result records them and its replay command passes them again.
+    pub bugs: nodes::api::BugSet,
 }
 
 /// [`run`] with more inputs.
 pub fn run_with(scenario: &Scenario, variant: &Variant, seed: u64, inputs: &Inputs) -> RunResult {
-    match child::placement(scenario, variant) {
+    let overlaid;
+    let variant = if inputs.bugs.0.is_empty() {
+        variant
+    } else {
+        let mut v = crate::hunt::plan::copy(variant);
+        v.bugs
+            .0
+            .extend(inputs.bugs.0.iter().map(|(k, m)| (k.clone(), *m)));
+        overlaid = v;
+        &overlaid
+    };
+    let mut result = match child::placement(scenario, variant) {
         Ok(None) => run_here(scenario, variant, seed, inputs),
         Ok(Some(binary)) => child::run(&binary, scenario, variant, seed, inputs),
         Err(message) => child::not_placed(scenario, variant, seed, message),
-    }
+    };
+    result.bug_overrides = inputs.bugs.clone();
+    result.replay = replay_command(&result.file, &result.variant, seed, &inputs.bugs);
+    result
 }
 
 /// Where a failed run departs from its fixed twins: for each bug key the run had
@@ -114,7 +131,9 @@ pub fn differential(
     if result.passed {
         return Vec::new();
     }
-    let mut twins: Vec<(String, Variant)> = Vec::new();
+    // Each twin with the inputs it runs with: the key's override, if it has
+    // one, is fixed too.
+    let mut twins: Vec<(String, Variant, Inputs)> = Vec::new();
     if variant.target.is_some() {
         let own = crate::hunt::plan::build_bugs(scenario, variant);
         for (key, _) in own.0.iter().filter(|(_, m)| **m == BugMode::Buggy) {
@@ -122,7 +141,7 @@ pub fn differential(
                 crate::hunt::plan::build_bugs(scenario, v).0.get(key) == Some(&BugMode::Fixed)
             });
             if let Some(v) = fixed {
-                twins.push((key.clone(), crate::hunt::plan::copy(v)));
+                twins.push((key.clone(), crate::hunt::plan::copy(v), inputs.clone()));
             }
         }
     } else {
@@ -130,13 +149,17 @@ pub fn differential(
             let mut twin = crate::hunt::plan::copy(variant);
             twin.bugs = result.bugs.clone();
             twin.bugs.0.insert(key.clone(), BugMode::Fixed);
-            twins.push((key.clone(), twin));
+            let mut twin_inputs = inputs.clone();
+            if let Some(mode) = twin_inputs.bugs.0.get_mut(key) {
+                *mode = BugMode::Fixed;
+            }
+            twins.push((key.clone(), twin, twin_inputs));
         }
     }
     twins
         .into_iter()
-        .filter_map(|(key, twin)| {
-            let fixed = run_with(scenario, &twin, seed, inputs);
+        .filter_map(|(key, twin, inputs)| {
+            let fixed = run_with(scenario, &twin, seed, &inputs);
             crate::check::differential::departure(&key, &result.trail, &fixed.trail, fixed.passed)
         })
         .collect()

@@ -54,10 +54,21 @@ pub struct RunResult {
     pub schema_version: u32,
     pub harness_version: String,
     pub scenario: String,
+    /// The scenario file as it was given (relative to where faultline ran, or
+    /// absolute): for display.
     pub file: String,
+    /// The scenario file's absolute path, which `replay` and `shrink` load from
+    /// any directory; empty for a scenario that was not read from a file, and
+    /// in reports written before it was recorded (then `file` is read).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub file_absolute: String,
     pub scenario_sha256: String,
     pub model: String,
     pub variant: String,
+    /// The build the variant ran on (`openraft@0.10.0-alpha.24`); absent for
+    /// the model built into faultline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
     /// The bug modes this run had (the variant's, with any `--bug` override).
     #[serde(default)]
     pub bugs: nodes::api::BugSet,
@@ -91,6 +102,10 @@ pub struct RunResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cause_check: Option<super::CauseCheck>,
     pub fail_points: Vec<ArmSummary>,
+    /// The bug modes given on the command line (`--bug KEY=MODE`), laid over
+    /// the variant's to make `bugs`; the replay command passes them again.
+    #[serde(default, skip_serializing_if = "is_empty_bugs")]
+    pub bug_overrides: nodes::api::BugSet,
     pub replay: String,
     pub nodes: Vec<FinalNode>,
     pub ops: Vec<OpRecord>,
@@ -133,9 +148,11 @@ impl RunResult {
             harness_version: HARNESS_VERSION.to_string(),
             scenario: scenario.name.clone(),
             file: scenario.file.clone(),
+            file_absolute: absolute(&scenario.file),
             scenario_sha256: scenario.sha256.clone(),
             model: scenario.model.info().name.to_string(),
             variant: variant.name.clone(),
+            target: variant.target.clone(),
             bugs: variant.bugs.clone(),
             params: variant.params.clone(),
             seed,
@@ -151,7 +168,8 @@ impl RunResult {
             differential: Vec::new(),
             cause_check: None,
             fail_points: Vec::new(),
-            replay: replay_command(&scenario.file, &variant.name, seed),
+            bug_overrides: Default::default(),
+            replay: replay_command(&scenario.file, &variant.name, seed, &Default::default()),
             nodes: Vec::new(),
             ops: Vec::new(),
             clients: Default::default(),
@@ -264,12 +282,96 @@ impl RunResult {
             })
             .collect()
     }
+
+    /// The scenario file to load: [`RunResult::file_absolute`], else (a report
+    /// written before it was recorded) `file`.
+    pub fn scenario_path(&self) -> &str {
+        if self.file_absolute.is_empty() {
+            &self.file
+        } else {
+            &self.file_absolute
+        }
+    }
+
+    /// The variant as the headline names it: its name, then any `--bug`
+    /// override (`fixed --bug ZOOKEEPER-4541=buggy`).
+    pub fn variant_label(&self) -> String {
+        let mut label = self.variant.clone();
+        for (key, mode) in &self.bug_overrides.0 {
+            label.push_str(&format!(" --bug {key}={}", mode_name(*mode)));
+        }
+        label
+    }
 }
 
-pub fn replay_command(file: &str, variant: &str, seed: u64) -> String {
-    format!(
+fn is_empty_bugs(bugs: &nodes::api::BugSet) -> bool {
+    bugs.0.is_empty()
+}
+
+fn mode_name(mode: nodes::api::BugMode) -> &'static str {
+    match mode {
+        nodes::api::BugMode::Buggy => "buggy",
+        nodes::api::BugMode::Fixed => "fixed",
+    }
+}
+
+/// `file` as an absolute path with every link resolved, so that a report read
+/// from another directory still finds its scenario; empty when no such file
+/// exists (a scenario made in memory), and then a reader falls back to `file`.
+fn absolute(file: &str) -> String {
+    std::fs::canonicalize(file)
+        .map(|p| p.display().to_string())
+        .unwrap_or_default()
+}
+
+/// The command that reruns a run with the stock CLI: its scenario file, variant
+/// and seed, and every bug override it had (in key order).
+pub fn replay_command(
+    file: &str,
+    variant: &str,
+    seed: u64,
+    overrides: &nodes::api::BugSet,
+) -> String {
+    let mut command = format!(
         "faultline run {} --variant {} --seed {seed}",
         shell_quote(file),
         shell_quote(variant)
-    )
+    );
+    for (key, mode) in &overrides.0 {
+        command.push_str(&format!(
+            " --bug {}",
+            shell_quote(&format!("{key}={}", mode_name(*mode)))
+        ));
+    }
+    command
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nodes::api::{BugMode, BugSet};
+
+    #[test]
+    fn a_result_records_its_target_and_the_replay_passes_every_override() {
+        let scenario = crate::scenario::load_str(
+            "s.yaml",
+            "model: raftkv\nnodes: [n1, n2, n3]\nexpect: converged\nsteps:\n  - await: leader\n",
+        )
+        .expect("valid");
+        let mut variant = crate::hunt::plan::copy(&scenario.variants[0]);
+        variant.target = Some("raftkv@1.0".into());
+        let result = RunResult::unrun(&scenario, &variant, 3);
+        assert_eq!(result.target.as_deref(), Some("raftkv@1.0"));
+        // A scenario made in memory has no file to resolve.
+        assert_eq!(result.file_absolute, "");
+        assert_eq!(result.scenario_path(), "s.yaml");
+
+        let mut overrides = BugSet::default();
+        overrides.0.insert("Z-1".into(), BugMode::Fixed);
+        overrides.0.insert("A#2".into(), BugMode::Buggy);
+        assert_eq!(
+            replay_command("dir/s.yaml", "fixed", 3, &overrides),
+            "faultline run dir/s.yaml --variant fixed --seed 3 --bug 'A#2=buggy' --bug Z-1=fixed"
+        );
+    }
 }

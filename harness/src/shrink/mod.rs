@@ -376,7 +376,8 @@ pub fn shrink(options: &ShrinkOptions) -> Result<ShrinkSummary, Error> {
             original.outcome
         ))
     })?;
-    let path = Path::new(&original.file);
+    // Loaded from where the run found it, whichever directory this runs in.
+    let path = Path::new(original.scenario_path());
     let bytes = fsio::read_capped(path, scenario::FILE_BYTES_MAX as u64)
         .map_err(|e| Error::Input(format!("the report's scenario: {e}")))?;
     let text = String::from_utf8(bytes).map_err(|_| {
@@ -385,7 +386,7 @@ pub fn shrink(options: &ShrinkOptions) -> Result<ShrinkSummary, Error> {
             crate::text::printable(&original.file)
         ))
     })?;
-    let scenario = scenario::load_text(&original.file, &text)
+    let scenario = scenario::load_text(original.scenario_path(), &text)
         .map_err(|e| Error::Input(format!("the report's scenario no longer loads:\n{e}")))?;
     let tree =
         yaml::parse(&text, &yaml::Limits::default()).map_err(|e| Error::Input(e.to_string()))?;
@@ -423,7 +424,8 @@ pub fn shrink(options: &ShrinkOptions) -> Result<ShrinkSummary, Error> {
     // are the original's.
     let attempt = |subset: &[Timed]| -> Result<RunResult, String> {
         let candidate = template.render(subset, "candidate");
-        let s = scenario::load_text(&original.file, &candidate).map_err(|e| e.to_string())?;
+        let s =
+            scenario::load_text(original.scenario_path(), &candidate).map_err(|e| e.to_string())?;
         Ok(runner::run(&s, &s.variants[0], original.seed))
     };
     let mut try_subset = |subset: &[Timed]| attempt(subset).is_ok_and(|r| target.met_by(&r));
@@ -532,6 +534,7 @@ fn shrink_chaos(
     let inputs = runner::Inputs {
         schedule: Some(schedule),
         record_ops: true,
+        ..Default::default()
     };
     let again = runner::run_with(scenario, &variant, original.seed, &inputs);
     if !target.met_by(&again) {
@@ -675,7 +678,7 @@ fn elsewhere(
     let Some(variant) = scenario.variant(&original.variant) else {
         return Ok(None);
     };
-    let build = crate::targets::elsewhere(&original.file, variant.target.as_deref())
+    let build = crate::targets::elsewhere(original.scenario_path(), variant.target.as_deref())
         .map_err(Error::Input)?;
     let Some(build) = build else { return Ok(None) };
     let mut command = std::process::Command::new(&build.binary);

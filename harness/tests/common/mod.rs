@@ -47,3 +47,12 @@ pub fn faultline(args: &[&str]) -> std::process::Output {
         .output()
         .unwrap()
 }
+
+/// The `faultline` binary, run from `dir`.
+pub fn faultline_in(dir: &Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_faultline"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap()
+}

@@ -180,12 +180,28 @@ pub fn run_html(r: &RunResult) -> String {
         r,
         title: format!(
             "{} [{}] seed {}: {} — faultline report",
-            r.scenario, r.variant, r.seed, r.outcome
+            r.scenario,
+            r.variant_label(),
+            r.seed,
+            r.outcome
         ),
         csp: escape::csp(assets::SCRIPT),
         style: assets::STYLE,
         script: assets::SCRIPT,
         expected: expected_words(r),
+        bugs: r
+            .bugs
+            .0
+            .iter()
+            .map(|(key, mode)| BugChip {
+                key,
+                mode: match mode {
+                    nodes::api::BugMode::Buggy => "buggy",
+                    nodes::api::BugMode::Fixed => "fixed",
+                },
+                overridden: r.bug_overrides.0.contains_key(key),
+            })
+            .collect(),
         explain: explain(r),
         sim: fmt_ms(r.sim_elapsed_ms),
         findings: r.findings.iter().map(FindingView::of).collect(),
@@ -215,6 +231,8 @@ struct RunPage<'a> {
     style: &'static str,
     script: &'static str,
     expected: String,
+    /// The bug modes in effect, in key order (the header names each).
+    bugs: Vec<BugChip<'a>>,
     explain: String,
     sim: String,
     findings: Vec<FindingView<'a>>,
@@ -226,6 +244,14 @@ struct RunPage<'a> {
     clients: String,
     probes: Vec<ProbeRow>,
     trail: TrailView<'a>,
+}
+
+/// One bug mode the run had: its key, `buggy` or `fixed`, and whether
+/// `--bug` set it over the variant's.
+struct BugChip<'a> {
+    key: &'a str,
+    mode: &'static str,
+    overridden: bool,
 }
 
 /// One probe of the run's model: where and when nodes reached it. Every declared
@@ -295,8 +321,9 @@ fn explain(r: &RunResult) -> String {
         }
     } else if met {
         format!(
-            "This run ended {} as expected, but something else the scenario asks for did not hold; see the findings without an outcome below.",
-            r.outcome
+            "This run ended {} as expected, but something else the scenario asks for did not hold: {}. See the findings without an outcome below.",
+            r.outcome,
+            super::unmet(&r.findings).unwrap_or_else(|| "a finding without an outcome".into())
         )
     } else {
         format!(
