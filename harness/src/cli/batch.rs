@@ -92,6 +92,9 @@ pub fn sweep(args: SweepArgs, verbosity: Verbosity) -> u8 {
             return exit::BAD_INPUT;
         }
     };
+    for skipped in &summary.not_run {
+        term::warning(skipped.line());
+    }
     let failed = summary.failed().count();
     if verbosity != Verbosity::Quiet || failed > 0 || !summary.complete() {
         eprintln!(

@@ -65,12 +65,20 @@ pub fn run(args: &RunArgs) -> u8 {
         })
         .sum();
     let mut records: Vec<report::RunRecord> = Vec::new();
+    let mut not_run: Vec<report::NotRun> = Vec::new();
     'runs: for scenario in &scenarios {
         for v in scenario
             .variants
             .iter()
             .filter(|v| args.variant.as_ref().is_none_or(|name| v.name == *name))
         {
+            // A variant whose build is missing is not run, and said so; the others go ahead.
+            if let Some(reason) = scenario.unbuilt(v) {
+                let skipped = report::NotRun::of(scenario, &v.name, 1, reason);
+                term::warning(skipped.line());
+                not_run.push(skipped);
+                continue;
+            }
             let seed = args.seed.unwrap_or(scenario.settings.seed);
             let inputs = runner::Inputs::default();
             let mut result = runner::run_with(scenario, v, seed, &inputs);
@@ -110,8 +118,11 @@ pub fn run(args: &RunArgs) -> u8 {
             }
         }
     }
+    let incomplete = report::not_run_note(&not_run);
     if let Some(dir) = &args.report_dir {
-        if let Err(e) = report::write_summaries(dir, &records) {
+        if let Err(e) =
+            report::write_summaries_not_run(dir, &records, incomplete.as_deref(), &not_run, "")
+        {
             term::error(format!("writing summaries: {e}"));
             return exit::BAD_INPUT;
         }
@@ -123,37 +134,74 @@ pub fn run(args: &RunArgs) -> u8 {
             records.len(),
             records.len() - failed
         );
-        if records.len() < planned {
+        if !not_run.is_empty() {
+            line.push_str(&format!(
+                ", {} not run (target not built)",
+                not_run.len()
+            ));
+        }
+        if records.len() + not_run.len() < planned {
             line.push_str(&format!(
                 " (--fail-fast: {} run(s) not started)",
-                planned - records.len()
+                planned - records.len() - not_run.len()
             ));
         }
         println!("{line}");
     }
-    exit::of_runs(&records)
+    if let Some(note) = &incomplete {
+        term::warning(format!("incomplete: {note}"));
+    }
+    // Runs that were asked for and not done: incomplete, never green.
+    exit::of_sweep(false, not_run.is_empty(), &records)
 }
 
 pub fn validate(paths: &[PathBuf], verbosity: Verbosity) -> u8 {
     let Some(scenarios) = load(paths) else {
         return exit::BAD_INPUT;
     };
-    if verbosity == Verbosity::Quiet {
-        return exit::OK;
-    }
+    let mut unchecked = 0;
     for s in &scenarios {
-        let variants: Vec<String> = s
+        let unbuilt: Vec<(String, String)> = s
             .variants
             .iter()
-            .map(|v| printable(&v.name).into_owned())
+            .filter_map(|v| s.unbuilt(v).map(|why| (v.name.clone(), why)))
             .collect();
+        for (variant, why) in &unbuilt {
+            term::warning(format!(
+                "{} [{}] not checked: {}",
+                printable(&s.file),
+                printable(variant),
+                printable(why)
+            ));
+        }
+        unchecked += unbuilt.len();
+        if verbosity == Verbosity::Quiet {
+            continue;
+        }
+        if !unbuilt.is_empty() && unbuilt.len() == s.variants.len() && s.steps.is_empty() {
+            // Only what dispatch needs was read: the build checks the rest.
+            println!(
+                "not checked {} ({}; variants: {}): no build of it is built",
+                printable(&s.file),
+                s.model.info().name,
+                s.variant_names()
+            );
+            continue;
+        }
         println!(
             "ok {} ({}; {} step(s); variants: {})",
             printable(&s.file),
             s.model.info().name,
             s.steps.len(),
-            variants.join(", ")
+            s.variant_names()
         );
+    }
+    if unchecked > 0 {
+        // What only a missing build can check was not checked: not a pass.
+        term::warning(format!(
+            "incomplete: {unchecked} variant(s) not checked: their target is not built"
+        ));
+        return exit::INCOMPLETE;
     }
     exit::OK
 }
@@ -258,16 +306,36 @@ pub fn list(scenarios_dir: Option<&Path>) -> u8 {
         let shown = printable(&file.display().to_string()).into_owned();
         match scenario::load(&file) {
             Ok(s) => {
-                let v: Vec<String> = s
+                // (variant, the command that builds its target), for each one missing.
+                let unbuilt: Vec<(String, String)> = s
                     .variants
                     .iter()
-                    .map(|v| printable(&v.name).into_owned())
+                    .filter_map(|v| {
+                        let build =
+                            crate::targets::resolve(&s.file, v.target.as_deref()).ok()??;
+                        build.check().err().map(|_| (v.name.clone(), build.build))
+                    })
                     .collect();
-                println!(
+                let mut line = format!(
                     "  {shown} [{}] variants: {}",
                     s.model.info().name,
-                    v.join(", ")
+                    s.variant_names()
                 );
+                if !unbuilt.is_empty() {
+                    let names: Vec<String> = unbuilt
+                        .iter()
+                        .map(|(v, _)| printable(v).into_owned())
+                        .collect();
+                    let commands: std::collections::BTreeSet<String> =
+                        unbuilt.iter().map(|(_, c)| format!("`{c}`")).collect();
+                    let commands: Vec<String> = commands.into_iter().collect();
+                    line.push_str(&format!(
+                        " (not built: {}; build with {})",
+                        names.join(", "),
+                        commands.join(", ")
+                    ));
+                }
+                println!("{line}");
             }
             Err(_) => println!("  {shown} (invalid: run `faultline validate` on it)"),
         }

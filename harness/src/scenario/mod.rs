@@ -61,6 +61,23 @@ impl Scenario {
     pub fn variant(&self, name: &str) -> Option<&Variant> {
         self.variants.iter().find(|v| v.name == name)
     }
+
+    /// Why a variant cannot run now: its target's build is listed but missing
+    /// (the message names the build command). Commands report such a variant
+    /// as not run, and run the others.
+    pub fn unbuilt(&self, variant: &Variant) -> Option<String> {
+        crate::targets::unbuilt(&self.file, variant.target.as_deref())
+    }
+
+    /// The names of the variants, for messages: `a, b, c`.
+    pub fn variant_names(&self) -> String {
+        let names: Vec<String> = self
+            .variants
+            .iter()
+            .map(|v| crate::text::printable(&v.name).into_owned())
+            .collect();
+        names.join(", ")
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -102,6 +102,8 @@ pub struct Summary {
     pub stop: Stop,
     /// What the coverage ledger concluded (judged for an unsharded sweep).
     pub coverage: meta::CoverageReport,
+    /// Variants not run: their target's build is missing.
+    pub not_run: Vec<report::NotRun>,
 }
 
 impl Summary {
@@ -116,11 +118,13 @@ impl Summary {
     /// "ran X of Y (why)" when the sweep did not record every planned run.
     pub fn incomplete(&self) -> Option<String> {
         (!self.complete()).then(|| {
+            let why = match crate::report::not_run_note(&self.not_run) {
+                Some(note) if self.stop == Stop::Finished => note,
+                _ => self.stop.why(),
+            };
             format!(
-                "ran {} of {} planned run(s): {}",
-                self.recorded,
-                self.planned,
-                self.stop.why()
+                "ran {} of {} planned run(s): {why}",
+                self.recorded, self.planned
             )
         })
     }
@@ -177,6 +181,31 @@ pub fn sweep(options: &SweepOptions) -> Result<Summary, Error> {
         options.shard,
     )
     .map_err(Error::Input)?;
+    // Variants whose target's build is missing are not run: each is reported,
+    // and the sweep is incomplete (their runs stay planned, never recorded).
+    let mut unbuilt: std::collections::BTreeMap<(usize, usize), Option<String>> =
+        Default::default();
+    let mut not_run: Vec<report::NotRun> = Vec::new();
+    let mut runnable: Vec<Item> = Vec::new();
+    for item in &items {
+        let s = &scenarios[item.file];
+        let why = unbuilt
+            .entry((item.file, item.variant))
+            .or_insert_with(|| s.unbuilt(&s.variants[item.variant]));
+        match why {
+            None => runnable.push(*item),
+            Some(reason) => {
+                let variant = &s.variants[item.variant].name;
+                match not_run
+                    .iter_mut()
+                    .find(|n| n.file == s.file && n.variant == *variant)
+                {
+                    Some(n) => n.runs += 1,
+                    None => not_run.push(report::NotRun::of(s, variant, 1, reason.clone())),
+                }
+            }
+        }
+    }
     // Held until the sweep returns: a second sweep on this --out is refused.
     let _lock = DirLock::try_new(&options.out).map_err(Error::Lock)?;
     let existing = options.out.join(results::RESULTS_FILE);
@@ -188,7 +217,7 @@ pub fn sweep(options: &SweepOptions) -> Result<Summary, Error> {
     }
     let (mut results, previous) = ResultsFile::open(&options.out).map_err(Error::Results)?;
     let key = |i: &Item| item_key(&scenarios, i);
-    let todo: Vec<Item> = items
+    let todo: Vec<Item> = runnable
         .iter()
         .filter(|i| !results.contains(&key(i)))
         .copied()
@@ -253,13 +282,14 @@ pub fn sweep(options: &SweepOptions) -> Result<Summary, Error> {
     })?;
     let complete = recorded >= items.len() as u64;
     let incomplete = (!complete).then(|| {
-        format!(
-            "ran {recorded} of {} planned run(s): {}",
-            items.len(),
-            stop.why()
-        )
+        let why = match report::not_run_note(&not_run) {
+            Some(note) if stop == Stop::Finished => note,
+            _ => stop.why(),
+        };
+        format!("ran {recorded} of {} planned run(s): {why}", items.len())
     });
-    let ledger = write_summaries(&options.out, &records, incomplete.as_deref())?;
+    let ledger =
+        summaries::write_not_run(&options.out, &records, incomplete.as_deref(), &not_run)?;
     let coverage = meta::CoverageReport {
         verdict: ledger.verdict(),
         ledger,
@@ -273,6 +303,7 @@ pub fn sweep(options: &SweepOptions) -> Result<Summary, Error> {
         ran_now,
         stop,
         coverage,
+        not_run,
     };
     meta.recorded = summary.recorded;
     meta.complete = summary.complete();
