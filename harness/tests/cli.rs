@@ -227,3 +227,44 @@ fn completions_and_man_pages_come_from_the_command_definitions() {
     assert!(dir.join("faultline.1").exists() && dir.join("faultline-run.1").exists());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `faultline history export REPORT` is the documented shape (issue 26, item
+/// 15): `export` was read as the report's path. `history REPORT` stays the same
+/// command; `--help` shows an example.
+#[test]
+fn history_export_reads_the_report_after_the_word_export() {
+    let dir = temp_dir("history-export");
+    let out = faultline(&[
+        "run",
+        "scenarios/raftkv/leader-crash.yaml",
+        "--report-dir",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let report = dir.join("raftkv-leader-crash/default/seed-1/report.json");
+    let report = report.to_str().unwrap();
+    let exported = faultline(&["history", "export", report]);
+    assert_eq!(
+        exported.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&exported.stderr)
+    );
+    let lines = String::from_utf8_lossy(&exported.stdout).lines().count();
+    assert!(lines > 0, "one JSON line per op");
+    let short = faultline(&["history", report]);
+    assert_eq!(short.status.code(), Some(0));
+    assert_eq!(short.stdout, exported.stdout, "the same command");
+    let edn = dir.join("h.edn");
+    let out = faultline(&["history", "export", report, "--edn", "-o", edn.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(std::fs::read_to_string(&edn).unwrap().contains(":type :invoke"));
+    // A missing report is a clear error, exit 2.
+    let out = faultline(&["history", "export"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("REPORT"), "{out:?}");
+    let help = faultline(&["history", "--help"]);
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(help.contains("faultline history export report.json"), "{help}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -203,22 +203,18 @@ pub enum Command {
     },
     /// Export what clients saw in a saved report.json: JSON lines, or EDN in
     /// the shapes Jepsen's tools read (elle-cli, Knossos); docs/history.md.
+    /// `history export REPORT` and `history REPORT` are the same command.
+    #[command(
+        args_conflicts_with_subcommands = true,
+        subcommand_negates_reqs = true,
+        disable_help_subcommand = true,
+        after_help = HISTORY_EXAMPLES
+    )]
     History {
-        report: PathBuf,
-        /// EDN instead of JSON lines.
-        #[arg(long)]
-        edn: bool,
-        /// EDN shape: `generic` (every op as it is), `register` (Knossos's
-        /// cas-register: reads and writes), `list-append` (Elle's txns).
-        #[arg(long, value_enum, default_value_t = EdnShapeArg::Generic, requires = "edn")]
-        shape: EdnShapeArg,
-        /// With `--shape register`: this key only (Knossos checks one register);
-        /// without, every key as `[key value]` tuples.
-        #[arg(long)]
-        key: Option<String>,
-        /// Write it here (default: print it).
-        #[arg(short, long)]
-        out: Option<PathBuf>,
+        #[command(subcommand)]
+        export: Option<HistoryCommand>,
+        #[command(flatten)]
+        args: HistoryArgs,
     },
     /// The rediscovery benchmark: every chaos scenario once per bug key of its
     /// model (that key buggy, the rest fixed) and once all fixed, over seed ranges.
@@ -288,6 +284,65 @@ pub enum Command {
         #[command(subcommand)]
         what: child::ChildCommand,
     },
+}
+
+const HISTORY_EXAMPLES: &str = "\
+Examples:
+  faultline history export reports/s/default/seed-1/report.json
+  faultline history export report.json -o history.jsonl
+  faultline history export report.json --edn --shape register --key k1 -o k1.edn
+  faultline history report.json --edn     (the same as `history export report.json --edn`)
+A report file named `export` is `./export`.";
+
+#[derive(Subcommand, Debug)]
+pub enum HistoryCommand {
+    /// Export a saved run's client history (as `faultline history REPORT`).
+    #[command(after_help = HISTORY_EXAMPLES)]
+    Export {
+        #[command(flatten)]
+        args: HistoryArgs,
+    },
+}
+
+#[derive(clap::Args, Debug)]
+pub struct HistoryArgs {
+    /// The run's report.json.
+    #[arg(required = true, value_name = "REPORT")]
+    report: Option<PathBuf>,
+    /// EDN instead of JSON lines.
+    #[arg(long)]
+    edn: bool,
+    /// EDN shape: `generic` (every op as it is), `register` (Knossos's
+    /// cas-register: reads and writes), `list-append` (Elle's txns).
+    #[arg(long, value_enum, default_value_t = EdnShapeArg::Generic, requires = "edn")]
+    shape: EdnShapeArg,
+    /// With `--shape register`: this key only (Knossos checks one register);
+    /// without, every key as `[key value]` tuples.
+    #[arg(long)]
+    key: Option<String>,
+    /// Write it here (default: print it).
+    #[arg(short, long)]
+    out: Option<PathBuf>,
+}
+
+fn export_history(args: HistoryArgs) -> u8 {
+    let HistoryArgs {
+        report,
+        edn,
+        shape,
+        key,
+        out,
+    } = args;
+    let Some(report) = report else {
+        term::error("history: give the run's report.json: `faultline history export REPORT`");
+        return exit::BAD_INPUT;
+    };
+    let shape = edn.then_some(match shape {
+        EdnShapeArg::Generic => crate::history::EdnShape::Generic,
+        EdnShapeArg::Register => crate::history::EdnShape::Register { key },
+        EdnShapeArg::ListAppend => crate::history::EdnShape::ListAppend,
+    });
+    commands::export_history(&report, shape.as_ref(), out.as_deref())
 }
 
 pub fn main_with(cli: Cli) -> ExitCode {
@@ -384,20 +439,10 @@ pub fn main_with(cli: Cli) -> ExitCode {
         }),
         Command::Report { report, output } => commands::render_report(&report, output.as_deref()),
         Command::Child { what } => child::serve(what),
-        Command::History {
-            report,
-            edn,
-            shape,
-            key,
-            out,
-        } => {
-            let shape = edn.then_some(match shape {
-                EdnShapeArg::Generic => crate::history::EdnShape::Generic,
-                EdnShapeArg::Register => crate::history::EdnShape::Register { key },
-                EdnShapeArg::ListAppend => crate::history::EdnShape::ListAppend,
-            });
-            commands::export_history(&report, shape.as_ref(), out.as_deref())
-        }
+        Command::History { export, args } => match export {
+            Some(HistoryCommand::Export { args }) => export_history(args),
+            None => export_history(args),
+        },
         Command::Hunt {
             paths,
             seeds,
