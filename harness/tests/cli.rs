@@ -268,3 +268,53 @@ fn history_export_reads_the_report_after_the_word_export() {
     assert!(help.contains("faultline history export report.json"), "{help}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `faultline list MODEL` shows one model and its scenarios; `list --json` is
+/// one object a script reads (issue 26, item 14).
+#[test]
+fn list_takes_a_model_and_prints_json() {
+    let out = faultline(&["list", "raftkv"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.starts_with("model raftkv:"), "{stdout}");
+    assert_eq!(stdout.matches("\nmodel ").count(), 0, "one model: {stdout}");
+    let scenarios: Vec<&str> = stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("bundled scenarios"))
+        .skip(1)
+        .collect();
+    assert!(scenarios.iter().any(|l| l.contains("scenarios/raftkv/leader-crash.yaml [raftkv]")));
+    assert!(scenarios.iter().all(|l| l.contains("[raftkv]")), "{scenarios:?}");
+    let out = faultline(&["list", "nosuch"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("no model named `nosuch`; the models are: raftkv"), "{stderr}");
+    let out = faultline(&["list", "--json"]);
+    assert_eq!(out.status.code(), Some(0));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let models = json["models"].as_array().unwrap();
+    let raftkv = models.iter().find(|m| m["name"] == "raftkv").unwrap();
+    let bugs: Vec<&str> = raftkv["bugs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["key"].as_str().unwrap())
+        .collect();
+    assert!(bugs.contains(&"CANARY-QUORUM"), "{bugs:?}");
+    assert!(raftkv["ops"].as_array().unwrap().iter().any(|o| o["name"] == "put"));
+    let scenarios = json["scenarios"].as_array().unwrap();
+    let leader_crash = scenarios
+        .iter()
+        .find(|s| s["file"] == "scenarios/raftkv/leader-crash.yaml")
+        .unwrap();
+    assert_eq!(leader_crash["model"], "raftkv");
+    assert_eq!(leader_crash["variants"], serde_json::json!(["default"]));
+    let out = faultline(&["list", "zookeeper", "--json"]);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["models"].as_array().unwrap().len(), 1);
+    assert!(json["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|s| s["model"] == "zookeeper"));
+}

@@ -108,11 +108,18 @@ pub enum Command {
         #[arg(required = true)]
         paths: Vec<PathBuf>,
     },
-    /// List models (ops, fail points, invariants, bug keys, probes) and bundled scenarios.
+    /// List models (ops, fail points, invariants, bug keys, probes) and bundled
+    /// scenarios: `faultline list raftkv` for one model and its scenarios.
     List {
+        /// Only this model, and the scenarios of it.
+        model: Option<String>,
         /// Where to look for scenarios [default: scenarios].
         #[arg(long)]
         scenarios: Option<PathBuf>,
+        /// One JSON object: `models` (each declaration) and `scenarios` (file,
+        /// model, variants, the variants whose target is not built).
+        #[arg(long)]
+        json: bool,
     },
     /// Rerun a saved report.json and confirm the same trail digest.
     Replay { report: PathBuf },
@@ -379,7 +386,11 @@ pub fn main_with(cli: Cli) -> ExitCode {
             bugs,
         }),
         Command::Validate { paths } => commands::validate(&paths, verbosity),
-        Command::List { scenarios } => commands::list(scenarios.as_deref()),
+        Command::List {
+            model,
+            scenarios,
+            json,
+        } => commands::list(scenarios.as_deref(), model.as_deref(), json),
         Command::Replay { report } => commands::replay(&report, verbosity),
         Command::Sweep {
             paths,
