@@ -324,6 +324,7 @@ fn sweep_rate(path: &std::path::Path, seeds: u64, jobs: usize) -> Result<f64, Er
         check_determinism: 0.0,
         variant: None,
         fail_fast: false,
+        overrides: Default::default(),
         quiet: true,
     };
     let (summary, ms) = timed(|| sweep::sweep(&options));

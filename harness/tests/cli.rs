@@ -318,3 +318,83 @@ fn list_takes_a_model_and_prints_json() {
         .iter()
         .all(|s| s["model"] == "zookeeper"));
 }
+
+/// `sweep --bug` and `--param` as on `run` (issue 26, item 14): the fixed
+/// variant of a canary with its bug switched on fails as the buggy one does,
+/// every run's replay command carries the override, and a failure's report
+/// replays to the same digest.
+#[test]
+fn sweep_takes_bug_and_param_overrides_as_run_does() {
+    let dir = temp_dir("sweep-overrides");
+    let out_dir = dir.join("sweep");
+    let out = faultline(&[
+        "sweep",
+        "scenarios/raftkv/canary-quorum.yaml",
+        "--variant",
+        "fixed",
+        "--seeds",
+        "1..2",
+        "--jobs",
+        "1",
+        "--bug",
+        "CANARY-QUORUM=buggy",
+        "--param",
+        "heartbeat_ms=40",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "both runs fail: {stderr}");
+    let results = std::fs::read_to_string(out_dir.join("results.jsonl")).unwrap();
+    let records: Vec<serde_json::Value> = results
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), 2);
+    for r in &records {
+        assert!(
+            r["outcome"] == "diverged" || r["outcome"] == "violated",
+            "{r}"
+        );
+        let replay = r["replay"].as_str().unwrap();
+        assert!(
+            replay.ends_with("--bug CANARY-QUORUM=buggy --param 'heartbeat_ms=40'"),
+            "{replay}"
+        );
+    }
+    let report = out_dir.join(records[0]["report"].as_str().unwrap());
+    let saved: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert_eq!(saved["params"]["heartbeat_ms"], 40, "the nodes had the param");
+    assert_eq!(saved["bugs"]["CANARY-QUORUM"], "buggy");
+    let replay = faultline(&["replay", report.to_str().unwrap()]);
+    assert_eq!(
+        replay.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&replay.stdout)
+    );
+    // Bad overrides are bad input, with what would be accepted.
+    let out = faultline(&[
+        "sweep",
+        "scenarios/raftkv/canary-quorum.yaml",
+        "--param",
+        "nosuch=1",
+        "--out",
+        dir.join("bad").to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("has no param `nosuch` (known: "), "{stderr}");
+    assert!(stderr.contains("heartbeat_ms"), "{stderr}");
+    let out = faultline(&[
+        "run",
+        "scenarios/raftkv/leader-crash.yaml",
+        "--param",
+        "heartbeat_ms=0",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("`--param heartbeat_ms=0`"), "{stderr}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

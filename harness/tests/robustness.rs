@@ -168,6 +168,7 @@ fn a_sweep_goes_on_after_a_crashed_run() {
         check_determinism: 0.0,
         variant: None,
         fail_fast: false,
+        overrides: Default::default(),
         quiet: true,
     };
     let summary = faultline::sweep::sweep(&options).unwrap();

@@ -27,6 +27,7 @@ fn options(paths: Vec<PathBuf>, seeds: std::ops::RangeInclusive<u64>, out: &Path
         check_determinism: 0.0,
         variant: None,
         fail_fast: false,
+        overrides: Default::default(),
         quiet: true,
     }
 }

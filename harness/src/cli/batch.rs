@@ -20,6 +20,7 @@ pub struct SweepArgs {
     pub check_determinism: f64,
     pub variant: Option<String>,
     pub fail_fast: bool,
+    pub overrides: crate::scenario::Overrides,
 }
 
 fn sweep_options(args: SweepArgs, quiet: bool) -> Result<SweepOptions, String> {
@@ -52,6 +53,7 @@ fn sweep_options(args: SweepArgs, quiet: bool) -> Result<SweepOptions, String> {
         check_determinism: args.check_determinism,
         variant: args.variant,
         fail_fast: args.fail_fast,
+        overrides: args.overrides,
         quiet,
     })
 }

@@ -17,8 +17,8 @@ pub struct RunArgs {
     pub json: bool,
     pub fail_fast: bool,
     pub verbosity: Verbosity,
-    /// `--bug KEY=MODE` overrides for every variant run.
-    pub bugs: Vec<String>,
+    /// `--bug KEY=MODE` and `--param NAME=VALUE` for every variant run.
+    pub overrides: scenario::Overrides,
 }
 
 fn load(paths: &[PathBuf]) -> Option<Vec<Scenario>> {
@@ -48,7 +48,7 @@ pub fn run(args: &RunArgs) -> u8 {
     let Some(mut scenarios) = load(&args.paths) else {
         return exit::BAD_INPUT;
     };
-    if let Err(message) = override_bugs(&mut scenarios, &args.bugs) {
+    if let Err(message) = args.overrides.apply(&mut scenarios) {
         eprintln!("error: {}", crate::text::printable(&message));
         return exit::BAD_INPUT;
     }
@@ -82,6 +82,8 @@ pub fn run(args: &RunArgs) -> u8 {
             let seed = args.seed.unwrap_or(scenario.settings.seed);
             let inputs = runner::Inputs::default();
             let mut result = runner::run_with(scenario, v, seed, &inputs);
+            // The replay of a run with overrides needs them too.
+            args.overrides.stamp(&mut result);
             // A failed run with a bug key on is explained by its fixed twin.
             result.differential = runner::differential(scenario, v, seed, &inputs, &result);
             // Otherwise a fault named as the cause is checked by one rerun without it.
@@ -468,7 +470,7 @@ pub fn replay(path: &Path, verbosity: Verbosity) -> u8 {
             return exit::BAD_INPUT;
         }
     };
-    let scenario = match scenario::load(Path::new(&saved.file)) {
+    let mut scenario = match scenario::load(Path::new(&saved.file)) {
         Ok(s) => s,
         Err(e) => {
             term::error(format!(
@@ -478,6 +480,15 @@ pub fn replay(path: &Path, verbosity: Verbosity) -> u8 {
             return exit::BAD_INPUT;
         }
     };
+    // The run's `--param` overrides, as it had them.
+    let overrides = scenario::Overrides {
+        bugs: Vec::new(),
+        params: saved.param_overrides.clone(),
+    };
+    if let Err(message) = overrides.apply(std::slice::from_mut(&mut scenario)) {
+        term::error(format!("the report's --param overrides no longer apply: {message}"));
+        return exit::BAD_INPUT;
+    }
     if scenario.sha256 != saved.scenario_sha256 {
         term::warning(format!(
             "{} changed since the report was written (sha256 differs)",
@@ -492,7 +503,14 @@ pub fn replay(path: &Path, verbosity: Verbosity) -> u8 {
         ));
         return exit::BAD_INPUT;
     };
-    let rerun = runner::run(&scenario, variant, saved.seed);
+    // The run's bug modes as it had them (a `--bug` override of `run` or `sweep`).
+    let mut variant = crate::hunt::plan::copy(variant);
+    for (key, mode) in &saved.bugs.0 {
+        if scenario.model.info().bug(key).is_some() {
+            variant.bugs.0.insert(key.clone(), *mode);
+        }
+    }
+    let rerun = runner::run(&scenario, &variant, saved.seed);
     let detail = if verbosity == Verbosity::Verbose {
         Detail::Full
     } else {
@@ -579,47 +597,6 @@ pub fn export_history(
         None => print!("{text}"),
     }
     exit::OK
-}
-
-/// Apply `--bug KEY=MODE` to every variant of every scenario; each key must be
-/// a bug of every scenario's model.
-pub(super) fn override_bugs(scenarios: &mut [Scenario], bugs: &[String]) -> Result<(), String> {
-    for text in bugs {
-        let Some((key, mode)) = text.split_once('=') else {
-            return Err(format!(
-                "cannot read `--bug {text}`; write KEY=buggy or KEY=fixed"
-            ));
-        };
-        let mode = match mode {
-            "buggy" => nodes::api::BugMode::Buggy,
-            "fixed" => nodes::api::BugMode::Fixed,
-            other => {
-                return Err(format!(
-                    "`--bug {text}`: unknown mode `{other}`; write buggy or fixed"
-                ))
-            }
-        };
-        for scenario in scenarios.iter_mut() {
-            let info = scenario.model.info();
-            if info.bug(key).is_none() {
-                let known: Vec<&str> = info.bugs.iter().map(|b| b.key).collect();
-                return Err(format!(
-                    "`--bug {text}`: model `{}` of {} declares no bug `{key}` (known: {})",
-                    info.name,
-                    scenario.file,
-                    if known.is_empty() {
-                        "none".to_string()
-                    } else {
-                        known.join(", ")
-                    }
-                ));
-            }
-            for variant in &mut scenario.variants {
-                variant.bugs.0.insert(key.to_string(), mode);
-            }
-        }
-    }
-    Ok(())
 }
 
 fn history_model_name(model: nodes::api::HistoryModel) -> &'static str {

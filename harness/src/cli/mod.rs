@@ -102,6 +102,10 @@ pub enum Command {
         /// (repeatable; the replay of a `hunt` find uses it).
         #[arg(long = "bug", value_name = "KEY=MODE")]
         bugs: Vec<String>,
+        /// Override a model param in every variant run: `--param check_quorum=false`
+        /// (repeatable; VALUE is YAML; a chaos section no longer draws it).
+        #[arg(long = "param", value_name = "NAME=VALUE")]
+        params: Vec<String>,
     },
     /// Validate scenario files without running them.
     Validate {
@@ -155,6 +159,12 @@ pub enum Command {
         /// Stop starting new runs after the first one that fails.
         #[arg(long)]
         fail_fast: bool,
+        /// Override a bug mode in every run, as `run --bug` (repeatable).
+        #[arg(long = "bug", value_name = "KEY=MODE")]
+        bugs: Vec<String>,
+        /// Override a model param in every run, as `run --param` (repeatable).
+        #[arg(long = "param", value_name = "NAME=VALUE")]
+        params: Vec<String>,
     },
     /// Reduce a failing run's report to a minimal scenario that fails the same way.
     Shrink {
@@ -375,6 +385,7 @@ pub fn main_with(cli: Cli) -> ExitCode {
             json,
             fail_fast,
             bugs,
+            params,
         } => commands::run(&commands::RunArgs {
             paths,
             seed,
@@ -383,7 +394,7 @@ pub fn main_with(cli: Cli) -> ExitCode {
             json,
             fail_fast,
             verbosity,
-            bugs,
+            overrides: crate::scenario::Overrides { bugs, params },
         }),
         Command::Validate { paths } => commands::validate(&paths, verbosity),
         Command::List {
@@ -403,6 +414,8 @@ pub fn main_with(cli: Cli) -> ExitCode {
             check_determinism,
             variant,
             fail_fast,
+            bugs,
+            params,
         } => batch::sweep(
             batch::SweepArgs {
                 paths,
@@ -415,6 +428,7 @@ pub fn main_with(cli: Cli) -> ExitCode {
                 check_determinism,
                 variant,
                 fail_fast,
+                overrides: crate::scenario::Overrides { bugs, params },
             },
             verbosity,
         ),

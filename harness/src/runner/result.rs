@@ -91,6 +91,10 @@ pub struct RunResult {
     pub cause_check: Option<super::CauseCheck>,
     pub fail_points: Vec<ArmSummary>,
     pub replay: String,
+    /// The `--param NAME=VALUE` overrides the run had (`run`, `sweep`): a
+    /// replay of this report applies them again (a pinned param is not drawn).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub param_overrides: Vec<String>,
     pub nodes: Vec<FinalNode>,
     pub ops: Vec<OpRecord>,
     /// The client history (docs/history.md) and its judgment.
@@ -151,6 +155,7 @@ impl RunResult {
             cause_check: None,
             fail_points: Vec::new(),
             replay: replay_command(&scenario.file, &variant.name, seed),
+            param_overrides: Vec::new(),
             nodes: Vec::new(),
             ops: Vec::new(),
             clients: Default::default(),

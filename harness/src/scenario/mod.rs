@@ -6,10 +6,12 @@
 
 mod files;
 pub mod raw;
+pub mod overrides;
 mod remote;
 mod validate;
 
 pub use files::{load, load_all, load_text, scenario_files, LoadFailure, LoadFailures};
+pub use overrides::Overrides;
 pub use remote::runs_elsewhere;
 pub use validate::{
     expand_template, load_schedule, load_str, LoadError, EXPANDED_STEPS_MAX, FILE_BYTES_MAX,

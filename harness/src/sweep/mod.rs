@@ -50,6 +50,8 @@ pub struct SweepOptions {
     pub variant: Option<String>,
     /// Stop starting runs after the first one that fails.
     pub fail_fast: bool,
+    /// `--bug` and `--param`, applied to every run (and to its replay command).
+    pub overrides: scenario::Overrides,
     pub quiet: bool,
 }
 
@@ -160,11 +162,19 @@ fn plan_digest(scenarios: &[Scenario], options: &SweepOptions) -> String {
         }
     }
     hasher.update(format!("{:?}|{:?}", options.seeds, options.variant).as_bytes());
+    // Overrides make other runs of the same files: another sweep.
+    if !options.overrides.is_empty() {
+        hasher.update(options.overrides.flags().as_bytes());
+    }
     crate::trail::hex(&hasher.finalize())
 }
 
 pub fn sweep(options: &SweepOptions) -> Result<Summary, Error> {
-    let scenarios = scenario::load_all(&options.paths).map_err(Error::Load)?;
+    let mut scenarios = scenario::load_all(&options.paths).map_err(Error::Load)?;
+    options
+        .overrides
+        .apply(&mut scenarios)
+        .map_err(Error::Input)?;
     let files: Vec<PathBuf> = scenarios.iter().map(|s| PathBuf::from(&s.file)).collect();
     if let Some(v) = &options.variant {
         if !scenarios.iter().any(|s| s.variant(v).is_some()) {
@@ -340,8 +350,9 @@ fn execute(
         let (todo, next, stop, sender) = (todo.clone(), next.clone(), stop.clone(), sender.clone());
         let files = files.to_vec();
         let percent = options.check_determinism;
+        let overrides = options.overrides.clone();
         workers.push(std::thread::spawn(move || {
-            worker(&files, &todo, &next, &stop, &sender, percent)
+            worker(&files, &overrides, &todo, &next, &stop, &sender, percent)
         }));
     }
     drop(sender);
@@ -410,6 +421,7 @@ fn execute(
 
 fn worker(
     files: &[PathBuf],
+    overrides: &scenario::Overrides,
     todo: &[Item],
     next: &AtomicUsize,
     stop: &AtomicBool,
@@ -427,12 +439,17 @@ fn worker(
             }
         }
     }
+    if let Err(message) = overrides.apply(&mut scenarios) {
+        let _ = sender.send(Err(message));
+        return;
+    }
     while !stop.load(Ordering::SeqCst) {
         let index = next.fetch_add(1, Ordering::SeqCst);
         let Some(item) = todo.get(index) else { return };
         let scenario = &scenarios[item.file];
         let variant = &scenario.variants[item.variant];
-        let result = runner::run(scenario, variant, item.seed);
+        let mut result = runner::run(scenario, variant, item.seed);
+        overrides.stamp(&mut result);
         let nondeterminism = if sampled(&scenario.file, &variant.name, item.seed, percent) {
             let again = runner::run(scenario, variant, item.seed);
             (again.trail_digest != result.trail_digest)
