@@ -398,3 +398,58 @@ fn sweep_takes_bug_and_param_overrides_as_run_does() {
     assert!(stderr.contains("`--param heartbeat_ms=0`"), "{stderr}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `faultline rerun-failed DIR` reruns exactly the failures of the sweep in DIR,
+/// with that sweep's overrides (issue 26, item 14).
+#[test]
+fn rerun_failed_reruns_the_failures_of_a_sweep_with_its_overrides() {
+    let dir = temp_dir("rerun-failed");
+    let failing = dir.join("failing");
+    let out = faultline(&[
+        "sweep",
+        "scenarios/raftkv/canary-quorum.yaml",
+        "--seeds",
+        "1..3",
+        "--jobs",
+        "1",
+        "--bug",
+        "CANARY-QUORUM=buggy",
+        "--out",
+        failing.to_str().unwrap(),
+    ]);
+    // The buggy variant passes (it expects the failure); the fixed one, with
+    // the bug switched on, fails at every seed.
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let out = faultline(&["rerun-failed", failing.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("rerunning 3 failed run(s)"), "{stdout}");
+    for seed in 1..=3 {
+        assert!(
+            stdout.lines().any(|l| l.contains("FAIL raftkv-canary-quorum [fixed]")
+                && l.contains(&format!(" seed={seed} "))),
+            "seed {seed}: {stdout}"
+        );
+    }
+    assert!(!stdout.contains("[buggy]"), "only the failures: {stdout}");
+    assert!(stdout.contains("3 run(s): 0 passed, 3 failed"), "{stdout}");
+    // A sweep without failures has nothing to rerun; a directory that is not a
+    // sweep's is bad input.
+    let passing = dir.join("passing");
+    let out = faultline(&[
+        "sweep",
+        "scenarios/raftkv/leader-crash.yaml",
+        "--seeds",
+        "1..2",
+        "--out",
+        passing.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let out = faultline(&["rerun-failed", passing.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("no failed run to rerun (2 run(s) recorded"));
+    let out = faultline(&["rerun-failed", dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not the --out directory of a sweep"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

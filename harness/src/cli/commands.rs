@@ -9,6 +9,7 @@ use crate::scenario::{self, Scenario};
 use crate::text::printable;
 use std::path::{Path, PathBuf};
 
+#[derive(Clone)]
 pub struct RunArgs {
     pub paths: Vec<PathBuf>,
     pub seed: Option<u64>,
@@ -55,23 +56,27 @@ pub fn run(args: &RunArgs) -> u8 {
     if no_such_variant(&scenarios, args.variant.as_deref()) {
         return exit::BAD_INPUT;
     }
-    let planned: usize = scenarios
-        .iter()
-        .map(|s| {
-            s.variants
-                .iter()
-                .filter(|v| args.variant.as_ref().is_none_or(|name| v.name == *name))
-                .count()
-        })
-        .sum();
+    let mut jobs = Vec::new();
+    for (si, s) in scenarios.iter().enumerate() {
+        for (vi, v) in s.variants.iter().enumerate() {
+            if args.variant.as_ref().is_none_or(|name| v.name == *name) {
+                jobs.push((si, vi, args.seed.unwrap_or(s.settings.seed)));
+            }
+        }
+    }
+    run_jobs(&scenarios, &jobs, args)
+}
+
+/// Run each (scenario, variant, seed) in order, as `run` does: print, write
+/// reports, and give the exit code of the set.
+fn run_jobs(scenarios: &[Scenario], jobs: &[(usize, usize, u64)], args: &RunArgs) -> u8 {
+    let planned = jobs.len();
     let mut records: Vec<report::RunRecord> = Vec::new();
     let mut not_run: Vec<report::NotRun> = Vec::new();
-    'runs: for scenario in &scenarios {
-        for v in scenario
-            .variants
-            .iter()
-            .filter(|v| args.variant.as_ref().is_none_or(|name| v.name == *name))
-        {
+    {
+        for &(si, vi, seed) in jobs {
+            let scenario = &scenarios[si];
+            let v = &scenario.variants[vi];
             // A variant whose build is missing is not run, and said so; the others go ahead.
             if let Some(reason) = scenario.unbuilt(v) {
                 let skipped = report::NotRun::of(scenario, &v.name, 1, reason);
@@ -79,7 +84,6 @@ pub fn run(args: &RunArgs) -> u8 {
                 not_run.push(skipped);
                 continue;
             }
-            let seed = args.seed.unwrap_or(scenario.settings.seed);
             let inputs = runner::Inputs::default();
             let mut result = runner::run_with(scenario, v, seed, &inputs);
             // The replay of a run with overrides needs them too.
@@ -116,7 +120,7 @@ pub fn run(args: &RunArgs) -> u8 {
             let failed = !record.passed;
             records.push(record);
             if failed && args.fail_fast {
-                break 'runs;
+                break;
             }
         }
     }
@@ -155,6 +159,90 @@ pub fn run(args: &RunArgs) -> u8 {
     }
     // Runs that were asked for and not done: incomplete, never green.
     exit::of_sweep(false, not_run.is_empty(), &records)
+}
+
+/// `faultline rerun-failed DIR`: the failing runs of the sweep in DIR (its
+/// `--out`), each rerun as `run` runs one, with the sweep's `--bug` and
+/// `--param`. The exit code is that of the reruns: 0 when every one now passes.
+pub fn rerun_failed(dir: &Path, args: &RunArgs) -> u8 {
+    let shown = printable(&dir.display().to_string()).into_owned();
+    let meta = match crate::sweep::meta::read(dir) {
+        Ok(Some(meta)) => meta,
+        Ok(None) => {
+            term::error(format!(
+                "{shown}: no {}: not the --out directory of a sweep",
+                crate::sweep::meta::META_FILE
+            ));
+            return exit::BAD_INPUT;
+        }
+        Err(message) => {
+            term::error(message);
+            return exit::BAD_INPUT;
+        }
+    };
+    let results = match crate::sweep::results::read(&dir.join(crate::sweep::results::RESULTS_FILE)) {
+        Ok(results) => results,
+        Err(e) => {
+            term::error(e);
+            return exit::BAD_INPUT;
+        }
+    };
+    if results.records.is_empty() {
+        term::warning(format!("{shown}: the sweep recorded no run: nothing to rerun"));
+        return exit::INCOMPLETE;
+    }
+    // Each failing run once (a record may repeat in a resumed sweep), by file, variant, seed.
+    let failed: std::collections::BTreeSet<(String, String, u64)> = results
+        .records
+        .iter()
+        .filter(|r| !r.passed)
+        .map(crate::sweep::results::key)
+        .collect();
+    if failed.is_empty() {
+        println!(
+            "{shown}: no failed run to rerun ({} run(s) recorded, every one passed)",
+            results.records.len()
+        );
+        return exit::OK;
+    }
+    let files: std::collections::BTreeSet<&str> = failed.iter().map(|(f, _, _)| f.as_str()).collect();
+    let paths: Vec<PathBuf> = files.iter().map(PathBuf::from).collect();
+    let Some(mut scenarios) = load(&paths) else {
+        return exit::BAD_INPUT;
+    };
+    let overrides = scenario::Overrides {
+        bugs: meta.bugs,
+        params: meta.params,
+    };
+    if let Err(message) = overrides.apply(&mut scenarios) {
+        term::error(format!("the sweep's overrides no longer apply: {message}"));
+        return exit::BAD_INPUT;
+    }
+    let mut jobs = Vec::new();
+    for (file, variant, seed) in &failed {
+        let Some(si) = scenarios.iter().position(|s| s.file == *file) else {
+            term::error(format!("{}: not loaded", printable(file)));
+            return exit::BAD_INPUT;
+        };
+        let Some(vi) = scenarios[si].variants.iter().position(|v| v.name == *variant) else {
+            term::error(format!(
+                "{} has no variant `{}` any more (it has: {})",
+                printable(file),
+                printable(variant),
+                scenarios[si].variant_names()
+            ));
+            return exit::BAD_INPUT;
+        };
+        jobs.push((si, vi, *seed));
+    }
+    if !args.json && args.verbosity != Verbosity::Quiet {
+        println!("rerunning {} failed run(s) of {shown}", jobs.len());
+    }
+    let args = RunArgs {
+        overrides,
+        ..args.clone()
+    };
+    run_jobs(&scenarios, &jobs, &args)
 }
 
 pub fn validate(paths: &[PathBuf], verbosity: Verbosity) -> u8 {

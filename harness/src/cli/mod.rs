@@ -166,6 +166,20 @@ pub enum Command {
         #[arg(long = "param", value_name = "NAME=VALUE")]
         params: Vec<String>,
     },
+    /// Rerun the failing runs of an earlier sweep (its --out DIR), each as `run`
+    /// runs one, with the sweep's --bug and --param: `faultline rerun-failed reports/sweep`.
+    RerunFailed {
+        dir: PathBuf,
+        /// Write report.json per run, junit.xml and summary.md here.
+        #[arg(long)]
+        report_dir: Option<PathBuf>,
+        /// Print one JSON object per run instead of the readable summary.
+        #[arg(long)]
+        json: bool,
+        /// Stop after the first run that misses its expectation.
+        #[arg(long)]
+        fail_fast: bool,
+    },
     /// Reduce a failing run's report to a minimal scenario that fails the same way.
     Shrink {
         report: PathBuf,
@@ -396,6 +410,24 @@ pub fn main_with(cli: Cli) -> ExitCode {
             verbosity,
             overrides: crate::scenario::Overrides { bugs, params },
         }),
+        Command::RerunFailed {
+            dir,
+            report_dir,
+            json,
+            fail_fast,
+        } => commands::rerun_failed(
+            &dir,
+            &commands::RunArgs {
+                paths: Vec::new(),
+                seed: None,
+                variant: None,
+                report_dir,
+                json,
+                fail_fast,
+                verbosity,
+                overrides: Default::default(),
+            },
+        ),
         Command::Validate { paths } => commands::validate(&paths, verbosity),
         Command::List {
             model,

@@ -237,6 +237,8 @@ pub fn sweep(options: &SweepOptions) -> Result<Summary, Error> {
         seeds: [*options.seeds.start(), *options.seeds.end()],
         shard: options.shard.map(|(k, n)| [k, n]),
         variant: options.variant.clone(),
+        bugs: options.overrides.bugs.clone(),
+        params: options.overrides.params.clone(),
         files: scenarios.iter().map(|s| s.file.clone()).collect(),
         plan_digest: plan_digest(&scenarios, options),
         planned: items.len() as u64,
