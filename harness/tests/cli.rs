@@ -453,3 +453,31 @@ fn rerun_failed_reruns_the_failures_of_a_sweep_with_its_overrides() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("not the --out directory of a sweep"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `run --seed 1..5` points at `sweep` (it said "invalid digit found in
+/// string"); a `--variant` nobody has lists the ones there are (issue 26, item 14).
+#[test]
+fn a_seed_range_on_run_points_at_sweep_and_an_unknown_variant_lists_the_known_ones() {
+    let out = faultline(&["run", "scenarios/raftkv/leader-crash.yaml", "--seed", "1..5"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("`run` takes one seed; to run seeds 1..5, use `faultline sweep PATHS --seeds 1..5`"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("invalid digit"), "{stderr}");
+    let out = faultline(&["run", "scenarios/raftkv/leader-crash.yaml", "--seed", "x"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("a seed is a whole number"));
+    for command in [&["run"][..], &["sweep", "--seeds", "1..1", "--out", "/nonexistent/x"][..]] {
+        let mut args = command.to_vec();
+        args.extend(["scenarios/raftkv/canary-quorum.yaml", "--variant", "nosuch"]);
+        let out = faultline(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("no scenario has a variant named `nosuch`; the variants are: buggy, fixed"),
+            "{args:?}: {stderr}"
+        );
+    }
+}

@@ -36,8 +36,9 @@ fn no_such_variant(scenarios: &[Scenario], variant: Option<&str>) -> bool {
     match variant {
         Some(v) if !scenarios.iter().any(|s| s.variant(v).is_some()) => {
             term::error(format!(
-                "no scenario has a variant named `{}`",
-                printable(v)
+                "no scenario has a variant named `{}`; the variants are: {}",
+                printable(v),
+                Scenario::variants_of_all(scenarios)
             ));
             true
         }
@@ -585,9 +586,10 @@ pub fn replay(path: &Path, verbosity: Verbosity) -> u8 {
     }
     let Some(variant) = scenario.variant(&saved.variant) else {
         term::error(format!(
-            "{} has no variant `{}` any more",
+            "{} has no variant `{}` any more (it has: {})",
             printable(&saved.file),
-            printable(&saved.variant)
+            printable(&saved.variant),
+            scenario.variant_names()
         ));
         return exit::BAD_INPUT;
     };

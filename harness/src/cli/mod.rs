@@ -83,8 +83,9 @@ pub enum Command {
     Run {
         #[arg(required = true)]
         paths: Vec<PathBuf>,
-        /// Seed for every run (default: each scenario's `defaults.seed`, else 1).
-        #[arg(long)]
+        /// Seed for every run (default: each scenario's `defaults.seed`, else 1);
+        /// one seed: a range of them is `faultline sweep PATHS --seeds 1..5`.
+        #[arg(long, value_parser = parse_one_seed)]
         seed: Option<u64>,
         /// Run only this variant.
         #[arg(long)]
@@ -315,6 +316,22 @@ pub enum Command {
         #[command(subcommand)]
         what: child::ChildCommand,
     },
+}
+
+/// `run --seed`: one seed. A range (or a list) is a sweep's, and says so.
+fn parse_one_seed(text: &str) -> Result<u64, String> {
+    if text.contains("..") || text.contains(',') {
+        return Err(format!(
+            "`run` takes one seed; to run seeds {text}, use `faultline sweep PATHS --seeds {}`",
+            text.replace(',', "..")
+        ));
+    }
+    text.parse().map_err(|_| {
+        format!(
+            "a seed is a whole number from 0 to {}; a range of seeds is `faultline sweep PATHS --seeds 1..5`",
+            u64::MAX
+        )
+    })
 }
 
 const HISTORY_EXAMPLES: &str = "\

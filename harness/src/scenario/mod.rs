@@ -71,6 +71,17 @@ impl Scenario {
         crate::targets::unbuilt(&self.file, variant.target.as_deref())
     }
 
+    /// Every variant name of a set of scenarios, each once and sorted, for a
+    /// message about a `--variant` none of them has: `a, b, c`.
+    pub fn variants_of_all(scenarios: &[Scenario]) -> String {
+        let names: std::collections::BTreeSet<String> = scenarios
+            .iter()
+            .flat_map(|s| s.variants.iter())
+            .map(|v| crate::text::printable(&v.name).into_owned())
+            .collect();
+        names.into_iter().collect::<Vec<_>>().join(", ")
+    }
+
     /// The names of the variants, for messages: `a, b, c`.
     pub fn variant_names(&self) -> String {
         let names: Vec<String> = self

@@ -179,8 +179,9 @@ pub fn sweep(options: &SweepOptions) -> Result<Summary, Error> {
     if let Some(v) = &options.variant {
         if !scenarios.iter().any(|s| s.variant(v).is_some()) {
             return Err(Error::Input(format!(
-                "no scenario has a variant named `{}`",
-                crate::text::printable(v)
+                "no scenario has a variant named `{}`; the variants are: {}",
+                crate::text::printable(v),
+                Scenario::variants_of_all(&scenarios)
             )));
         }
     }
