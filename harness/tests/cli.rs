@@ -256,16 +256,31 @@ fn history_export_reads_the_report_after_the_word_export() {
     assert_eq!(short.status.code(), Some(0));
     assert_eq!(short.stdout, exported.stdout, "the same command");
     let edn = dir.join("h.edn");
-    let out = faultline(&["history", "export", report, "--edn", "-o", edn.to_str().unwrap()]);
+    let out = faultline(&[
+        "history",
+        "export",
+        report,
+        "--edn",
+        "-o",
+        edn.to_str().unwrap(),
+    ]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
-    assert!(std::fs::read_to_string(&edn).unwrap().contains(":type :invoke"));
+    assert!(std::fs::read_to_string(&edn)
+        .unwrap()
+        .contains(":type :invoke"));
     // A missing report is a clear error, exit 2.
     let out = faultline(&["history", "export"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("REPORT"), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("REPORT"),
+        "{out:?}"
+    );
     let help = faultline(&["history", "--help"]);
     let help = String::from_utf8_lossy(&help.stdout);
-    assert!(help.contains("faultline history export report.json"), "{help}");
+    assert!(
+        help.contains("faultline history export report.json"),
+        "{help}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -283,12 +298,20 @@ fn list_takes_a_model_and_prints_json() {
         .skip_while(|l| !l.starts_with("bundled scenarios"))
         .skip(1)
         .collect();
-    assert!(scenarios.iter().any(|l| l.contains("scenarios/raftkv/leader-crash.yaml [raftkv]")));
-    assert!(scenarios.iter().all(|l| l.contains("[raftkv]")), "{scenarios:?}");
+    assert!(scenarios
+        .iter()
+        .any(|l| l.contains("scenarios/raftkv/leader-crash.yaml [raftkv]")));
+    assert!(
+        scenarios.iter().all(|l| l.contains("[raftkv]")),
+        "{scenarios:?}"
+    );
     let out = faultline(&["list", "nosuch"]);
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("no model named `nosuch`; the models are: raftkv"), "{stderr}");
+    assert!(
+        stderr.contains("no model named `nosuch`; the models are: raftkv"),
+        "{stderr}"
+    );
     let out = faultline(&["list", "--json"]);
     assert_eq!(out.status.code(), Some(0));
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -301,7 +324,11 @@ fn list_takes_a_model_and_prints_json() {
         .map(|b| b["key"].as_str().unwrap())
         .collect();
     assert!(bugs.contains(&"CANARY-QUORUM"), "{bugs:?}");
-    assert!(raftkv["ops"].as_array().unwrap().iter().any(|o| o["name"] == "put"));
+    assert!(raftkv["ops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|o| o["name"] == "put"));
     let scenarios = json["scenarios"].as_array().unwrap();
     let leader_crash = scenarios
         .iter()
@@ -365,7 +392,10 @@ fn sweep_takes_bug_and_param_overrides_as_run_does() {
     let report = out_dir.join(records[0]["report"].as_str().unwrap());
     let saved: serde_json::Value =
         serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
-    assert_eq!(saved["params"]["heartbeat_ms"], 40, "the nodes had the param");
+    assert_eq!(
+        saved["params"]["heartbeat_ms"], 40,
+        "the nodes had the param"
+    );
     assert_eq!(saved["bugs"]["CANARY-QUORUM"], "buggy");
     let replay = faultline(&["replay", report.to_str().unwrap()]);
     assert_eq!(
@@ -385,7 +415,10 @@ fn sweep_takes_bug_and_param_overrides_as_run_does() {
     ]);
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("has no param `nosuch` (known: "), "{stderr}");
+    assert!(
+        stderr.contains("has no param `nosuch` (known: "),
+        "{stderr}"
+    );
     assert!(stderr.contains("heartbeat_ms"), "{stderr}");
     let out = faultline(&[
         "run",
@@ -426,8 +459,10 @@ fn rerun_failed_reruns_the_failures_of_a_sweep_with_its_overrides() {
     assert!(stdout.contains("rerunning 3 failed run(s)"), "{stdout}");
     for seed in 1..=3 {
         assert!(
-            stdout.lines().any(|l| l.contains("FAIL raftkv-canary-quorum [fixed]")
-                && l.contains(&format!(" seed={seed} "))),
+            stdout
+                .lines()
+                .any(|l| l.contains("FAIL raftkv-canary-quorum [fixed]")
+                    && l.contains(&format!(" seed={seed} "))),
             "seed {seed}: {stdout}"
         );
     }
@@ -447,7 +482,9 @@ fn rerun_failed_reruns_the_failures_of_a_sweep_with_its_overrides() {
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let out = faultline(&["rerun-failed", passing.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0));
-    assert!(String::from_utf8_lossy(&out.stdout).contains("no failed run to rerun (2 run(s) recorded"));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("no failed run to rerun (2 run(s) recorded")
+    );
     let out = faultline(&["rerun-failed", dir.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("not the --out directory of a sweep"));
@@ -458,25 +495,37 @@ fn rerun_failed_reruns_the_failures_of_a_sweep_with_its_overrides() {
 /// string"); a `--variant` nobody has lists the ones there are (issue 26, item 14).
 #[test]
 fn a_seed_range_on_run_points_at_sweep_and_an_unknown_variant_lists_the_known_ones() {
-    let out = faultline(&["run", "scenarios/raftkv/leader-crash.yaml", "--seed", "1..5"]);
+    let out = faultline(&[
+        "run",
+        "scenarios/raftkv/leader-crash.yaml",
+        "--seed",
+        "1..5",
+    ]);
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("`run` takes one seed; to run seeds 1..5, use `faultline sweep PATHS --seeds 1..5`"),
+        stderr.contains(
+            "`run` takes one seed; to run seeds 1..5, use `faultline sweep PATHS --seeds 1..5`"
+        ),
         "{stderr}"
     );
     assert!(!stderr.contains("invalid digit"), "{stderr}");
     let out = faultline(&["run", "scenarios/raftkv/leader-crash.yaml", "--seed", "x"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("a seed is a whole number"));
-    for command in [&["run"][..], &["sweep", "--seeds", "1..1", "--out", "/nonexistent/x"][..]] {
+    for command in [
+        &["run"][..],
+        &["sweep", "--seeds", "1..1", "--out", "/nonexistent/x"][..],
+    ] {
         let mut args = command.to_vec();
         args.extend(["scenarios/raftkv/canary-quorum.yaml", "--variant", "nosuch"]);
         let out = faultline(&args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(
-            stderr.contains("no scenario has a variant named `nosuch`; the variants are: buggy, fixed"),
+            stderr.contains(
+                "no scenario has a variant named `nosuch`; the variants are: buggy, fixed"
+            ),
             "{args:?}: {stderr}"
         );
     }

@@ -55,26 +55,46 @@ fn a_variant_of_a_missing_build_is_not_run_naming_the_build_command_and_the_othe
     );
     assert!(stderr.contains("`./make-sys`"), "names the build: {stderr}");
     assert!(!stderr.contains("error:"), "nothing is an error: {stderr}");
-    assert!(stdout.contains("1 run(s): 1 passed, 0 failed, 1 not run"), "{stdout}");
+    assert!(
+        stdout.contains("1 run(s): 1 passed, 0 failed, 1 not run"),
+        "{stdout}"
+    );
     let junit = std::fs::read_to_string(dir.join("reports/junit.xml")).unwrap();
-    assert!(junit.contains(r#"<testcase name="old (not run)" classname="s""#), "{junit}");
+    assert!(
+        junit.contains(r#"<testcase name="old (not run)" classname="s""#),
+        "{junit}"
+    );
     assert!(junit.contains("<skipped"), "{junit}");
-    assert!(junit.contains("target sys@1.0 is not built"), "the reason: {junit}");
+    assert!(
+        junit.contains("target sys@1.0 is not built"),
+        "the reason: {junit}"
+    );
     let summary = std::fs::read_to_string(dir.join("reports/summary.md")).unwrap();
-    assert!(summary.contains("**Incomplete: 1 run(s) of 1 variant(s) not run"), "{summary}");
-    assert!(summary.contains("## Not run (1)\n\n- s [old] (1 run(s)): target sys@1.0 is not built"), "{summary}");
+    assert!(
+        summary.contains("**Incomplete: 1 run(s) of 1 variant(s) not run"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("## Not run (1)\n\n- s [old] (1 run(s)): target sys@1.0 is not built"),
+        "{summary}"
+    );
     // validate checks what it can and says what it could not.
     let out = faultline_in(&dir, &["validate", "scenarios/s.yaml"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(3), "{stderr}");
-    assert!(stderr.contains("[old] not checked: target sys@1.0 is not built"), "{stderr}");
+    assert!(
+        stderr.contains("[old] not checked: target sys@1.0 is not built"),
+        "{stderr}"
+    );
     assert!(stderr.contains("`./make-sys`"), "{stderr}");
     // list shows the file as what it is, not as invalid.
     let out = faultline_in(&dir, &["list", "--scenarios", "scenarios"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0));
     assert!(
-        stdout.contains("scenarios/s.yaml [sys] variants: old (not built: old; build with `./make-sys`)"),
+        stdout.contains(
+            "scenarios/s.yaml [sys] variants: old (not built: old; build with `./make-sys`)"
+        ),
         "{stdout}"
     );
     assert!(!stdout.contains("invalid"), "{stdout}");
@@ -86,11 +106,23 @@ fn a_sweep_skips_the_variants_of_a_missing_build_and_is_incomplete() {
     let dir = unbuilt_tree("sweep-missing");
     let out = faultline_in(
         &dir,
-        &["sweep", "scenarios", "--seeds", "1..2", "--jobs", "1", "--out", "sweep"],
+        &[
+            "sweep",
+            "scenarios",
+            "--seeds",
+            "1..2",
+            "--jobs",
+            "1",
+            "--out",
+            "sweep",
+        ],
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(3), "{stderr}");
-    assert!(stderr.contains("not run: s [old]: target sys@1.0 is not built"), "{stderr}");
+    assert!(
+        stderr.contains("not run: s [old]: target sys@1.0 is not built"),
+        "{stderr}"
+    );
     assert!(
         stderr.contains("ran 2 of 4 planned run(s): 2 run(s) of 1 variant(s) not run"),
         "{stderr}"
@@ -135,15 +167,24 @@ fn hunt_with_keys_loads_only_the_files_that_can_hold_them_and_skips_unbuilt_arms
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
-    assert!(stdout.contains("small-chaos"), "the raftkv arm ran: {stdout}");
+    assert!(
+        stdout.contains("small-chaos"),
+        "the raftkv arm ran: {stdout}"
+    );
     assert!(!stderr.contains("broken.yaml"), "{stderr}");
     // The build's key: its arms are on builds that are missing, so not run.
     let out = hunt(&["--key", "SYS-1"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(3), "{stdout}\n{stderr}");
-    assert!(stderr.contains("not run: sys [buggy]: target sys@1.0 is not built"), "{stderr}");
-    assert!(stderr.contains("not run: sys [fixed]: target sys@2.0 is not built"), "{stderr}");
+    assert!(
+        stderr.contains("not run: sys [buggy]: target sys@1.0 is not built"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("not run: sys [fixed]: target sys@2.0 is not built"),
+        "{stderr}"
+    );
     assert!(!stderr.contains("error:"), "{stderr}");
     // Without keys every file is loaded: the broken one is reported once, as a
     // located diagnostic (never `error: FILE:LINE: error: ...`).

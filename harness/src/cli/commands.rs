@@ -74,55 +74,52 @@ fn run_jobs(scenarios: &[Scenario], jobs: &[(usize, usize, u64)], args: &RunArgs
     let planned = jobs.len();
     let mut records: Vec<report::RunRecord> = Vec::new();
     let mut not_run: Vec<report::NotRun> = Vec::new();
-    {
-        for &(si, vi, seed) in jobs {
-            let scenario = &scenarios[si];
-            let v = &scenario.variants[vi];
-            // A variant whose build is missing is not run, and said so; the others go ahead.
-            if let Some(reason) = scenario.unbuilt(v) {
-                let skipped = report::NotRun::of(scenario, &v.name, 1, reason);
-                term::warning(skipped.line());
-                not_run.push(skipped);
-                continue;
-            }
-            let inputs = runner::Inputs::default();
-            let mut result = runner::run_with(scenario, v, seed, &inputs);
-            // The replay of a run with overrides needs them too.
-            args.overrides.stamp(&mut result);
-            // A failed run with a bug key on is explained by its fixed twin.
-            result.differential = runner::differential(scenario, v, seed, &inputs, &result);
-            // Otherwise a fault named as the cause is checked by one rerun without it.
-            if !result.differential.iter().any(|d| d.fixed_passed) {
-                result.cause_check =
-                    runner::confirm_causes(scenario, v, seed, &inputs, &mut result);
-            }
-            if args.json {
-                println!("{}", report::json_line(&result));
-            } else if args.verbosity != Verbosity::Quiet || !result.passed {
-                anstream::print!("{}", report::run_lines(&result, args.verbosity.detail()));
-            }
-            let mut record = report::RunRecord::of(&result).started_now();
-            if let Some(dir) = &args.report_dir {
-                // Written as each run ends, so a later failure loses nothing.
-                match report::write_run(dir, &result) {
-                    Ok(path) => {
-                        record.report = path.strip_prefix(dir).ok().map(|p| p.display().to_string())
-                    }
-                    Err(e) => {
-                        term::error(format!(
-                            "writing the report of {} [{}]: {e}",
-                            printable(&result.scenario),
-                            printable(&result.variant)
-                        ));
-                        return exit::BAD_INPUT;
-                    }
+    for &(si, vi, seed) in jobs {
+        let scenario = &scenarios[si];
+        let v = &scenario.variants[vi];
+        // A variant whose build is missing is not run, and said so; the others go ahead.
+        if let Some(reason) = scenario.unbuilt(v) {
+            let skipped = report::NotRun::of(scenario, &v.name, 1, reason);
+            term::warning(skipped.line());
+            not_run.push(skipped);
+            continue;
+        }
+        let inputs = runner::Inputs::default();
+        let mut result = runner::run_with(scenario, v, seed, &inputs);
+        // The replay of a run with overrides needs them too.
+        args.overrides.stamp(&mut result);
+        // A failed run with a bug key on is explained by its fixed twin.
+        result.differential = runner::differential(scenario, v, seed, &inputs, &result);
+        // Otherwise a fault named as the cause is checked by one rerun without it.
+        if !result.differential.iter().any(|d| d.fixed_passed) {
+            result.cause_check = runner::confirm_causes(scenario, v, seed, &inputs, &mut result);
+        }
+        if args.json {
+            println!("{}", report::json_line(&result));
+        } else if args.verbosity != Verbosity::Quiet || !result.passed {
+            anstream::print!("{}", report::run_lines(&result, args.verbosity.detail()));
+        }
+        let mut record = report::RunRecord::of(&result).started_now();
+        if let Some(dir) = &args.report_dir {
+            // Written as each run ends, so a later failure loses nothing.
+            match report::write_run(dir, &result) {
+                Ok(path) => {
+                    record.report = path.strip_prefix(dir).ok().map(|p| p.display().to_string())
+                }
+                Err(e) => {
+                    term::error(format!(
+                        "writing the report of {} [{}]: {e}",
+                        printable(&result.scenario),
+                        printable(&result.variant)
+                    ));
+                    return exit::BAD_INPUT;
                 }
             }
-            let failed = !record.passed;
-            records.push(record);
-            if failed && args.fail_fast {
-                break;
-            }
+        }
+        let failed = !record.passed;
+        records.push(record);
+        if failed && args.fail_fast {
+            break;
         }
     }
     let incomplete = report::not_run_note(&not_run);
@@ -142,10 +139,7 @@ fn run_jobs(scenarios: &[Scenario], jobs: &[(usize, usize, u64)], args: &RunArgs
             records.len() - failed
         );
         if !not_run.is_empty() {
-            line.push_str(&format!(
-                ", {} not run (target not built)",
-                not_run.len()
-            ));
+            line.push_str(&format!(", {} not run (target not built)", not_run.len()));
         }
         if records.len() + not_run.len() < planned {
             line.push_str(&format!(
@@ -181,7 +175,8 @@ pub fn rerun_failed(dir: &Path, args: &RunArgs) -> u8 {
             return exit::BAD_INPUT;
         }
     };
-    let results = match crate::sweep::results::read(&dir.join(crate::sweep::results::RESULTS_FILE)) {
+    let results = match crate::sweep::results::read(&dir.join(crate::sweep::results::RESULTS_FILE))
+    {
         Ok(results) => results,
         Err(e) => {
             term::error(e);
@@ -189,7 +184,9 @@ pub fn rerun_failed(dir: &Path, args: &RunArgs) -> u8 {
         }
     };
     if results.records.is_empty() {
-        term::warning(format!("{shown}: the sweep recorded no run: nothing to rerun"));
+        term::warning(format!(
+            "{shown}: the sweep recorded no run: nothing to rerun"
+        ));
         return exit::INCOMPLETE;
     }
     // Each failing run once (a record may repeat in a resumed sweep), by file, variant, seed.
@@ -206,7 +203,8 @@ pub fn rerun_failed(dir: &Path, args: &RunArgs) -> u8 {
         );
         return exit::OK;
     }
-    let files: std::collections::BTreeSet<&str> = failed.iter().map(|(f, _, _)| f.as_str()).collect();
+    let files: std::collections::BTreeSet<&str> =
+        failed.iter().map(|(f, _, _)| f.as_str()).collect();
     let paths: Vec<PathBuf> = files.iter().map(PathBuf::from).collect();
     let Some(mut scenarios) = load(&paths) else {
         return exit::BAD_INPUT;
@@ -225,7 +223,11 @@ pub fn rerun_failed(dir: &Path, args: &RunArgs) -> u8 {
             term::error(format!("{}: not loaded", printable(file)));
             return exit::BAD_INPUT;
         };
-        let Some(vi) = scenarios[si].variants.iter().position(|v| v.name == *variant) else {
+        let Some(vi) = scenarios[si]
+            .variants
+            .iter()
+            .position(|v| v.name == *variant)
+        else {
             term::error(format!(
                 "{} has no variant `{}` any more (it has: {})",
                 printable(file),
@@ -407,74 +409,74 @@ pub fn list(scenarios_dir: Option<&Path>, only: Option<&str>, json: bool) -> u8 
         return exit::OK;
     }
     for model in &models {
-    let info = model.info();
-    println!("model {}: {}", info.name, info.summary);
-    let roles: Vec<String> = info
-        .roles
-        .iter()
-        .map(|r| format!("{} ({}..={})", r.name, r.count_min, r.count_max))
-        .collect();
-    println!("  roles: {}", roles.join(", "));
-    println!("  params:");
-    for p in &info.params {
-        let default = p
-            .default
-            .as_ref()
-            .map(|d| format!("default {d}"))
-            .unwrap_or_else(|| "no default".into());
+        let info = model.info();
+        println!("model {}: {}", info.name, info.summary);
+        let roles: Vec<String> = info
+            .roles
+            .iter()
+            .map(|r| format!("{} ({}..={})", r.name, r.count_min, r.count_max))
+            .collect();
+        println!("  roles: {}", roles.join(", "));
+        println!("  params:");
+        for p in &info.params {
+            let default = p
+                .default
+                .as_ref()
+                .map(|d| format!("default {d}"))
+                .unwrap_or_else(|| "no default".into());
+            println!(
+                "    {:<32} {} ({default}): {}",
+                p.name,
+                p.kind.describe(),
+                p.summary
+            );
+        }
         println!(
-            "    {:<32} {} ({default}): {}",
-            p.name,
-            p.kind.describe(),
-            p.summary
+            "  ops (history judged as {}):",
+            history_model_name(info.history)
         );
-    }
-    println!(
-        "  ops (history judged as {}):",
-        history_model_name(info.history)
-    );
-    for op in &info.ops {
-        println!("    {:<20} {}  e.g. {}", op.name, op.summary, op.example);
-        let mut promise = format!("      {}", op.consistency.name());
-        if !op.answers.definite.is_empty() {
-            promise.push_str(&format!(
-                "; definite answers: {}",
-                op.answers.definite.join(", ")
-            ));
+        for op in &info.ops {
+            println!("    {:<20} {}  e.g. {}", op.name, op.summary, op.example);
+            let mut promise = format!("      {}", op.consistency.name());
+            if !op.answers.definite.is_empty() {
+                promise.push_str(&format!(
+                    "; definite answers: {}",
+                    op.answers.definite.join(", ")
+                ));
+            }
+            if !op.answers.refused.is_empty() {
+                promise.push_str(&format!("; not applied: {}", op.answers.refused.join(", ")));
+            }
+            println!("{promise}");
         }
-        if !op.answers.refused.is_empty() {
-            promise.push_str(&format!("; not applied: {}", op.answers.refused.join(", ")));
+        println!("  fail points:");
+        for p in &info.fail_points {
+            let mut actions = Vec::new();
+            if !p.errors.is_empty() {
+                actions.push(format!("error: {}", p.errors.join("|")));
+            }
+            if p.stall {
+                actions.push("stall".into());
+            }
+            if p.panic {
+                actions.push("panic".into());
+            }
+            println!("    {:<28} {} [{}]", p.name, p.summary, actions.join(", "));
         }
-        println!("{promise}");
-    }
-    println!("  fail points:");
-    for p in &info.fail_points {
-        let mut actions = Vec::new();
-        if !p.errors.is_empty() {
-            actions.push(format!("error: {}", p.errors.join("|")));
+        println!("  invariants:");
+        for i in &info.invariants {
+            println!("    {:<28} ({:?}) {}", i.name, i.kind, i.summary);
         }
-        if p.stall {
-            actions.push("stall".into());
+        println!("  bugs:");
+        for b in &info.bugs {
+            println!("    {:<16} {}", b.key, b.summary);
         }
-        if p.panic {
-            actions.push("panic".into());
+        println!("  probes:");
+        for p in &info.probes {
+            // A sweep fails when a probe that is not rare is never hit.
+            let rare = if p.rare { " [rare]" } else { "" };
+            println!("    {:<44} {}{rare}", p.name, p.summary);
         }
-        println!("    {:<28} {} [{}]", p.name, p.summary, actions.join(", "));
-    }
-    println!("  invariants:");
-    for i in &info.invariants {
-        println!("    {:<28} ({:?}) {}", i.name, i.kind, i.summary);
-    }
-    println!("  bugs:");
-    for b in &info.bugs {
-        println!("    {:<16} {}", b.key, b.summary);
-    }
-    println!("  probes:");
-    for p in &info.probes {
-        // A sweep fails when a probe that is not rare is never hit.
-        let rare = if p.rare { " [rare]" } else { "" };
-        println!("    {:<44} {}{rare}", p.name, p.summary);
-    }
         println!();
     }
     let Some(listed) = listed else {
@@ -575,7 +577,9 @@ pub fn replay(path: &Path, verbosity: Verbosity) -> u8 {
         params: saved.param_overrides.clone(),
     };
     if let Err(message) = overrides.apply(std::slice::from_mut(&mut scenario)) {
-        term::error(format!("the report's --param overrides no longer apply: {message}"));
+        term::error(format!(
+            "the report's --param overrides no longer apply: {message}"
+        ));
         return exit::BAD_INPUT;
     }
     if scenario.sha256 != saved.scenario_sha256 {

@@ -141,16 +141,20 @@ fn may_hold(file: &std::path::Path, keys: &[String]) -> bool {
     }
     if targets.is_empty() {
         return match crate::models::find(model) {
-            Some(m) => m.info().bugs.iter().any(|b| keys.iter().any(|k| k == b.key)),
+            Some(m) => m
+                .info()
+                .bugs
+                .iter()
+                .any(|b| keys.iter().any(|k| k == b.key)),
             None => true,
         };
     }
-    targets.iter().any(|target| {
-        match crate::targets::locate(file, target) {
+    targets
+        .iter()
+        .any(|target| match crate::targets::locate(file, target) {
             Ok(build) => build.bugs.0.keys().any(|k| keys.contains(k)),
             Err(_) => true,
-        }
-    })
+        })
 }
 
 /// Run the hunt; the aggregated table, or why it could not run.

@@ -108,7 +108,12 @@ pub struct NotRun {
 }
 
 impl NotRun {
-    pub fn of(scenario: &crate::scenario::Scenario, variant: &str, runs: u64, reason: String) -> NotRun {
+    pub fn of(
+        scenario: &crate::scenario::Scenario,
+        variant: &str,
+        runs: u64,
+        reason: String,
+    ) -> NotRun {
         NotRun {
             scenario: scenario.name.clone(),
             file: scenario.file.clone(),

@@ -5,8 +5,8 @@
 //! every error with file:line:col. The runner never interprets a string.
 
 mod files;
-pub mod raw;
 pub mod overrides;
+pub mod raw;
 mod remote;
 mod validate;
 

@@ -130,10 +130,7 @@ pub fn apply_params(scenarios: &mut [Scenario], params: &[String]) -> Result<(),
                 ));
             }
             for variant in &mut scenario.variants {
-                let mut map = match &variant.params {
-                    serde_json::Value::Object(map) => map.clone(),
-                    _ => serde_json::Map::new(),
-                };
+                let mut map = variant.params.as_object().cloned().unwrap_or_default();
                 map.insert(name.to_string(), value.clone());
                 let merged = serde_json::Value::Object(map);
                 if let Err(message) = scenario.model.parse_params(&merged) {

@@ -301,8 +301,7 @@ pub fn sweep(options: &SweepOptions) -> Result<Summary, Error> {
         };
         format!("ran {recorded} of {} planned run(s): {why}", items.len())
     });
-    let ledger =
-        summaries::write_not_run(&options.out, &records, incomplete.as_deref(), &not_run)?;
+    let ledger = summaries::write_not_run(&options.out, &records, incomplete.as_deref(), &not_run)?;
     let coverage = meta::CoverageReport {
         verdict: ledger.verdict(),
         ledger,

@@ -55,6 +55,7 @@ pub(crate) fn result(nodes: Vec<FinalNode>, events: Vec<Event>) -> RunResult {
         cause_check: None,
         fail_points: vec![],
         replay: "faultline run scenarios/hand-made.yaml --variant buggy --seed 7".into(),
+        param_overrides: Vec::new(),
         nodes,
         ops: vec![],
         clients: Default::default(),
