@@ -325,6 +325,7 @@ fn sweep_rate(path: &std::path::Path, seeds: u64, jobs: usize) -> Result<f64, Er
         variant: None,
         fail_fast: false,
         guided: false,
+        overrides: Default::default(),
         quiet: true,
     };
     let (summary, ms) = timed(|| sweep::sweep(&options));

@@ -193,15 +193,33 @@ pub fn locate(scenario_file: &Path, target: &str) -> Result<Build, String> {
 /// Where a variant's runs happen: the build's binary, or `None` when this
 /// process has the model (built in, or registered by this binary).
 pub fn elsewhere(scenario_file: &str, target: Option<&str>) -> Result<Option<Build>, String> {
+    let build = resolve(scenario_file, target)?;
+    if let Some(build) = &build {
+        build.check()?;
+    }
+    Ok(build)
+}
+
+/// The build a variant's target names, built or not; `None` when this process
+/// has the model. An error only when nothing says which binary it is (no
+/// manifest, or the manifest does not list the target): that is bad input,
+/// where a build that is listed but missing is only a run that cannot happen
+/// yet ([`unbuilt`]).
+pub fn resolve(scenario_file: &str, target: Option<&str>) -> Result<Option<Build>, String> {
     let Some(target) = target else {
         return Ok(None);
     };
     if crate::models::providing(target).is_some() {
         return Ok(None);
     }
-    let build = locate(Path::new(scenario_file), target)?;
-    build.check()?;
-    Ok(Some(build))
+    locate(Path::new(scenario_file), target).map(Some)
+}
+
+/// Why a variant cannot run here now: its target is listed in the manifest but
+/// its binary does not exist. The message names the build command. Such a
+/// variant is reported as not run (skipped), never as bad input or a failure.
+pub fn unbuilt(scenario_file: &str, target: Option<&str>) -> Option<String> {
+    resolve(scenario_file, target).ok()??.check().err()
 }
 
 /// How much of a failed child's stderr a message quotes.

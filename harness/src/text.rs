@@ -115,6 +115,20 @@ pub fn lookalike_note(word: &str, best: &str) -> Option<String> {
     ))
 }
 
+/// `text` as one word for a POSIX shell: as it is when it is only letters,
+/// digits and `/._-=`, otherwise in single quotes.
+pub fn shell_quote(text: &str) -> String {
+    if !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-=".contains(c))
+    {
+        text.to_string()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -150,19 +164,5 @@ mod tests {
         assert!(hint.contains("U+043E"), "{hint}");
         assert!(hint.contains("it only looks like ASCII"), "{hint}");
         assert_eq!(did_you_mean("omm1", "om1"), "did you mean `om1`?");
-    }
-}
-
-/// `text` as one word for a POSIX shell: as it is when it is only letters,
-/// digits and `/._-=`, otherwise in single quotes.
-pub fn shell_quote(text: &str) -> String {
-    if !text.is_empty()
-        && text
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "/._-=".contains(c))
-    {
-        text.to_string()
-    } else {
-        format!("'{}'", text.replace('\'', "'\\''"))
     }
 }

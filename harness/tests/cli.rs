@@ -227,3 +227,306 @@ fn completions_and_man_pages_come_from_the_command_definitions() {
     assert!(dir.join("faultline.1").exists() && dir.join("faultline-run.1").exists());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `faultline history export REPORT` is the documented shape (issue 26, item
+/// 15): `export` was read as the report's path. `history REPORT` stays the same
+/// command; `--help` shows an example.
+#[test]
+fn history_export_reads_the_report_after_the_word_export() {
+    let dir = temp_dir("history-export");
+    let out = faultline(&[
+        "run",
+        "scenarios/raftkv/leader-crash.yaml",
+        "--report-dir",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let report = dir.join("raftkv-leader-crash/default/seed-1/report.json");
+    let report = report.to_str().unwrap();
+    let exported = faultline(&["history", "export", report]);
+    assert_eq!(
+        exported.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&exported.stderr)
+    );
+    let lines = String::from_utf8_lossy(&exported.stdout).lines().count();
+    assert!(lines > 0, "one JSON line per op");
+    let short = faultline(&["history", report]);
+    assert_eq!(short.status.code(), Some(0));
+    assert_eq!(short.stdout, exported.stdout, "the same command");
+    let edn = dir.join("h.edn");
+    let out = faultline(&[
+        "history",
+        "export",
+        report,
+        "--edn",
+        "-o",
+        edn.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(std::fs::read_to_string(&edn)
+        .unwrap()
+        .contains(":type :invoke"));
+    // A missing report is a clear error, exit 2.
+    let out = faultline(&["history", "export"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("REPORT"),
+        "{out:?}"
+    );
+    let help = faultline(&["history", "--help"]);
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(
+        help.contains("faultline history export report.json"),
+        "{help}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `faultline list MODEL` shows one model and its scenarios; `list --json` is
+/// one object a script reads (issue 26, item 14).
+#[test]
+fn list_takes_a_model_and_prints_json() {
+    let out = faultline(&["list", "raftkv"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.starts_with("model raftkv:"), "{stdout}");
+    assert_eq!(stdout.matches("\nmodel ").count(), 0, "one model: {stdout}");
+    let scenarios: Vec<&str> = stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("bundled scenarios"))
+        .skip(1)
+        .collect();
+    assert!(scenarios
+        .iter()
+        .any(|l| l.contains("scenarios/raftkv/leader-crash.yaml [raftkv]")));
+    assert!(
+        scenarios.iter().all(|l| l.contains("[raftkv]")),
+        "{scenarios:?}"
+    );
+    let out = faultline(&["list", "nosuch"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("no model named `nosuch`; the models are: raftkv"),
+        "{stderr}"
+    );
+    let out = faultline(&["list", "--json"]);
+    assert_eq!(out.status.code(), Some(0));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let models = json["models"].as_array().unwrap();
+    let raftkv = models.iter().find(|m| m["name"] == "raftkv").unwrap();
+    let bugs: Vec<&str> = raftkv["bugs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["key"].as_str().unwrap())
+        .collect();
+    assert!(bugs.contains(&"CANARY-QUORUM"), "{bugs:?}");
+    assert!(raftkv["ops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|o| o["name"] == "put"));
+    let scenarios = json["scenarios"].as_array().unwrap();
+    let leader_crash = scenarios
+        .iter()
+        .find(|s| s["file"] == "scenarios/raftkv/leader-crash.yaml")
+        .unwrap();
+    assert_eq!(leader_crash["model"], "raftkv");
+    assert_eq!(leader_crash["variants"], serde_json::json!(["default"]));
+    let out = faultline(&["list", "zookeeper", "--json"]);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["models"].as_array().unwrap().len(), 1);
+    assert!(json["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|s| s["model"] == "zookeeper"));
+}
+
+/// `sweep --bug` and `--param` as on `run` (issue 26, item 14): the fixed
+/// variant of a canary with its bug switched on fails as the buggy one does,
+/// every run's replay command carries the override, and a failure's report
+/// replays to the same digest.
+#[test]
+fn sweep_takes_bug_and_param_overrides_as_run_does() {
+    let dir = temp_dir("sweep-overrides");
+    let out_dir = dir.join("sweep");
+    let out = faultline(&[
+        "sweep",
+        "scenarios/raftkv/canary-quorum.yaml",
+        "--variant",
+        "fixed",
+        "--seeds",
+        "1..2",
+        "--jobs",
+        "1",
+        "--bug",
+        "CANARY-QUORUM=buggy",
+        "--param",
+        "heartbeat_ms=40",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "both runs fail: {stderr}");
+    let results = std::fs::read_to_string(out_dir.join("results.jsonl")).unwrap();
+    let records: Vec<serde_json::Value> = results
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), 2);
+    for r in &records {
+        assert!(
+            r["outcome"] == "diverged" || r["outcome"] == "violated",
+            "{r}"
+        );
+        let replay = r["replay"].as_str().unwrap();
+        assert!(
+            replay.ends_with("--bug CANARY-QUORUM=buggy --param 'heartbeat_ms=40'"),
+            "{replay}"
+        );
+    }
+    let report = out_dir.join(records[0]["report"].as_str().unwrap());
+    let saved: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert_eq!(
+        saved["params"]["heartbeat_ms"], 40,
+        "the nodes had the param"
+    );
+    assert_eq!(saved["bugs"]["CANARY-QUORUM"], "buggy");
+    let replay = faultline(&["replay", report.to_str().unwrap()]);
+    assert_eq!(
+        replay.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&replay.stdout)
+    );
+    // Bad overrides are bad input, with what would be accepted.
+    let out = faultline(&[
+        "sweep",
+        "scenarios/raftkv/canary-quorum.yaml",
+        "--param",
+        "nosuch=1",
+        "--out",
+        dir.join("bad").to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("has no param `nosuch` (known: "),
+        "{stderr}"
+    );
+    assert!(stderr.contains("heartbeat_ms"), "{stderr}");
+    let out = faultline(&[
+        "run",
+        "scenarios/raftkv/leader-crash.yaml",
+        "--param",
+        "heartbeat_ms=0",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("`--param heartbeat_ms=0`"), "{stderr}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `faultline rerun-failed DIR` reruns exactly the failures of the sweep in DIR,
+/// with that sweep's overrides (issue 26, item 14).
+#[test]
+fn rerun_failed_reruns_the_failures_of_a_sweep_with_its_overrides() {
+    let dir = temp_dir("rerun-failed");
+    let failing = dir.join("failing");
+    let out = faultline(&[
+        "sweep",
+        "scenarios/raftkv/canary-quorum.yaml",
+        "--seeds",
+        "1..3",
+        "--jobs",
+        "1",
+        "--bug",
+        "CANARY-QUORUM=buggy",
+        "--out",
+        failing.to_str().unwrap(),
+    ]);
+    // The buggy variant passes (it expects the failure); the fixed one, with
+    // the bug switched on, fails at every seed.
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let out = faultline(&["rerun-failed", failing.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("rerunning 3 failed run(s)"), "{stdout}");
+    for seed in 1..=3 {
+        assert!(
+            stdout
+                .lines()
+                .any(|l| l.contains("FAIL raftkv-canary-quorum [fixed]")
+                    && l.contains(&format!(" seed={seed} "))),
+            "seed {seed}: {stdout}"
+        );
+    }
+    assert!(!stdout.contains("[buggy]"), "only the failures: {stdout}");
+    assert!(stdout.contains("3 run(s): 0 passed, 3 failed"), "{stdout}");
+    // A sweep without failures has nothing to rerun; a directory that is not a
+    // sweep's is bad input.
+    let passing = dir.join("passing");
+    let out = faultline(&[
+        "sweep",
+        "scenarios/raftkv/leader-crash.yaml",
+        "--seeds",
+        "1..2",
+        "--out",
+        passing.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let out = faultline(&["rerun-failed", passing.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("no failed run to rerun (2 run(s) recorded")
+    );
+    let out = faultline(&["rerun-failed", dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not the --out directory of a sweep"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `run --seed 1..5` points at `sweep` (it said "invalid digit found in
+/// string"); a `--variant` nobody has lists the ones there are (issue 26, item 14).
+#[test]
+fn a_seed_range_on_run_points_at_sweep_and_an_unknown_variant_lists_the_known_ones() {
+    let out = faultline(&[
+        "run",
+        "scenarios/raftkv/leader-crash.yaml",
+        "--seed",
+        "1..5",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(
+            "`run` takes one seed; to run seeds 1..5, use `faultline sweep PATHS --seeds 1..5`"
+        ),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("invalid digit"), "{stderr}");
+    let out = faultline(&["run", "scenarios/raftkv/leader-crash.yaml", "--seed", "x"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("a seed is a whole number"));
+    for command in [
+        &["run"][..],
+        &["sweep", "--seeds", "1..1", "--out", "/nonexistent/x"][..],
+    ] {
+        let mut args = command.to_vec();
+        args.extend(["scenarios/raftkv/canary-quorum.yaml", "--variant", "nosuch"]);
+        let out = faultline(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains(
+                "no scenario has a variant named `nosuch`; the variants are: buggy, fixed"
+            ),
+            "{args:?}: {stderr}"
+        );
+    }
+}

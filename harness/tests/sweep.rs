@@ -28,6 +28,7 @@ fn options(paths: Vec<PathBuf>, seeds: std::ops::RangeInclusive<u64>, out: &Path
         variant: None,
         fail_fast: false,
         guided: false,
+        overrides: Default::default(),
         quiet: true,
     }
 }
@@ -536,6 +537,9 @@ fn reports_readme_names_every_file_a_sweep_writes() {
         assert!(names.contains(name), "a sweep wrote {name}: {names:?}");
     }
     for name in &names {
-        assert!(readme.contains(name.as_str()), "reports/README.md does not name {name}");
+        assert!(
+            readme.contains(name.as_str()),
+            "reports/README.md does not name {name}"
+        );
     }
 }

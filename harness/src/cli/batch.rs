@@ -21,6 +21,7 @@ pub struct SweepArgs {
     pub variant: Option<String>,
     pub fail_fast: bool,
     pub guided: bool,
+    pub overrides: crate::scenario::Overrides,
 }
 
 fn sweep_options(args: SweepArgs, quiet: bool) -> Result<SweepOptions, String> {
@@ -53,6 +54,7 @@ fn sweep_options(args: SweepArgs, quiet: bool) -> Result<SweepOptions, String> {
         check_determinism: args.check_determinism,
         variant: args.variant,
         fail_fast: args.fail_fast,
+        overrides: args.overrides,
         quiet,
         guided: args.guided,
     })
@@ -94,6 +96,9 @@ pub fn sweep(args: SweepArgs, verbosity: Verbosity) -> u8 {
             return exit::BAD_INPUT;
         }
     };
+    for skipped in &summary.not_run {
+        term::warning(skipped.line());
+    }
     let failed = summary.failed().count();
     if verbosity != Verbosity::Quiet || failed > 0 || !summary.complete() {
         eprintln!(

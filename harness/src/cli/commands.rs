@@ -9,6 +9,7 @@ use crate::scenario::{self, Scenario};
 use crate::text::printable;
 use std::path::{Path, PathBuf};
 
+#[derive(Clone)]
 pub struct RunArgs {
     pub paths: Vec<PathBuf>,
     pub seed: Option<u64>,
@@ -17,8 +18,8 @@ pub struct RunArgs {
     pub json: bool,
     pub fail_fast: bool,
     pub verbosity: Verbosity,
-    /// `--bug KEY=MODE` overrides for every variant run.
-    pub bugs: Vec<String>,
+    /// `--bug KEY=MODE` and `--param NAME=VALUE` for every variant run.
+    pub overrides: scenario::Overrides,
 }
 
 fn load(paths: &[PathBuf]) -> Option<Vec<Scenario>> {
@@ -35,8 +36,9 @@ fn no_such_variant(scenarios: &[Scenario], variant: Option<&str>) -> bool {
     match variant {
         Some(v) if !scenarios.iter().any(|s| s.variant(v).is_some()) => {
             term::error(format!(
-                "no scenario has a variant named `{}`",
-                printable(v)
+                "no scenario has a variant named `{}`; the variants are: {}",
+                printable(v),
+                Scenario::variants_of_all(scenarios)
             ));
             true
         }
@@ -45,92 +47,110 @@ fn no_such_variant(scenarios: &[Scenario], variant: Option<&str>) -> bool {
 }
 
 pub fn run(args: &RunArgs) -> u8 {
-    let Some(scenarios) = load(&args.paths) else {
+    let Some(mut scenarios) = load(&args.paths) else {
         return exit::BAD_INPUT;
     };
-    let bugs = match bug_overrides(&scenarios, &args.bugs) {
+    if let Err(message) = args.overrides.apply(&mut scenarios) {
+        eprintln!("error: {}", crate::text::printable(&message));
+        return exit::BAD_INPUT;
+    }
+    if no_such_variant(&scenarios, args.variant.as_deref()) {
+        return exit::BAD_INPUT;
+    }
+    let mut jobs = Vec::new();
+    for (si, s) in scenarios.iter().enumerate() {
+        for (vi, v) in s.variants.iter().enumerate() {
+            if args.variant.as_ref().is_none_or(|name| v.name == *name) {
+                jobs.push((si, vi, args.seed.unwrap_or(s.settings.seed)));
+            }
+        }
+    }
+    run_jobs(&scenarios, &jobs, args)
+}
+
+/// Run each (scenario, variant, seed) in order, as `run` does: print, write
+/// reports, and give the exit code of the set.
+fn run_jobs(scenarios: &[Scenario], jobs: &[(usize, usize, u64)], args: &RunArgs) -> u8 {
+    let planned = jobs.len();
+    let mut records: Vec<report::RunRecord> = Vec::new();
+    let mut not_run: Vec<report::NotRun> = Vec::new();
+    let mut last_report: Option<PathBuf> = None;
+    // `--bug` overrides are a run input: recorded in the report and passed
+    // again by every replay (to a target's binary too).
+    let bugs = match bug_overrides(scenarios, &args.overrides.bugs) {
         Ok(bugs) => bugs,
         Err(message) => {
             eprintln!("error: {}", crate::text::printable(&message));
             return exit::BAD_INPUT;
         }
     };
-    if no_such_variant(&scenarios, args.variant.as_deref()) {
-        return exit::BAD_INPUT;
-    }
-    let planned: usize = scenarios
-        .iter()
-        .map(|s| {
-            s.variants
-                .iter()
-                .filter(|v| args.variant.as_ref().is_none_or(|name| v.name == *name))
-                .count()
-        })
-        .sum();
-    let mut records: Vec<report::RunRecord> = Vec::new();
-    let mut last_report: Option<PathBuf> = None;
-    'runs: for scenario in &scenarios {
-        for v in scenario
-            .variants
-            .iter()
-            .filter(|v| args.variant.as_ref().is_none_or(|name| v.name == *name))
-        {
-            let seed = args.seed.unwrap_or(scenario.settings.seed);
-            let inputs = runner::Inputs {
-                bugs: bugs.clone(),
-                ..Default::default()
-            };
-            let mut result = runner::run_with(scenario, v, seed, &inputs);
-            // A failed run with a bug key on is explained by its fixed twin.
-            result.differential = runner::differential(scenario, v, seed, &inputs, &result);
-            // Otherwise a fault named as the cause is checked by one rerun without it.
-            if !result.differential.iter().any(|d| d.fixed_passed) {
-                result.cause_check =
-                    runner::confirm_causes(scenario, v, seed, &inputs, &mut result);
-            }
-            let mut record = report::RunRecord::of(&result).started_now();
-            let mut html = None;
-            if let Some(dir) = &args.report_dir {
-                // Written as each run ends, so a later failure loses nothing.
-                match report::write_run(dir, &result) {
-                    Ok(path) => {
-                        record.report =
-                            path.strip_prefix(dir).ok().map(|p| p.display().to_string());
-                        html = Some(path.with_extension("html"));
-                    }
-                    Err(e) => {
-                        term::error(format!(
-                            "writing the report of {} [{}]: {e}",
-                            printable(&result.scenario),
-                            printable(&result.variant)
-                        ));
-                        return exit::BAD_INPUT;
-                    }
+    for &(si, vi, seed) in jobs {
+        let scenario = &scenarios[si];
+        let v = &scenario.variants[vi];
+        // A variant whose build is missing is not run, and said so; the others go ahead.
+        if let Some(reason) = scenario.unbuilt(v) {
+            let skipped = report::NotRun::of(scenario, &v.name, 1, reason);
+            term::warning(skipped.line());
+            not_run.push(skipped);
+            continue;
+        }
+        let inputs = runner::Inputs {
+            bugs: bugs.clone(),
+            ..Default::default()
+        };
+        let mut result = runner::run_with(scenario, v, seed, &inputs);
+        // The replay of a run with `--param` overrides needs them too.
+        args.overrides.stamp(&mut result);
+        // A failed run with a bug key on is explained by its fixed twin.
+        result.differential = runner::differential(scenario, v, seed, &inputs, &result);
+        // Otherwise a fault named as the cause is checked by one rerun without it.
+        if !result.differential.iter().any(|d| d.fixed_passed) {
+            result.cause_check = runner::confirm_causes(scenario, v, seed, &inputs, &mut result);
+        }
+        let mut record = report::RunRecord::of(&result).started_now();
+        let mut html = None;
+        if let Some(dir) = &args.report_dir {
+            // Written as each run ends, so a later failure loses nothing.
+            match report::write_run(dir, &result) {
+                Ok(path) => {
+                    record.report = path.strip_prefix(dir).ok().map(|p| p.display().to_string());
+                    html = Some(path.with_extension("html"));
                 }
-            }
-            if args.json {
-                println!(
-                    "{}",
-                    serde_json::to_string(&record).expect("records serialize")
-                );
-            } else if args.verbosity != Verbosity::Quiet || !result.passed {
-                anstream::print!("{}", report::run_lines(&result, args.verbosity.detail()));
-                if let Some(html) = html.as_ref().filter(|_| !result.passed) {
-                    println!("  report: {}", printable(&html.display().to_string()));
+                Err(e) => {
+                    term::error(format!(
+                        "writing the report of {} [{}]: {e}",
+                        printable(&result.scenario),
+                        printable(&result.variant)
+                    ));
+                    return exit::BAD_INPUT;
                 }
-            }
-            if let Some(html) = html {
-                last_report = Some(html);
-            }
-            let failed = !record.passed;
-            records.push(record);
-            if failed && args.fail_fast {
-                break 'runs;
             }
         }
+        if args.json {
+            println!(
+                "{}",
+                serde_json::to_string(&record).expect("records serialize")
+            );
+        } else if args.verbosity != Verbosity::Quiet || !result.passed {
+            anstream::print!("{}", report::run_lines(&result, args.verbosity.detail()));
+            if let Some(html) = html.as_ref().filter(|_| !result.passed) {
+                println!("  report: {}", printable(&html.display().to_string()));
+            }
+        }
+        if let Some(html) = html {
+            last_report = Some(html);
+        }
+        let failed = !record.passed;
+        records.push(record);
+        if failed && args.fail_fast {
+            break;
+        }
     }
+    let incomplete = report::not_run_note(&not_run);
     if let Some(dir) = &args.report_dir {
-        if let Err(e) = report::write_summaries(dir, &records) {
+        if let Err(e) =
+            report::write_summaries_not_run(dir, &records, incomplete.as_deref(), &not_run, "")
+        {
             term::error(format!("writing summaries: {e}"));
             return exit::BAD_INPUT;
         }
@@ -142,10 +162,13 @@ pub fn run(args: &RunArgs) -> u8 {
             records.len(),
             records.len() - failed
         );
-        if records.len() < planned {
+        if !not_run.is_empty() {
+            line.push_str(&format!(", {} not run (target not built)", not_run.len()));
+        }
+        if records.len() + not_run.len() < planned {
             line.push_str(&format!(
                 " (--fail-fast: {} run(s) not started)",
-                planned - records.len()
+                planned - records.len() - not_run.len()
             ));
         }
         println!("{line}");
@@ -158,35 +181,275 @@ pub fn run(args: &RunArgs) -> u8 {
             println!("report: {}", printable(&shown.display().to_string()));
         }
     }
-    exit::of_runs(&records)
+    if let Some(note) = &incomplete {
+        term::warning(format!("incomplete: {note}"));
+    }
+    // Runs that were asked for and not done: incomplete, never green.
+    exit::of_sweep(false, not_run.is_empty(), &records)
+}
+
+/// `faultline rerun-failed DIR`: the failing runs of the sweep in DIR (its
+/// `--out`), each rerun as `run` runs one, with the sweep's `--bug` and
+/// `--param`. The exit code is that of the reruns: 0 when every one now passes.
+pub fn rerun_failed(dir: &Path, args: &RunArgs) -> u8 {
+    let shown = printable(&dir.display().to_string()).into_owned();
+    let meta = match crate::sweep::meta::read(dir) {
+        Ok(Some(meta)) => meta,
+        Ok(None) => {
+            term::error(format!(
+                "{shown}: no {}: not the --out directory of a sweep",
+                crate::sweep::meta::META_FILE
+            ));
+            return exit::BAD_INPUT;
+        }
+        Err(message) => {
+            term::error(message);
+            return exit::BAD_INPUT;
+        }
+    };
+    let results = match crate::sweep::results::read(&dir.join(crate::sweep::results::RESULTS_FILE))
+    {
+        Ok(results) => results,
+        Err(e) => {
+            term::error(e);
+            return exit::BAD_INPUT;
+        }
+    };
+    if results.records.is_empty() {
+        term::warning(format!(
+            "{shown}: the sweep recorded no run: nothing to rerun"
+        ));
+        return exit::INCOMPLETE;
+    }
+    // Each failing run once (a record may repeat in a resumed sweep), by file, variant, seed.
+    // A guided sweep's derived run was given its schedule: its seed alone is
+    // another run, so it is replayed from its report instead.
+    let derived = |r: &&report::RunRecord| r.guided.as_ref().is_some_and(|g| g.origin != "fresh");
+    for r in results.records.iter().filter(|r| !r.passed).filter(derived) {
+        term::warning(format!(
+            "not rerun (a guided search's derived run, given its schedule): {}",
+            printable(&r.replay)
+        ));
+    }
+    let failed: std::collections::BTreeSet<(String, String, u64)> = results
+        .records
+        .iter()
+        .filter(|r| !r.passed && !derived(r))
+        .map(|r| (r.file.clone(), r.variant.clone(), r.seed))
+        .collect();
+    if failed.is_empty() {
+        println!(
+            "{shown}: no failed run to rerun ({} run(s) recorded, every one passed)",
+            results.records.len()
+        );
+        return exit::OK;
+    }
+    let files: std::collections::BTreeSet<&str> =
+        failed.iter().map(|(f, _, _)| f.as_str()).collect();
+    let paths: Vec<PathBuf> = files.iter().map(PathBuf::from).collect();
+    let Some(mut scenarios) = load(&paths) else {
+        return exit::BAD_INPUT;
+    };
+    let overrides = scenario::Overrides {
+        bugs: meta.bugs,
+        params: meta.params,
+    };
+    if let Err(message) = overrides.apply(&mut scenarios) {
+        term::error(format!("the sweep's overrides no longer apply: {message}"));
+        return exit::BAD_INPUT;
+    }
+    let mut jobs = Vec::new();
+    for (file, variant, seed) in &failed {
+        let Some(si) = scenarios.iter().position(|s| s.file == *file) else {
+            term::error(format!("{}: not loaded", printable(file)));
+            return exit::BAD_INPUT;
+        };
+        let Some(vi) = scenarios[si]
+            .variants
+            .iter()
+            .position(|v| v.name == *variant)
+        else {
+            term::error(format!(
+                "{} has no variant `{}` any more (it has: {})",
+                printable(file),
+                printable(variant),
+                scenarios[si].variant_names()
+            ));
+            return exit::BAD_INPUT;
+        };
+        jobs.push((si, vi, *seed));
+    }
+    if !args.json && args.verbosity != Verbosity::Quiet {
+        println!("rerunning {} failed run(s) of {shown}", jobs.len());
+    }
+    let args = RunArgs {
+        overrides,
+        ..args.clone()
+    };
+    run_jobs(&scenarios, &jobs, &args)
 }
 
 pub fn validate(paths: &[PathBuf], verbosity: Verbosity) -> u8 {
     let Some(scenarios) = load(paths) else {
         return exit::BAD_INPUT;
     };
-    if verbosity == Verbosity::Quiet {
-        return exit::OK;
-    }
+    let mut unchecked = 0;
     for s in &scenarios {
-        let variants: Vec<String> = s
+        let unbuilt: Vec<(String, String)> = s
             .variants
             .iter()
-            .map(|v| printable(&v.name).into_owned())
+            .filter_map(|v| s.unbuilt(v).map(|why| (v.name.clone(), why)))
             .collect();
+        for (variant, why) in &unbuilt {
+            term::warning(format!(
+                "{} [{}] not checked: {}",
+                printable(&s.file),
+                printable(variant),
+                printable(why)
+            ));
+        }
+        unchecked += unbuilt.len();
+        if verbosity == Verbosity::Quiet {
+            continue;
+        }
+        if !unbuilt.is_empty() && unbuilt.len() == s.variants.len() && s.steps.is_empty() {
+            // Only what dispatch needs was read: the build checks the rest.
+            println!(
+                "not checked {} ({}; variants: {}): no build of it is built",
+                printable(&s.file),
+                s.model.info().name,
+                s.variant_names()
+            );
+            continue;
+        }
         println!(
             "ok {} ({}; {} step(s); variants: {})",
             printable(&s.file),
             s.model.info().name,
             s.steps.len(),
-            variants.join(", ")
+            s.variant_names()
         );
+    }
+    if unchecked > 0 {
+        // What only a missing build can check was not checked: not a pass.
+        term::warning(format!(
+            "incomplete: {unchecked} variant(s) not checked: their target is not built"
+        ));
+        return exit::INCOMPLETE;
     }
     exit::OK
 }
 
-pub fn list(scenarios_dir: Option<&Path>) -> u8 {
-    for model in crate::models::all() {
+/// One scenario file as `list` shows it.
+struct Listed {
+    file: String,
+    /// `None`: the file does not load.
+    model: Option<String>,
+    variants: Vec<String>,
+    /// (variant, the command that builds its target), for each one not built.
+    unbuilt: Vec<(String, String)>,
+}
+
+fn list_scenarios(files: Vec<PathBuf>) -> Vec<Listed> {
+    files
+        .into_iter()
+        .map(|file| {
+            let shown = file.display().to_string();
+            match scenario::load(&file) {
+                Ok(s) => Listed {
+                    file: shown,
+                    model: Some(s.model.info().name.to_string()),
+                    variants: s.variants.iter().map(|v| v.name.clone()).collect(),
+                    unbuilt: s
+                        .variants
+                        .iter()
+                        .filter_map(|v| {
+                            let build =
+                                crate::targets::resolve(&s.file, v.target.as_deref()).ok()??;
+                            build.check().err().map(|_| (v.name.clone(), build.build))
+                        })
+                        .collect(),
+                },
+                Err(_) => Listed {
+                    file: shown,
+                    model: None,
+                    variants: Vec::new(),
+                    unbuilt: Vec::new(),
+                },
+            }
+        })
+        .collect()
+}
+
+/// `faultline list [MODEL] [--scenarios DIR] [--json]`: the models (or one),
+/// then the scenarios under DIR (of that model).
+pub fn list(scenarios_dir: Option<&Path>, only: Option<&str>, json: bool) -> u8 {
+    let models: Vec<&'static dyn nodes::api::Model> = crate::models::all()
+        .into_iter()
+        .filter(|m| only.is_none_or(|name| m.info().name == name))
+        .collect();
+    let dir = scenarios_dir.unwrap_or(Path::new("scenarios"));
+    let listed = if dir.is_dir() {
+        match scenario::scenario_files(&[dir.to_path_buf()]) {
+            Ok(files) => Some(list_scenarios(files)),
+            Err(message) => {
+                term::error(message);
+                return exit::BAD_INPUT;
+            }
+        }
+    } else if scenarios_dir.is_none() {
+        None
+    } else {
+        term::error(format!(
+            "{}: not a directory of scenarios",
+            printable(&dir.display().to_string())
+        ));
+        return exit::BAD_INPUT;
+    };
+    // With a model named, only its scenarios (a file that does not load is
+    // shown either way: it might be one).
+    let listed: Option<Vec<Listed>> = listed.map(|all| {
+        all.into_iter()
+            .filter(|l| only.is_none() || l.model.is_none() || l.model.as_deref() == only)
+            .collect()
+    });
+    if let Some(name) = only {
+        // A model of a target build is known here only by its scenarios.
+        let in_scenarios = listed
+            .iter()
+            .flatten()
+            .any(|l| l.model.as_deref() == Some(name));
+        if models.is_empty() && !in_scenarios {
+            let known: Vec<&str> = crate::models::all()
+                .into_iter()
+                .map(|m| m.info().name)
+                .collect();
+            term::error(format!(
+                "no model named `{}`; the models are: {}",
+                printable(name),
+                known.join(", ")
+            ));
+            return exit::BAD_INPUT;
+        }
+    }
+    if json {
+        let value = serde_json::json!({
+            "models": models.iter().map(|m| model_json(m.info())).collect::<Vec<_>>(),
+            "scenarios": listed.iter().flatten().map(|l| serde_json::json!({
+                "file": l.file,
+                "model": l.model,
+                "valid": l.model.is_some(),
+                "variants": l.variants,
+                "not_built": l.unbuilt.iter().map(|(v, build)| serde_json::json!({
+                    "variant": v,
+                    "build": build,
+                })).collect::<Vec<_>>(),
+            })).collect::<Vec<_>>(),
+        });
+        println!("{value}");
+        return exit::OK;
+    }
+    for model in &models {
         let info = model.info();
         println!("model {}: {}", info.name, info.summary);
         let roles: Vec<String> = info
@@ -257,49 +520,78 @@ pub fn list(scenarios_dir: Option<&Path>) -> u8 {
         }
         println!();
     }
-    let dir = scenarios_dir.unwrap_or(Path::new("scenarios"));
-    if !dir.is_dir() {
-        if scenarios_dir.is_none() {
-            // The default: running elsewhere than a checkout is fine; say why nothing follows.
-            term::warning("no `scenarios` directory here; pass --scenarios DIR to list scenarios");
-            return exit::OK;
-        }
-        term::error(format!(
-            "{}: not a directory of scenarios",
-            printable(&dir.display().to_string())
-        ));
-        return exit::BAD_INPUT;
-    }
+    let Some(listed) = listed else {
+        // The default: running elsewhere than a checkout is fine; say why nothing follows.
+        term::warning("no `scenarios` directory here; pass --scenarios DIR to list scenarios");
+        return exit::OK;
+    };
     println!(
         "bundled scenarios ({}):",
         printable(&dir.display().to_string())
     );
-    let files = match scenario::scenario_files(&[dir.to_path_buf()]) {
-        Ok(files) => files,
-        Err(message) => {
-            term::error(message);
-            return exit::BAD_INPUT;
+    for l in &listed {
+        let shown = printable(&l.file).into_owned();
+        let Some(model) = &l.model else {
+            println!("  {shown} (invalid: run `faultline validate` on it)");
+            continue;
+        };
+        let names: Vec<String> = l
+            .variants
+            .iter()
+            .map(|v| printable(v).into_owned())
+            .collect();
+        let mut line = format!("  {shown} [{model}] variants: {}", names.join(", "));
+        if !l.unbuilt.is_empty() {
+            let names: Vec<String> = l
+                .unbuilt
+                .iter()
+                .map(|(v, _)| printable(v).into_owned())
+                .collect();
+            let commands: std::collections::BTreeSet<String> =
+                l.unbuilt.iter().map(|(_, c)| format!("`{c}`")).collect();
+            let commands: Vec<String> = commands.into_iter().collect();
+            line.push_str(&format!(
+                " (not built: {}; build with {})",
+                names.join(", "),
+                commands.join(", ")
+            ));
         }
-    };
-    for file in files {
-        let shown = printable(&file.display().to_string()).into_owned();
-        match scenario::load(&file) {
-            Ok(s) => {
-                let v: Vec<String> = s
-                    .variants
-                    .iter()
-                    .map(|v| printable(&v.name).into_owned())
-                    .collect();
-                println!(
-                    "  {shown} [{}] variants: {}",
-                    s.model.info().name,
-                    v.join(", ")
-                );
-            }
-            Err(_) => println!("  {shown} (invalid: run `faultline validate` on it)"),
-        }
+        println!("{line}");
     }
     exit::OK
+}
+
+/// A model's declaration as `list --json` prints it.
+fn model_json(info: &nodes::api::ModelInfo) -> serde_json::Value {
+    serde_json::json!({
+        "name": info.name,
+        "summary": info.summary,
+        "roles": info.roles.iter().map(|r| serde_json::json!({
+            "name": r.name, "summary": r.summary, "count_min": r.count_min, "count_max": r.count_max,
+        })).collect::<Vec<_>>(),
+        "params": info.params,
+        "history": history_model_name(info.history),
+        "ops": info.ops.iter().map(|op| serde_json::json!({
+            "name": op.name,
+            "summary": op.summary,
+            "example": op.example,
+            "consistency": op.consistency.name(),
+            "definite": op.answers.definite,
+            "refused": op.answers.refused,
+        })).collect::<Vec<_>>(),
+        "fail_points": info.fail_points.iter().map(|p| serde_json::json!({
+            "name": p.name, "summary": p.summary, "errors": p.errors, "stall": p.stall, "panic": p.panic,
+        })).collect::<Vec<_>>(),
+        "invariants": info.invariants.iter().map(|i| serde_json::json!({
+            "name": i.name, "kind": format!("{:?}", i.kind).to_lowercase(), "summary": i.summary,
+        })).collect::<Vec<_>>(),
+        "bugs": info.bugs.iter().map(|b| serde_json::json!({
+            "key": b.key, "summary": b.summary,
+        })).collect::<Vec<_>>(),
+        "probes": info.probes.iter().map(|p| serde_json::json!({
+            "name": p.name, "summary": p.summary, "rare": p.rare,
+        })).collect::<Vec<_>>(),
+    })
 }
 
 pub fn replay(path: &Path, verbosity: Verbosity) -> u8 {
@@ -310,7 +602,7 @@ pub fn replay(path: &Path, verbosity: Verbosity) -> u8 {
             return exit::BAD_INPUT;
         }
     };
-    let scenario = match scenario::load(Path::new(saved.scenario_path())) {
+    let mut scenario = match scenario::load(Path::new(saved.scenario_path())) {
         Ok(s) => s,
         Err(e) => {
             term::error(format!(
@@ -320,6 +612,17 @@ pub fn replay(path: &Path, verbosity: Verbosity) -> u8 {
             return exit::BAD_INPUT;
         }
     };
+    // The run's `--param` overrides, as it had them.
+    let overrides = scenario::Overrides {
+        bugs: Vec::new(),
+        params: saved.param_overrides.clone(),
+    };
+    if let Err(message) = overrides.apply(std::slice::from_mut(&mut scenario)) {
+        term::error(format!(
+            "the report's --param overrides no longer apply: {message}"
+        ));
+        return exit::BAD_INPUT;
+    }
     if scenario.sha256 != saved.scenario_sha256 {
         term::warning(format!(
             "{} changed since the report was written (sha256 differs)",
@@ -328,9 +631,10 @@ pub fn replay(path: &Path, verbosity: Verbosity) -> u8 {
     }
     let Some(variant) = scenario.variant(&saved.variant) else {
         term::error(format!(
-            "{} has no variant `{}` any more",
+            "{} has no variant `{}` any more (it has: {})",
             printable(&saved.file),
-            printable(&saved.variant)
+            printable(&saved.variant),
+            scenario.variant_names()
         ));
         return exit::BAD_INPUT;
     };

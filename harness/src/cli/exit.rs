@@ -13,9 +13,12 @@ pub const OK: u8 = 0;
 pub const FAILED: u8 = 1;
 /// Bad input or usage: nothing was judged.
 pub const BAD_INPUT: u8 = 2;
-/// A sweep or merge that did not cover every run it was asked for (time budget, a
-/// missing shard, unreadable records). A sweep stopped by `--fail-fast` exits with
-/// its failure's code instead: the failure is the verdict.
+/// A command that did not cover every run it was asked for (a sweep's time
+/// budget, a missing shard, unreadable records, a variant whose target is not
+/// built: `run`, `sweep`, `hunt`, `validate`). It outranks the runs' verdict: the
+/// runs that happened are reported, but the set is not green. A sweep stopped
+/// by `--fail-fast` exits with its failure's code instead: the failure is the
+/// verdict.
 pub const INCOMPLETE: u8 = 3;
 /// A rerun of the same scenario and seed gave another trail.
 pub const NONDETERMINISM: u8 = 4;
@@ -51,7 +54,7 @@ pub const TABLE: &[(u8, &str)] = &[
     (BAD_INPUT, "bad input or usage; nothing was judged"),
     (
         INCOMPLETE,
-        "a sweep or merge did not cover every requested run",
+        "not every requested run was done (a sweep's time budget, a missing shard, a target not built); the rest were judged",
     ),
     (
         NONDETERMINISM,
@@ -171,6 +174,7 @@ mod tests {
             nondeterminism: None,
             trail_excerpt: vec![],
             coverage: None,
+            guided: None,
             started_unix_ms: None,
         }
     }

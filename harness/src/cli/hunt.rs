@@ -68,11 +68,18 @@ pub fn hunt(args: HuntArgs) -> u8 {
     };
     let table = match crate::hunt::hunt(&options) {
         Ok(table) => table,
-        Err(message) => {
+        Err(crate::hunt::Error::Load(failures)) => {
+            term::load_failures(&failures);
+            return exit::BAD_INPUT;
+        }
+        Err(crate::hunt::Error::Other(message)) => {
             term::error(message);
             return exit::BAD_INPUT;
         }
     };
+    for skipped in &table.not_run {
+        term::warning(skipped.line());
+    }
     let compared = if args.guided_trials > 0 {
         if !args.json {
             eprintln!(
@@ -164,6 +171,11 @@ pub fn hunt(args: HuntArgs) -> u8 {
     }
     if !missed.is_empty() {
         eprintln!("hunt: not found: {}", missed.join(", "));
+    }
+    if let Some(note) = crate::report::not_run_note(&table.not_run) {
+        // Arms that were asked for and not run: incomplete, never green.
+        term::warning(format!("incomplete: {note}"));
+        return exit::INCOMPLETE;
     }
     if false_positives > 0 || !missed.is_empty() {
         exit::FAILED

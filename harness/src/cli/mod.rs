@@ -83,8 +83,9 @@ pub enum Command {
     Run {
         #[arg(required = true)]
         paths: Vec<PathBuf>,
-        /// Seed for every run (default: each scenario's `defaults.seed`, else 1).
-        #[arg(long)]
+        /// Seed for every run (default: each scenario's `defaults.seed`, else 1);
+        /// one seed: a range of them is `faultline sweep PATHS --seeds 1..5`.
+        #[arg(long, value_parser = parse_one_seed)]
         seed: Option<u64>,
         /// Run only this variant.
         #[arg(long)]
@@ -102,17 +103,28 @@ pub enum Command {
         /// (repeatable; the replay of a `hunt` find uses it).
         #[arg(long = "bug", value_name = "KEY=MODE")]
         bugs: Vec<String>,
+        /// Override a model param in every variant run: `--param check_quorum=false`
+        /// (repeatable; VALUE is YAML; a chaos section no longer draws it).
+        #[arg(long = "param", value_name = "NAME=VALUE")]
+        params: Vec<String>,
     },
     /// Validate scenario files without running them.
     Validate {
         #[arg(required = true)]
         paths: Vec<PathBuf>,
     },
-    /// List models (ops, fail points, invariants, bug keys, probes) and bundled scenarios.
+    /// List models (ops, fail points, invariants, bug keys, probes) and bundled
+    /// scenarios: `faultline list raftkv` for one model and its scenarios.
     List {
+        /// Only this model, and the scenarios of it.
+        model: Option<String>,
         /// Where to look for scenarios [default: scenarios].
         #[arg(long)]
         scenarios: Option<PathBuf>,
+        /// One JSON object: `models` (each declaration) and `scenarios` (file,
+        /// model, variants, the variants whose target is not built).
+        #[arg(long)]
+        json: bool,
     },
     /// Rerun a saved report.json and confirm the same trail digest.
     Replay { report: PathBuf },
@@ -154,6 +166,26 @@ pub enum Command {
         /// corpus is kept in --out (guided/), and --resume continues it.
         #[arg(long)]
         guided: bool,
+        /// Override a bug mode in every run, as `run --bug` (repeatable).
+        #[arg(long = "bug", value_name = "KEY=MODE")]
+        bugs: Vec<String>,
+        /// Override a model param in every run, as `run --param` (repeatable).
+        #[arg(long = "param", value_name = "NAME=VALUE")]
+        params: Vec<String>,
+    },
+    /// Rerun the failing runs of an earlier sweep (its --out DIR), each as `run`
+    /// runs one, with the sweep's --bug and --param: `faultline rerun-failed reports/sweep`.
+    RerunFailed {
+        dir: PathBuf,
+        /// Write report.json per run, junit.xml and summary.md here.
+        #[arg(long)]
+        report_dir: Option<PathBuf>,
+        /// Print one JSON object per run instead of the readable summary.
+        #[arg(long)]
+        json: bool,
+        /// Stop after the first run that misses its expectation.
+        #[arg(long)]
+        fail_fast: bool,
     },
     /// Reduce a failing run's report to a minimal scenario that fails the same way.
     Shrink {
@@ -209,22 +241,18 @@ pub enum Command {
     },
     /// Export what clients saw in a saved report.json: JSON lines, or EDN in
     /// the shapes Jepsen's tools read (elle-cli, Knossos); docs/history.md.
+    /// `history export REPORT` and `history REPORT` are the same command.
+    #[command(
+        args_conflicts_with_subcommands = true,
+        subcommand_negates_reqs = true,
+        disable_help_subcommand = true,
+        after_help = HISTORY_EXAMPLES
+    )]
     History {
-        report: PathBuf,
-        /// EDN instead of JSON lines.
-        #[arg(long)]
-        edn: bool,
-        /// EDN shape: `generic` (every op as it is), `register` (Knossos's
-        /// cas-register: reads and writes), `list-append` (Elle's txns).
-        #[arg(long, value_enum, default_value_t = EdnShapeArg::Generic, requires = "edn")]
-        shape: EdnShapeArg,
-        /// With `--shape register`: this key only (Knossos checks one register);
-        /// without, every key as `[key value]` tuples.
-        #[arg(long)]
-        key: Option<String>,
-        /// Write it here (default: print it).
-        #[arg(short, long)]
-        out: Option<PathBuf>,
+        #[command(subcommand)]
+        export: Option<HistoryCommand>,
+        #[command(flatten)]
+        args: HistoryArgs,
     },
     /// The rediscovery benchmark: every chaos scenario once per bug key of its
     /// model (that key buggy, the rest fixed) and once all fixed, over seed ranges.
@@ -296,6 +324,81 @@ pub enum Command {
     },
 }
 
+/// `run --seed`: one seed. A range (or a list) is a sweep's, and says so.
+fn parse_one_seed(text: &str) -> Result<u64, String> {
+    if text.contains("..") || text.contains(',') {
+        return Err(format!(
+            "`run` takes one seed; to run seeds {text}, use `faultline sweep PATHS --seeds {}`",
+            text.replace(',', "..")
+        ));
+    }
+    text.parse().map_err(|_| {
+        format!(
+            "a seed is a whole number from 0 to {}; a range of seeds is `faultline sweep PATHS --seeds 1..5`",
+            u64::MAX
+        )
+    })
+}
+
+const HISTORY_EXAMPLES: &str = "\
+Examples:
+  faultline history export reports/s/default/seed-1/report.json
+  faultline history export report.json -o history.jsonl
+  faultline history export report.json --edn --shape register --key k1 -o k1.edn
+  faultline history report.json --edn     (the same as `history export report.json --edn`)
+A report file named `export` is `./export`.";
+
+#[derive(Subcommand, Debug)]
+pub enum HistoryCommand {
+    /// Export a saved run's client history (as `faultline history REPORT`).
+    #[command(after_help = HISTORY_EXAMPLES)]
+    Export {
+        #[command(flatten)]
+        args: HistoryArgs,
+    },
+}
+
+#[derive(clap::Args, Debug)]
+pub struct HistoryArgs {
+    /// The run's report.json.
+    #[arg(required = true, value_name = "REPORT")]
+    report: Option<PathBuf>,
+    /// EDN instead of JSON lines.
+    #[arg(long)]
+    edn: bool,
+    /// EDN shape: `generic` (every op as it is), `register` (Knossos's
+    /// cas-register: reads and writes), `list-append` (Elle's txns).
+    #[arg(long, value_enum, default_value_t = EdnShapeArg::Generic, requires = "edn")]
+    shape: EdnShapeArg,
+    /// With `--shape register`: this key only (Knossos checks one register);
+    /// without, every key as `[key value]` tuples.
+    #[arg(long)]
+    key: Option<String>,
+    /// Write it here (default: print it).
+    #[arg(short, long)]
+    out: Option<PathBuf>,
+}
+
+fn export_history(args: HistoryArgs) -> u8 {
+    let HistoryArgs {
+        report,
+        edn,
+        shape,
+        key,
+        out,
+    } = args;
+    let Some(report) = report else {
+        term::error("history: give the run's report.json: `faultline history export REPORT`");
+        return exit::BAD_INPUT;
+    };
+    let shape = edn.then_some(match shape {
+        EdnShapeArg::Generic => crate::history::EdnShape::Generic,
+        EdnShapeArg::Register => crate::history::EdnShape::Register { key },
+        EdnShapeArg::ListAppend => crate::history::EdnShape::ListAppend,
+    });
+    commands::export_history(&report, shape.as_ref(), out.as_deref())
+}
+
 pub fn main_with(cli: Cli) -> ExitCode {
     let color = match cli.color {
         ColorWhen::Auto => anstream::ColorChoice::Auto,
@@ -319,6 +422,7 @@ pub fn main_with(cli: Cli) -> ExitCode {
             json,
             fail_fast,
             bugs,
+            params,
         } => commands::run(&commands::RunArgs {
             paths,
             seed,
@@ -327,10 +431,32 @@ pub fn main_with(cli: Cli) -> ExitCode {
             json,
             fail_fast,
             verbosity,
-            bugs,
+            overrides: crate::scenario::Overrides { bugs, params },
         }),
+        Command::RerunFailed {
+            dir,
+            report_dir,
+            json,
+            fail_fast,
+        } => commands::rerun_failed(
+            &dir,
+            &commands::RunArgs {
+                paths: Vec::new(),
+                seed: None,
+                variant: None,
+                report_dir,
+                json,
+                fail_fast,
+                verbosity,
+                overrides: Default::default(),
+            },
+        ),
         Command::Validate { paths } => commands::validate(&paths, verbosity),
-        Command::List { scenarios } => commands::list(scenarios.as_deref()),
+        Command::List {
+            model,
+            scenarios,
+            json,
+        } => commands::list(scenarios.as_deref(), model.as_deref(), json),
         Command::Replay { report } => commands::replay(&report, verbosity),
         Command::Sweep {
             paths,
@@ -344,6 +470,8 @@ pub fn main_with(cli: Cli) -> ExitCode {
             variant,
             fail_fast,
             guided,
+            bugs,
+            params,
         } => batch::sweep(
             batch::SweepArgs {
                 paths,
@@ -357,6 +485,7 @@ pub fn main_with(cli: Cli) -> ExitCode {
                 variant,
                 fail_fast,
                 guided,
+                overrides: crate::scenario::Overrides { bugs, params },
             },
             verbosity,
         ),
@@ -392,20 +521,10 @@ pub fn main_with(cli: Cli) -> ExitCode {
         }),
         Command::Report { report, output } => commands::render_report(&report, output.as_deref()),
         Command::Child { what } => child::serve(what),
-        Command::History {
-            report,
-            edn,
-            shape,
-            key,
-            out,
-        } => {
-            let shape = edn.then_some(match shape {
-                EdnShapeArg::Generic => crate::history::EdnShape::Generic,
-                EdnShapeArg::Register => crate::history::EdnShape::Register { key },
-                EdnShapeArg::ListAppend => crate::history::EdnShape::ListAppend,
-            });
-            commands::export_history(&report, shape.as_ref(), out.as_deref())
-        }
+        Command::History { export, args } => match export {
+            Some(HistoryCommand::Export { args }) => export_history(args),
+            None => export_history(args),
+        },
         Command::Hunt {
             paths,
             seeds,

@@ -211,7 +211,7 @@ pub struct Next {
 }
 
 /// Guided search's state, one run at a time: what to run next
-/// ([`Guide::next`]) and what a run reached ([`Guide::observe`]). Its choices
+/// ([`Guide::next_run`]) and what a run reached ([`Guide::observe`]). Its choices
 /// depend only on its search seed and on the runs it observed, in the order it
 /// observed them, so a caller that runs several at once and observes them in
 /// the order they were asked for gets the same search whatever its number of
@@ -263,7 +263,7 @@ impl Guide {
     /// run and while the corpus is empty; otherwise a corpus entry with one
     /// edit. `None` when the edit draws found nothing that applies (the run is
     /// counted, as it used budget).
-    pub fn next(&mut self) -> Option<Next> {
+    pub fn next_run(&mut self) -> Option<Next> {
         self.runs += 1;
         let run = self.runs;
         let fresh = self.corpus.is_empty() || run <= WARMUP_RUNS || run.is_multiple_of(FRESH_EVERY);
@@ -421,7 +421,7 @@ pub fn search(setup: &Setup, budget: usize, first_seed: u64, search_seed: u64) -
     let mut guide = Guide::new(setup.scenario, first_seed, search_seed);
     let mut out = Search::default();
     while guide.runs < budget {
-        let Some(next) = guide.next() else {
+        let Some(next) = guide.next_run() else {
             continue;
         };
         let result = play(setup.scenario, setup.variant, &next);

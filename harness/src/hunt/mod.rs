@@ -63,32 +63,137 @@ pub struct Done {
 /// [`NOTES_MARKER`]).
 pub const DOC_BYTES_MAX: u64 = 16 * 1024 * 1024;
 
+/// Why a hunt could not run.
+#[derive(Debug)]
+pub enum Error {
+    /// Scenario files that did not load (printed as diagnostics, with excerpts).
+    Load(scenario::LoadFailures),
+    Other(String),
+}
+
+impl From<String> for Error {
+    fn from(message: String) -> Error {
+        Error::Other(message)
+    }
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Error::Load(failures) => write!(f, "{failures}"),
+            Error::Other(message) => write!(f, "{message}"),
+        }
+    }
+}
+
 /// The scenarios a hunt takes from `paths`: those with a chaos section and an
-/// all-fixed variant, in file order.
-pub fn hunted(paths: &[PathBuf]) -> Result<Vec<Scenario>, String> {
+/// all-fixed variant, in file order. With `keys`, only the files that can hold
+/// one of them are loaded (read for their model and targets first), so a file
+/// of another model, even one that does not load, is no concern of the hunt.
+pub fn hunted(paths: &[PathBuf], keys: &[String]) -> Result<Vec<Scenario>, Error> {
     let files = scenario::scenario_files(paths)?;
     let mut out = Vec::new();
+    let mut failures = Vec::new();
     for file in files {
-        let scenario = scenario::load(&file).map_err(|e| e.to_string())?;
-        if plan::huntable(&scenario) {
-            out.push(scenario);
+        if !keys.is_empty() && !may_hold(&file, keys) {
+            continue;
         }
+        match scenario::load(&file) {
+            Ok(scenario) if plan::huntable(&scenario) => out.push(scenario),
+            Ok(_) => {}
+            Err(error) => failures.push(scenario::LoadFailure {
+                file: file.display().to_string(),
+                error,
+                source: std::fs::read_to_string(&file).ok(),
+            }),
+        }
+    }
+    if !failures.is_empty() {
+        return Err(Error::Load(scenario::LoadFailures(failures)));
     }
     Ok(out)
 }
 
+/// Whether a scenario file can hold one of `keys`, from its text alone: its
+/// model's bug keys, or for variants that pick builds, the keys the targets
+/// manifest declares for those builds. `true` when the file cannot be read
+/// that far (loading it then says what is wrong).
+fn may_hold(file: &std::path::Path, keys: &[String]) -> bool {
+    let Ok(text) = std::fs::read_to_string(file) else {
+        return true;
+    };
+    let Ok(root) = crate::yaml::parse(&text, &crate::yaml::Limits::default()) else {
+        return true;
+    };
+    let Some(model) = root.get("model").and_then(crate::yaml::Node::as_str) else {
+        return true;
+    };
+    let mut targets = Vec::new();
+    if let Some(crate::yaml::Value::Map(variants)) = root.get("variants").map(|v| &v.value) {
+        for (_, body) in variants {
+            if let Some(target) = body.get("target") {
+                let Some(target) = target.as_str() else {
+                    return true;
+                };
+                targets.push(target.to_string());
+            }
+        }
+    }
+    if targets.is_empty() {
+        return match crate::models::find(model) {
+            Some(m) => m
+                .info()
+                .bugs
+                .iter()
+                .any(|b| keys.iter().any(|k| k == b.key)),
+            None => true,
+        };
+    }
+    targets
+        .iter()
+        .any(|target| match crate::targets::locate(file, target) {
+            Ok(build) => build.bugs.0.keys().any(|k| keys.contains(k)),
+            Err(_) => true,
+        })
+}
+
 /// Run the hunt; the aggregated table, or why it could not run.
-pub fn hunt(options: &HuntOptions) -> Result<Hunt, String> {
-    let scenarios = hunted(&options.paths)?;
+pub fn hunt(options: &HuntOptions) -> Result<Hunt, Error> {
+    let scenarios = hunted(&options.paths, &options.keys)?;
     if scenarios.is_empty() {
-        return Err("no chaos scenario with an all-fixed variant under the given paths".into());
+        if !options.keys.is_empty() {
+            return Err(Error::Other(format!(
+                "no hunted scenario's model (or build, in the targets manifest) declares bug key `{}`",
+                options.keys.join("`, `")
+            )));
+        }
+        return Err(Error::Other(
+            "no chaos scenario with an all-fixed variant under the given paths".into(),
+        ));
     }
     let mut arms: Vec<Vec<Arm>> = Vec::new();
+    let mut not_run = Vec::new();
     for s in &scenarios {
         let mut a = plan::arms(s, &options.keys);
         if options.no_fixed {
             a.retain(|arm| *arm != Arm::Fixed);
         }
+        // An arm on a build that is missing is not run, and said so.
+        a.retain(|arm| {
+            let variant = plan::variant(s, arm);
+            let Some(reason) = s.unbuilt(&variant) else {
+                return true;
+            };
+            {
+                let seeds = match arm {
+                    Arm::Buggy(_) => &options.seeds,
+                    Arm::Fixed => &options.fixed_seeds,
+                };
+                let runs = seeds.end().saturating_sub(*seeds.start()).saturating_add(1);
+                not_run.push(crate::report::NotRun::of(s, &variant.name, runs, reason));
+                false
+            }
+        });
         arms.push(a);
     }
     for key in &options.keys {
@@ -96,9 +201,9 @@ pub fn hunt(options: &HuntOptions) -> Result<Hunt, String> {
             .iter()
             .any(|s| plan::keys(s).iter().any(|k| k == key));
         if !known {
-            return Err(format!(
+            return Err(Error::Other(format!(
                 "no hunted scenario's model (or build, in the targets manifest) declares bug key `{key}`"
-            ));
+            )));
         }
     }
     let mut items = Vec::new();
@@ -118,6 +223,7 @@ pub fn hunt(options: &HuntOptions) -> Result<Hunt, String> {
         }
     }
     let mut hunt = Hunt::new(&scenarios, &arms, options);
+    hunt.not_run = not_run;
     let files: Vec<PathBuf> = scenarios.iter().map(|s| PathBuf::from(&s.file)).collect();
     let total = items.len();
     #[allow(
@@ -146,7 +252,7 @@ pub fn hunt(options: &HuntOptions) -> Result<Hunt, String> {
     // A bar on a terminal, a plain line every few seconds otherwise (CI logs).
     let mut bar = crate::progress::Bar::new("hunt", "runs", total as u64, 0, options.quiet);
     for message in receiver {
-        let done_run = message?;
+        let done_run = message.map_err(Error::Other)?;
         hunt.record(done_run);
         done += 1;
         bar.set(done, format!("{} find(s) so far", hunt.finds()));

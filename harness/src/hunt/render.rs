@@ -83,6 +83,9 @@ pub fn terminal(hunt: &Hunt) -> String {
             out.push_str(&format!("{:<22} cause: {short}\n", ""));
         }
     }
+    for skipped in &hunt.not_run {
+        out.push_str(&format!("{}\n", skipped.line()));
+    }
     out
 }
 

@@ -99,6 +99,10 @@ pub struct Hunt {
     pub arms: Vec<ArmStats>,
     pub jobs: usize,
     pub wall_ms: u64,
+    /// Arms that were not run: their target's build is missing. A hunt with
+    /// one is incomplete.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub not_run: Vec<crate::report::NotRun>,
     /// Index into `arms` by (scenario, arm) position.
     #[serde(skip)]
     index: Vec<Vec<usize>>,
@@ -149,6 +153,7 @@ impl Hunt {
             arms: all,
             jobs: options.jobs,
             wall_ms: 0,
+            not_run: Vec::new(),
             index,
         }
     }

@@ -36,14 +36,39 @@ pub fn junit_xml(records: &[RunRecord]) -> String {
 /// `incomplete` in a suite of its own: a CI check that reads only `junit.xml`
 /// must not show green for a sweep that did not run every seed.
 pub fn junit_xml_with(records: &[RunRecord], incomplete: Option<&str>) -> String {
+    junit_xml_not_run(records, incomplete, &[])
+}
+
+/// `junit_xml_with`, and each variant that was not run (its target is not
+/// built) as a `<skipped>` test case with the reason, in its scenario's suite.
+pub fn junit_xml_not_run(
+    records: &[RunRecord],
+    incomplete: Option<&str>,
+    not_run: &[super::NotRun],
+) -> String {
     let mut suites: BTreeMap<&str, Vec<&RunRecord>> = BTreeMap::new();
     for r in records {
         suites.entry(r.scenario.as_str()).or_default().push(r);
+    }
+    let mut skipped: BTreeMap<&str, Vec<&super::NotRun>> = BTreeMap::new();
+    for n in not_run {
+        suites.entry(n.scenario.as_str()).or_default();
+        skipped.entry(n.scenario.as_str()).or_default().push(n);
     }
     let mut report = Report::new(REPORT_NAME);
     let mut total = Duration::ZERO;
     for (scenario, runs) in suites {
         let mut suite = TestSuite::new(xml_text(scenario));
+        for n in skipped.get(scenario).into_iter().flatten() {
+            let mut status = TestCaseStatus::skipped();
+            status
+                .set_type("not-built")
+                .set_message(xml_text(&format!("not run: {}", n.reason)));
+            let mut case = TestCase::new(xml_text(&format!("{} (not run)", n.variant)), status);
+            case.set_classname(xml_text(scenario));
+            case.extra.insert("file".into(), xml_text(&n.file).into());
+            suite.add_test_case(case);
+        }
         let time: Duration = runs.iter().map(|r| Duration::from_millis(r.wall_ms)).sum();
         total += time;
         suite.set_time(time);

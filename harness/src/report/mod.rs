@@ -94,19 +94,71 @@ pub fn write_summaries(root: &Path, records: &[RunRecord]) -> Result<(), crate::
     write_summaries_with(root, records, None, "")
 }
 
-/// `write_summaries`, with a note on coverage that was lost (an incomplete sweep
-/// or merge) at the top of `summary.md` and as an error test case in `junit.xml`.
-/// `sections` is Markdown appended to `summary.md` (a sweep's coverage ledger).
-pub fn write_summaries_with(
+/// A variant that was asked for but not run: its target's build is missing.
+/// Reported as skipped, with the reason (which names the build command); a
+/// set of runs with one is incomplete, never green.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NotRun {
+    pub scenario: String,
+    pub file: String,
+    pub variant: String,
+    /// The runs (seeds) it would have had.
+    pub runs: u64,
+    pub reason: String,
+}
+
+impl NotRun {
+    pub fn of(
+        scenario: &crate::scenario::Scenario,
+        variant: &str,
+        runs: u64,
+        reason: String,
+    ) -> NotRun {
+        NotRun {
+            scenario: scenario.name.clone(),
+            file: scenario.file.clone(),
+            variant: variant.to_string(),
+            runs,
+            reason,
+        }
+    }
+
+    /// `not run: NAME [VARIANT]: REASON`, one line.
+    pub fn line(&self) -> String {
+        format!(
+            "not run: {} [{}]: {}",
+            crate::text::printable(&self.scenario),
+            crate::text::printable(&self.variant),
+            crate::text::printable(&self.reason)
+        )
+    }
+}
+
+/// The note of a set of runs that left variants out, for an incomplete verdict.
+pub fn not_run_note(not_run: &[NotRun]) -> Option<String> {
+    let runs: u64 = not_run.iter().map(|n| n.runs).sum();
+    (!not_run.is_empty()).then(|| {
+        format!(
+            "{runs} run(s) of {} variant(s) not run: their target is not built",
+            not_run.len()
+        )
+    })
+}
+
+/// `write_summaries`, with the variants that were not run: skipped test cases
+/// in `junit.xml` (with the reason), a section of `summary.md`, and the note
+/// that the set is incomplete at the top of both.
+pub fn write_summaries_not_run(
     root: &Path,
     records: &[RunRecord],
     incomplete: Option<&str>,
+    not_run: &[NotRun],
     sections: &str,
 ) -> Result<(), crate::fsio::Error> {
     crate::fsio::tree_write(
         root,
         Path::new("junit.xml"),
-        junit_xml_with(records, incomplete).as_bytes(),
+        junit::junit_xml_not_run(records, incomplete, not_run).as_bytes(),
     )?;
     let mut md = summary_md(records);
     if let Some(note) = incomplete {
@@ -119,9 +171,33 @@ pub fn write_summaries_with(
             ),
         );
     }
+    if !not_run.is_empty() {
+        md.push_str(&format!("\n## Not run ({})\n\n", not_run.len()));
+        for n in not_run {
+            md.push_str(&format!(
+                "- {} [{}] ({} run(s)): {}\n",
+                md_line(&n.scenario),
+                md_line(&n.variant),
+                n.runs,
+                md_line(&n.reason)
+            ));
+        }
+    }
     md.push_str(sections);
     crate::fsio::tree_write(root, Path::new("summary.md"), md.as_bytes())?;
     Ok(())
+}
+
+/// `write_summaries`, with a note on coverage that was lost (an incomplete sweep
+/// or merge) at the top of `summary.md` and as an error test case in `junit.xml`.
+/// `sections` is Markdown appended to `summary.md` (a sweep's coverage ledger).
+pub fn write_summaries_with(
+    root: &Path,
+    records: &[RunRecord],
+    incomplete: Option<&str>,
+    sections: &str,
+) -> Result<(), crate::fsio::Error> {
+    write_summaries_not_run(root, records, incomplete, &[], sections)
 }
 
 fn md_line(text: &str) -> String {

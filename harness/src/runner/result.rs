@@ -107,6 +107,10 @@ pub struct RunResult {
     #[serde(default, skip_serializing_if = "is_empty_bugs")]
     pub bug_overrides: nodes::api::BugSet,
     pub replay: String,
+    /// The `--param NAME=VALUE` overrides the run had (`run`, `sweep`): a
+    /// replay of this report applies them again (a pinned param is not drawn).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub param_overrides: Vec<String>,
     pub nodes: Vec<FinalNode>,
     pub ops: Vec<OpRecord>,
     /// The client history (docs/history.md) and its judgment.
@@ -170,6 +174,7 @@ impl RunResult {
             fail_points: Vec::new(),
             bug_overrides: Default::default(),
             replay: replay_command(&scenario.file, &variant.name, seed, &Default::default()),
+            param_overrides: Vec::new(),
             nodes: Vec::new(),
             ops: Vec::new(),
             clients: Default::default(),

@@ -5,11 +5,13 @@
 //! every error with file:line:col. The runner never interprets a string.
 
 mod files;
+pub mod overrides;
 pub mod raw;
 mod remote;
 mod validate;
 
 pub use files::{load, load_all, load_text, scenario_files, LoadFailure, LoadFailures};
+pub use overrides::Overrides;
 pub use remote::runs_elsewhere;
 pub use validate::{
     expand_template, load_schedule, load_str, LoadError, EXPANDED_STEPS_MAX, FILE_BYTES_MAX,
@@ -60,6 +62,34 @@ impl Scenario {
 
     pub fn variant(&self, name: &str) -> Option<&Variant> {
         self.variants.iter().find(|v| v.name == name)
+    }
+
+    /// Why a variant cannot run now: its target's build is listed but missing
+    /// (the message names the build command). Commands report such a variant
+    /// as not run, and run the others.
+    pub fn unbuilt(&self, variant: &Variant) -> Option<String> {
+        crate::targets::unbuilt(&self.file, variant.target.as_deref())
+    }
+
+    /// Every variant name of a set of scenarios, each once and sorted, for a
+    /// message about a `--variant` none of them has: `a, b, c`.
+    pub fn variants_of_all(scenarios: &[Scenario]) -> String {
+        let names: std::collections::BTreeSet<String> = scenarios
+            .iter()
+            .flat_map(|s| s.variants.iter())
+            .map(|v| crate::text::printable(&v.name).into_owned())
+            .collect();
+        names.into_iter().collect::<Vec<_>>().join(", ")
+    }
+
+    /// The names of the variants, for messages: `a, b, c`.
+    pub fn variant_names(&self) -> String {
+        let names: Vec<String> = self
+            .variants
+            .iter()
+            .map(|v| crate::text::printable(&v.name).into_owned())
+            .collect();
+        names.join(", ")
     }
 }
 

@@ -3,8 +3,10 @@
 //!
 //! This process reads only what it needs to dispatch (the name, the default
 //! seed, the variants and their targets); the steps, ops and expectations are
-//! checked by the target's binary, which has the model. A missing build is an
-//! error at the variant's `target:` that names the build command.
+//! checked by the target's binary, which has the model. A build that is listed
+//! in the manifest but not built leaves its variants loaded but not runnable:
+//! commands report them as not run, naming the build command
+//! ([`Scenario::unbuilt`](super::Scenario::unbuilt)).
 
 use super::validate::{default_settings, stem_of_file as file_stem, FILE_BYTES_MAX};
 use super::{LoadError, Scenario, Variant};
@@ -107,10 +109,10 @@ fn load_parts(
                     continue;
                 }
             }
-            match crate::targets::locate(Path::new(file), target).and_then(|b| {
-                b.check()?;
-                Ok(b)
-            }) {
+            match crate::targets::locate(Path::new(file), target) {
+                // A build that is listed but not built: the variant loads, and
+                // is reported as not run (`Scenario::unbuilt`).
+                Ok(build) if build.check().is_err() => {}
                 Ok(build) => {
                     binaries.insert(target.to_string(), build.binary);
                 }
@@ -133,6 +135,8 @@ fn load_parts(
         return Err(LoadError::Invalid(diags.sorted()));
     }
     // The builds check everything this process cannot: steps, ops, expectations.
+    // With none of them built, only what dispatch needs is checked here; the
+    // variants are not run, and say so.
     for binary in binaries.values() {
         match crate::targets::validate_in(binary, file, text) {
             Ok(()) => {}

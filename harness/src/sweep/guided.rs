@@ -106,12 +106,13 @@ pub(super) fn execute(
             }
             let mut batch: Vec<Next> = Vec::new();
             while batch.len() < BATCH && search.guide.runs < search.budget {
-                if let Some(next) = search.guide.next() {
+                if let Some(next) = search.guide.next_run() {
                     batch.push(next);
                 }
             }
             let played = run_batch(
                 Path::new(&scenario.file),
+                &options.overrides,
                 search.variant,
                 &batch,
                 options.jobs,
@@ -155,6 +156,7 @@ pub(super) fn execute(
 /// a scenario's model references stay on one thread); results in batch order.
 fn run_batch(
     file: &Path,
+    overrides: &scenario::Overrides,
     variant: usize,
     batch: &[Next],
     jobs: usize,
@@ -165,15 +167,20 @@ fn run_batch(
         let handles: Vec<_> = (0..jobs)
             .map(|t| {
                 scope.spawn(move || {
-                    let scenario = scenario::load(file)
+                    let mut scenario = scenario::load(file)
                         .map_err(|e| format!("{} no longer loads: {e}", file.display()))?;
+                    overrides.apply(std::slice::from_mut(&mut scenario))?;
                     let variant = &scenario.variants[variant];
                     Ok::<_, String>(
                         batch
                             .iter()
                             .enumerate()
                             .filter(|(i, _)| i % jobs == t)
-                            .map(|(i, next)| (i, guided::play(&scenario, variant, next)))
+                            .map(|(i, next)| {
+                                let mut result = guided::play(&scenario, variant, next);
+                                overrides.stamp(&mut result);
+                                (i, result)
+                            })
                             .collect::<Vec<_>>(),
                     )
                 })

@@ -168,6 +168,12 @@ pub fn merge(options: &MergeOptions) -> Result<MergeSummary, Error> {
         seeds: first_meta.as_ref().map_or([0, 0], |m| m.seeds),
         shard: None,
         variant: first_meta.as_ref().and_then(|m| m.variant.clone()),
+        bugs: first_meta
+            .as_ref()
+            .map_or_else(Vec::new, |m| m.bugs.clone()),
+        params: first_meta
+            .as_ref()
+            .map_or_else(Vec::new, |m| m.params.clone()),
         files: first_meta
             .as_ref()
             .map_or_else(Vec::new, |m| m.files.clone()),

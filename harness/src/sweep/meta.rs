@@ -20,6 +20,12 @@ pub struct Meta {
     pub shard: Option<[u64; 2]>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub variant: Option<String>,
+    /// `--bug KEY=MODE` overrides of every run (`rerun-failed` applies them again).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bugs: Vec<String>,
+    /// `--param NAME=VALUE` overrides of every run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub params: Vec<String>,
     /// The scenario files, as given.
     pub files: Vec<String>,
     /// Identifies the sweep (files, variants, seeds, filter), shared by its shards.

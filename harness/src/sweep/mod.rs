@@ -51,6 +51,8 @@ pub struct SweepOptions {
     pub variant: Option<String>,
     /// Stop starting runs after the first one that fails.
     pub fail_fast: bool,
+    /// `--bug` and `--param`, applied to every run (and to its replay command).
+    pub overrides: scenario::Overrides,
     pub quiet: bool,
     /// Spend the runs on guided search ([`guided`]) instead of one fresh seed
     /// each.
@@ -106,6 +108,8 @@ pub struct Summary {
     pub stop: Stop,
     /// What the coverage ledger concluded (judged for an unsharded sweep).
     pub coverage: meta::CoverageReport,
+    /// Variants not run: their target's build is missing.
+    pub not_run: Vec<report::NotRun>,
 }
 
 impl Summary {
@@ -120,11 +124,13 @@ impl Summary {
     /// "ran X of Y (why)" when the sweep did not record every planned run.
     pub fn incomplete(&self) -> Option<String> {
         (!self.complete()).then(|| {
+            let why = match crate::report::not_run_note(&self.not_run) {
+                Some(note) if self.stop == Stop::Finished => note,
+                _ => self.stop.why(),
+            };
             format!(
-                "ran {} of {} planned run(s): {}",
-                self.recorded,
-                self.planned,
-                self.stop.why()
+                "ran {} of {} planned run(s): {why}",
+                self.recorded, self.planned
             )
         })
     }
@@ -160,17 +166,26 @@ fn plan_digest(scenarios: &[Scenario], options: &SweepOptions) -> String {
         }
     }
     hasher.update(format!("{:?}|{:?}", options.seeds, options.variant).as_bytes());
+    // Overrides make other runs of the same files: another sweep.
+    if !options.overrides.is_empty() {
+        hasher.update(options.overrides.flags().as_bytes());
+    }
     crate::trail::hex(&hasher.finalize())
 }
 
 pub fn sweep(options: &SweepOptions) -> Result<Summary, Error> {
-    let scenarios = scenario::load_all(&options.paths).map_err(Error::Load)?;
+    let mut scenarios = scenario::load_all(&options.paths).map_err(Error::Load)?;
+    options
+        .overrides
+        .apply(&mut scenarios)
+        .map_err(Error::Input)?;
     let files: Vec<PathBuf> = scenarios.iter().map(|s| PathBuf::from(&s.file)).collect();
     if let Some(v) = &options.variant {
         if !scenarios.iter().any(|s| s.variant(v).is_some()) {
             return Err(Error::Input(format!(
-                "no scenario has a variant named `{}`",
-                crate::text::printable(v)
+                "no scenario has a variant named `{}`; the variants are: {}",
+                crate::text::printable(v),
+                Scenario::variants_of_all(&scenarios)
             )));
         }
     }
@@ -196,6 +211,31 @@ pub fn sweep(options: &SweepOptions) -> Result<Summary, Error> {
         options.shard,
     )
     .map_err(Error::Input)?;
+    // Variants whose target's build is missing are not run: each is reported,
+    // and the sweep is incomplete (their runs stay planned, never recorded).
+    let mut unbuilt: std::collections::BTreeMap<(usize, usize), Option<String>> =
+        Default::default();
+    let mut not_run: Vec<report::NotRun> = Vec::new();
+    let mut runnable: Vec<Item> = Vec::new();
+    for item in &items {
+        let s = &scenarios[item.file];
+        let why = unbuilt
+            .entry((item.file, item.variant))
+            .or_insert_with(|| s.unbuilt(&s.variants[item.variant]));
+        match why {
+            None => runnable.push(*item),
+            Some(reason) => {
+                let variant = &s.variants[item.variant].name;
+                match not_run
+                    .iter_mut()
+                    .find(|n| n.file == s.file && n.variant == *variant)
+                {
+                    Some(n) => n.runs += 1,
+                    None => not_run.push(report::NotRun::of(s, variant, 1, reason.clone())),
+                }
+            }
+        }
+    }
     // Held until the sweep returns: a second sweep on this --out is refused.
     let _lock = DirLock::try_new(&options.out).map_err(Error::Lock)?;
     let existing = options.out.join(results::RESULTS_FILE);
@@ -208,7 +248,10 @@ pub fn sweep(options: &SweepOptions) -> Result<Summary, Error> {
     let (mut results, previous) = ResultsFile::open(&options.out).map_err(Error::Results)?;
     let key = |i: &Item| item_key(&scenarios, i);
     let mut searches = if options.guided {
-        guided::searches(options, &scenarios).map_err(Error::Input)?
+        let mut searches = guided::searches(options, &scenarios).map_err(Error::Input)?;
+        // A variant whose build is missing is not searched (reported as not run).
+        searches.retain(|s| matches!(unbuilt.get(&(s.file, s.variant)), Some(None) | None));
+        searches
     } else {
         Vec::new()
     };
@@ -219,7 +262,7 @@ pub fn sweep(options: &SweepOptions) -> Result<Summary, Error> {
     let todo: Vec<Item> = if options.guided {
         Vec::new()
     } else {
-        items
+        runnable
             .iter()
             .filter(|i| !results.contains(&key(i)))
             .copied()
@@ -228,13 +271,15 @@ pub fn sweep(options: &SweepOptions) -> Result<Summary, Error> {
     let done_before = if options.guided {
         guided_done(&searches)
     } else {
-        items.len() - todo.len()
+        runnable.len() - todo.len()
     };
     let mut meta = Meta {
         schema_version: meta::META_SCHEMA_VERSION,
         seeds: [*options.seeds.start(), *options.seeds.end()],
         shard: options.shard.map(|(k, n)| [k, n]),
         variant: options.variant.clone(),
+        bugs: options.overrides.bugs.clone(),
+        params: options.overrides.params.clone(),
         files: scenarios.iter().map(|s| s.file.clone()).collect(),
         plan_digest: plan_digest(&scenarios, options),
         planned: items.len() as u64,
@@ -306,13 +351,13 @@ pub fn sweep(options: &SweepOptions) -> Result<Summary, Error> {
     })?;
     let complete = recorded >= items.len() as u64;
     let incomplete = (!complete).then(|| {
-        format!(
-            "ran {recorded} of {} planned run(s): {}",
-            items.len(),
-            stop.why()
-        )
+        let why = match report::not_run_note(&not_run) {
+            Some(note) if stop == Stop::Finished => note,
+            _ => stop.why(),
+        };
+        format!("ran {recorded} of {} planned run(s): {why}", items.len())
     });
-    let ledger = write_summaries(&options.out, &records, incomplete.as_deref())?;
+    let ledger = summaries::write_not_run(&options.out, &records, incomplete.as_deref(), &not_run)?;
     let coverage = meta::CoverageReport {
         verdict: ledger.verdict(),
         ledger,
@@ -326,6 +371,7 @@ pub fn sweep(options: &SweepOptions) -> Result<Summary, Error> {
         ran_now,
         stop,
         coverage,
+        not_run,
     };
     meta.recorded = summary.recorded;
     meta.complete = summary.complete();
@@ -363,8 +409,9 @@ fn execute(
         let (todo, next, stop, sender) = (todo.clone(), next.clone(), stop.clone(), sender.clone());
         let files = files.to_vec();
         let percent = options.check_determinism;
+        let overrides = options.overrides.clone();
         workers.push(std::thread::spawn(move || {
-            worker(&files, &todo, &next, &stop, &sender, percent)
+            worker(&files, &overrides, &todo, &next, &stop, &sender, percent)
         }));
     }
     drop(sender);
@@ -433,6 +480,7 @@ fn execute(
 
 fn worker(
     files: &[PathBuf],
+    overrides: &scenario::Overrides,
     todo: &[Item],
     next: &AtomicUsize,
     stop: &AtomicBool,
@@ -450,12 +498,17 @@ fn worker(
             }
         }
     }
+    if let Err(message) = overrides.apply(&mut scenarios) {
+        let _ = sender.send(Err(message));
+        return;
+    }
     while !stop.load(Ordering::SeqCst) {
         let index = next.fetch_add(1, Ordering::SeqCst);
         let Some(item) = todo.get(index) else { return };
         let scenario = &scenarios[item.file];
         let variant = &scenario.variants[item.variant];
-        let result = runner::run(scenario, variant, item.seed);
+        let mut result = runner::run(scenario, variant, item.seed);
+        overrides.stamp(&mut result);
         let nondeterminism = if sampled(&scenario.file, &variant.name, item.seed, percent) {
             let again = runner::run(scenario, variant, item.seed);
             (again.trail_digest != result.trail_digest)

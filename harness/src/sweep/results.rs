@@ -254,6 +254,7 @@ mod tests {
             trail_excerpt: vec![],
             coverage: None,
             started_unix_ms: None,
+            guided: None,
         }
     }
 

@@ -16,11 +16,22 @@ pub fn write(
     records: &[RunRecord],
     incomplete: Option<&str>,
 ) -> Result<Ledger, fsio::Error> {
+    write_not_run(dir, records, incomplete, &[])
+}
+
+/// `write`, with the variants a sweep did not run (their target is not built)
+/// as skipped test cases and a section of `summary.md`.
+pub fn write_not_run(
+    dir: &Path,
+    records: &[RunRecord],
+    incomplete: Option<&str>,
+    not_run: &[report::NotRun],
+) -> Result<Ledger, fsio::Error> {
     let mut sorted = records.to_vec();
     sorted.sort_by_key(results::key);
     let ledger = Ledger::of(&sorted);
     let section = ledger.markdown(ledger::declared);
-    report::write_summaries_with(dir, &sorted, incomplete, &section)?;
+    report::write_summaries_not_run(dir, &sorted, incomplete, not_run, &section)?;
     report::write_dashboard_with(dir, &sorted, incomplete)?;
     Ok(ledger)
 }

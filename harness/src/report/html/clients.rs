@@ -325,7 +325,7 @@ fn history_table(page: &mut String, r: &RunResult, witness: &BTreeSet<usize>) {
     let names = lane_names(r);
     let _ = write!(
         page,
-        r#"<details><summary>The history ({} op(s); <code>faultline history report.json --edn</code> exports it for Jepsen's tools)</summary><table class="events"><thead><tr><th>#</th><th>client</th><th>node</th><th>op</th><th>invoked</th><th>answered</th><th>as</th></tr></thead><tbody>"#,
+        r#"<details><summary>The history ({} op(s); <code>faultline history export report.json --edn</code> exports it for Jepsen's tools)</summary><table class="events"><thead><tr><th>#</th><th>client</th><th>node</th><th>op</th><th>invoked</th><th>answered</th><th>as</th></tr></thead><tbody>"#,
         ops.len()
     );
     let shown: Vec<usize> = (0..ops.len())

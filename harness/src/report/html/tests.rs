@@ -58,6 +58,7 @@ pub(crate) fn result(nodes: Vec<FinalNode>, events: Vec<Event>) -> RunResult {
         fail_points: vec![],
         bug_overrides: Default::default(),
         replay: "faultline run scenarios/hand-made.yaml --variant buggy --seed 7".into(),
+        param_overrides: Vec::new(),
         nodes,
         ops: vec![],
         clients: Default::default(),

@@ -1,0 +1,172 @@
+//! Command-line overrides of what a scenario file says: `--bug KEY=MODE` and
+//! `--param NAME=VALUE`, for every variant of every scenario a command loads
+//! (`run`, `sweep`). Each is checked against the model as the file's own
+//! values are; a param a chaos section draws is pinned to the given value.
+
+use super::Scenario;
+use nodes::api::BugMode;
+
+/// The overrides of one command, as given.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Overrides {
+    /// `KEY=buggy|fixed`.
+    pub bugs: Vec<String>,
+    /// `NAME=VALUE` (VALUE read as YAML: `true`, `3`, `250`, `n1`, `[1, 2]`).
+    pub params: Vec<String>,
+}
+
+impl Overrides {
+    pub fn is_empty(&self) -> bool {
+        self.bugs.is_empty() && self.params.is_empty()
+    }
+
+    /// The flags as a replay command takes them: ` --bug K=M --param N=V`.
+    pub fn flags(&self) -> String {
+        let mut out = String::new();
+        for b in &self.bugs {
+            out.push_str(&format!(" --bug {b}"));
+        }
+        for p in &self.params {
+            out.push_str(&format!(" --param '{}'", p.replace('\'', r"'\''")));
+        }
+        out
+    }
+
+    /// Mark a run's result with its overrides: its replay command takes the
+    /// flags, its report the bug overrides and params (for `faultline
+    /// replay`). A `--bug` given as a run input (`runner::Inputs::bugs`) is
+    /// already there and is not added twice.
+    pub fn stamp(&self, result: &mut crate::runner::RunResult) {
+        for b in &self.bugs {
+            let Some((key, mode)) = b.split_once('=') else {
+                continue;
+            };
+            let mode = match mode {
+                "buggy" => BugMode::Buggy,
+                "fixed" => BugMode::Fixed,
+                _ => continue,
+            };
+            if !result.bug_overrides.0.contains_key(key) {
+                result.bug_overrides.0.insert(key.to_string(), mode);
+                result
+                    .replay
+                    .push_str(&format!(" --bug {}", crate::text::shell_quote(b)));
+            }
+        }
+        for p in &self.params {
+            result
+                .replay
+                .push_str(&format!(" --param {}", crate::text::shell_quote(p)));
+        }
+        result.param_overrides = self.params.clone();
+    }
+
+    /// Apply every override to every variant of every scenario, or say why one
+    /// cannot apply (the message names the flag and what would be accepted).
+    pub fn apply(&self, scenarios: &mut [Scenario]) -> Result<(), String> {
+        apply_bugs(scenarios, &self.bugs)?;
+        apply_params(scenarios, &self.params)
+    }
+}
+
+/// `--bug KEY=MODE`: each key must be a bug of every scenario's model.
+pub fn apply_bugs(scenarios: &mut [Scenario], bugs: &[String]) -> Result<(), String> {
+    for text in bugs {
+        let Some((key, mode)) = text.split_once('=') else {
+            return Err(format!(
+                "cannot read `--bug {text}`; write KEY=buggy or KEY=fixed"
+            ));
+        };
+        let mode = match mode {
+            "buggy" => BugMode::Buggy,
+            "fixed" => BugMode::Fixed,
+            other => {
+                return Err(format!(
+                    "`--bug {text}`: unknown mode `{other}`; write buggy or fixed"
+                ))
+            }
+        };
+        for scenario in scenarios.iter_mut() {
+            let info = scenario.model.info();
+            if info.bug(key).is_none() {
+                let known: Vec<&str> = info.bugs.iter().map(|b| b.key).collect();
+                return Err(format!(
+                    "`--bug {text}`: model `{}` of {} declares no bug `{key}` (known: {})",
+                    info.name,
+                    scenario.file,
+                    if known.is_empty() {
+                        "none".to_string()
+                    } else {
+                        known.join(", ")
+                    }
+                ));
+            }
+            for variant in &mut scenario.variants {
+                variant.bugs.0.insert(key.to_string(), mode);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `--param NAME=VALUE`: each name must be a param of every scenario's model,
+/// the value of its type; the merged params of every variant must satisfy the
+/// model's own check. A chaos section that draws the param draws it no more.
+pub fn apply_params(scenarios: &mut [Scenario], params: &[String]) -> Result<(), String> {
+    for text in params {
+        let Some((name, raw)) = text.split_once('=') else {
+            return Err(format!(
+                "cannot read `--param {text}`; write NAME=VALUE (e.g. `--param check_quorum=false`)"
+            ));
+        };
+        let value = crate::yaml::parse(raw, &crate::yaml::Limits::default())
+            .map(|node| node.to_json())
+            .map_err(|e| format!("`--param {text}`: the value is not YAML: {}", e.message))?;
+        for scenario in scenarios.iter_mut() {
+            let info = scenario.model.info();
+            if scenario.variants.iter().any(|v| v.target.is_some()) {
+                return Err(format!(
+                    "`--param {text}`: the variants of {} run on target builds, which read params only from the file",
+                    scenario.file
+                ));
+            }
+            let Some(param) = info.param(name) else {
+                let known: Vec<&str> = info.params.iter().map(|p| p.name).collect();
+                return Err(format!(
+                    "`--param {text}`: model `{}` of {} has no param `{name}` (known: {})",
+                    info.name,
+                    scenario.file,
+                    if known.is_empty() {
+                        "none".to_string()
+                    } else {
+                        known.join(", ")
+                    }
+                ));
+            };
+            let nodes: Vec<&str> = scenario.nodes.iter().map(|n| n.name.as_str()).collect();
+            if let Err((_, message)) = param.kind.check_entry(&value, &nodes) {
+                return Err(format!(
+                    "`--param {text}`: {message} (`{name}` is {}: {})",
+                    param.kind.describe(),
+                    param.summary
+                ));
+            }
+            for variant in &mut scenario.variants {
+                let mut map = variant.params.as_object().cloned().unwrap_or_default();
+                map.insert(name.to_string(), value.clone());
+                let merged = serde_json::Value::Object(map);
+                if let Err(message) = scenario.model.parse_params(&merged) {
+                    return Err(format!(
+                        "`--param {text}`: variant `{}` of {}: invalid params: {message}",
+                        variant.name, scenario.file
+                    ));
+                }
+                variant.params = merged;
+            }
+            if let Some(chaos) = &mut scenario.chaos {
+                chaos.params.retain(|p| p.name != name);
+            }
+        }
+    }
+    Ok(())
+}
