@@ -784,46 +784,12 @@ fn replay_inputs(
 }
 
 /// Read `--bug KEY=MODE` arguments into the bug modes every run has laid over
-/// its variant's; each key must be a bug of every scenario's model.
+/// its variant's (as a run input, which reaches a target's binary too).
 pub(super) fn bug_overrides(
     scenarios: &[Scenario],
     bugs: &[String],
 ) -> Result<nodes::api::BugSet, String> {
-    let mut overrides = nodes::api::BugSet::default();
-    for text in bugs {
-        let Some((key, mode)) = text.split_once('=') else {
-            return Err(format!(
-                "cannot read `--bug {text}`; write KEY=buggy or KEY=fixed"
-            ));
-        };
-        let mode = match mode {
-            "buggy" => nodes::api::BugMode::Buggy,
-            "fixed" => nodes::api::BugMode::Fixed,
-            other => {
-                return Err(format!(
-                    "`--bug {text}`: unknown mode `{other}`; write buggy or fixed"
-                ))
-            }
-        };
-        for scenario in scenarios {
-            let info = scenario.model.info();
-            if info.bug(key).is_none() {
-                let known: Vec<&str> = info.bugs.iter().map(|b| b.key).collect();
-                return Err(format!(
-                    "`--bug {text}`: model `{}` of {} declares no bug `{key}` (known: {})",
-                    info.name,
-                    scenario.file,
-                    if known.is_empty() {
-                        "none".to_string()
-                    } else {
-                        known.join(", ")
-                    }
-                ));
-            }
-        }
-        overrides.0.insert(key.to_string(), mode);
-    }
-    Ok(overrides)
+    scenario::overrides::bug_set(scenarios, bugs)
 }
 
 fn history_model_name(model: nodes::api::HistoryModel) -> &'static str {

@@ -69,8 +69,19 @@ impl Overrides {
     }
 }
 
-/// `--bug KEY=MODE`: each key must be a bug of every scenario's model.
-pub fn apply_bugs(scenarios: &mut [Scenario], bugs: &[String]) -> Result<(), String> {
+/// "none" or the names, comma-separated, for a message.
+fn known_list(names: Vec<&str>) -> String {
+    if names.is_empty() {
+        "none".to_string()
+    } else {
+        names.join(", ")
+    }
+}
+
+/// Read `--bug KEY=MODE` arguments: each key must be a bug of every
+/// scenario's model. The modes, by key.
+pub fn bug_set(scenarios: &[Scenario], bugs: &[String]) -> Result<nodes::api::BugSet, String> {
+    let mut set = nodes::api::BugSet::default();
     for text in bugs {
         let Some((key, mode)) = text.split_once('=') else {
             return Err(format!(
@@ -86,23 +97,29 @@ pub fn apply_bugs(scenarios: &mut [Scenario], bugs: &[String]) -> Result<(), Str
                 ))
             }
         };
-        for scenario in scenarios.iter_mut() {
+        for scenario in scenarios {
             let info = scenario.model.info();
             if info.bug(key).is_none() {
-                let known: Vec<&str> = info.bugs.iter().map(|b| b.key).collect();
                 return Err(format!(
                     "`--bug {text}`: model `{}` of {} declares no bug `{key}` (known: {})",
                     info.name,
                     scenario.file,
-                    if known.is_empty() {
-                        "none".to_string()
-                    } else {
-                        known.join(", ")
-                    }
+                    known_list(info.bugs.iter().map(|b| b.key).collect())
                 ));
             }
-            for variant in &mut scenario.variants {
-                variant.bugs.0.insert(key.to_string(), mode);
+        }
+        set.0.insert(key.to_string(), mode);
+    }
+    Ok(set)
+}
+
+/// `--bug KEY=MODE`, laid over every variant of every scenario.
+pub fn apply_bugs(scenarios: &mut [Scenario], bugs: &[String]) -> Result<(), String> {
+    let set = bug_set(scenarios, bugs)?;
+    for scenario in scenarios.iter_mut() {
+        for variant in &mut scenario.variants {
+            for (key, mode) in &set.0 {
+                variant.bugs.0.insert(key.clone(), *mode);
             }
         }
     }
@@ -131,16 +148,11 @@ pub fn apply_params(scenarios: &mut [Scenario], params: &[String]) -> Result<(),
                 ));
             }
             let Some(param) = info.param(name) else {
-                let known: Vec<&str> = info.params.iter().map(|p| p.name).collect();
                 return Err(format!(
                     "`--param {text}`: model `{}` of {} has no param `{name}` (known: {})",
                     info.name,
                     scenario.file,
-                    if known.is_empty() {
-                        "none".to_string()
-                    } else {
-                        known.join(", ")
-                    }
+                    known_list(info.params.iter().map(|p| p.name).collect())
                 ));
             };
             let nodes: Vec<&str> = scenario.nodes.iter().map(|n| n.name.as_str()).collect();
