@@ -25,7 +25,7 @@ pub mod progress;
 pub mod report;
 pub mod runner;
 pub mod scenario;
-pub mod schedule;
+pub use scenario::schedule;
 pub mod shrink;
 pub mod streams;
 pub mod sweep;

@@ -72,6 +72,10 @@ impl Stream {
     }
 }
 
+/// Most nodes a scenario has (the scenario's limit is this one): every node's
+/// streams are checked against the harness's own.
+pub const NODES_MAX: usize = 32;
+
 /// Whether stream `id` is some node's, for a node index below `nodes` started
 /// fewer than [`INCARNATIONS_MAX`] times.
 const fn is_node_stream(id: u64, nodes: usize) -> bool {
@@ -85,7 +89,7 @@ const fn disjoint() -> bool {
     let all = Stream::ALL;
     let mut i = 0;
     while i < all.len() {
-        if is_node_stream(all[i].id(), crate::scenario::NODES_MAX) {
+        if is_node_stream(all[i].id(), NODES_MAX) {
             return false;
         }
         let mut j = i + 1;

@@ -235,6 +235,15 @@ pub struct WireDiagnostic {
     hint: Option<String>,
 }
 
+/// The bug modes of the build a variant's `target:` names (none for a variant
+/// without one, or a target the manifest beside `scenario_file` lacks).
+pub fn bugs_of(scenario_file: &Path, target: Option<&str>) -> nodes::api::BugSet {
+    target
+        .and_then(|t| locate(scenario_file, t).ok())
+        .map(|b| b.bugs)
+        .unwrap_or_default()
+}
+
 /// Validate a scenario in a target's binary: its diagnostics, located in `file`,
 /// or why it could not say.
 pub fn validate_in(

@@ -385,7 +385,7 @@ fn sweep_takes_bug_and_param_overrides_as_run_does() {
         );
         let replay = r["replay"].as_str().unwrap();
         assert!(
-            replay.ends_with("--bug CANARY-QUORUM=buggy --param 'heartbeat_ms=40'"),
+            replay.ends_with("--bug CANARY-QUORUM=buggy --param heartbeat_ms=40"),
             "{replay}"
         );
     }
@@ -459,10 +459,9 @@ fn rerun_failed_reruns_the_failures_of_a_sweep_with_its_overrides() {
     assert!(stdout.contains("rerunning 3 failed run(s)"), "{stdout}");
     for seed in 1..=3 {
         assert!(
-            stdout
-                .lines()
-                .any(|l| l.contains("FAIL raftkv-canary-quorum [fixed]")
-                    && l.contains(&format!(" seed={seed} "))),
+            stdout.lines().any(|l| l
+                .contains("FAIL raftkv-canary-quorum [fixed --bug CANARY-QUORUM=buggy]")
+                && l.contains(&format!(" seed={seed} "))),
             "seed {seed}: {stdout}"
         );
     }

@@ -100,7 +100,7 @@ fn run_jobs(scenarios: &[Scenario], jobs: &[(usize, usize, u64)], args: &RunArgs
         };
         let mut result = runner::run_with(scenario, v, seed, &inputs);
         // The replay of a run with `--param` overrides needs them too.
-        args.overrides.stamp(&mut result);
+        result.stamp_overrides(&args.overrides);
         // A failed run with a bug key on is explained by its fixed twin.
         result.differential = runner::differential(scenario, v, seed, &inputs, &result);
         // Otherwise a fault named as the cause is checked by one rerun without it.

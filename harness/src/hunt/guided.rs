@@ -9,7 +9,7 @@
 //! chaos window played.
 //!
 //! A derived run is its parent with one edit to the schedule
-//! ([`crate::schedule::edit`]: shift, swap, drop, add, retarget, lengthen),
+//! ([`crate::scenario::schedule::edit`]: shift, swap, drop, add, retarget, lengthen),
 //! under the parent's seed: the same workload, the same params, the same draws
 //! everywhere else, so it is the run it came from with one difference, and it
 //! replays from its seed and its schedule (written out, as a scenario file that
@@ -19,10 +19,10 @@
 //! the trail's own types, and the edits treat every fault kind alike.
 
 use crate::outcome::Outcome;
+use crate::runner::target::Target;
 use crate::runner::{self, Inputs, RunResult};
+use crate::scenario::schedule::{edit, Planned, Schedule};
 use crate::scenario::{self, Scenario, Variant};
-use crate::schedule::{edit, Planned, Schedule};
-use crate::shrink::Target;
 use crate::trail::Data;
 use crate::yaml::Node;
 use nodes::api::NodeEvent;
@@ -519,7 +519,7 @@ fn find_scenario(
         Target::of(result).map(|t| t.checker).unwrap_or_default()
     );
     let name = format!("{}-guided", setup.scenario.name);
-    crate::schedule::render::scenario(
+    crate::scenario::schedule::render::scenario(
         setup.tree,
         &name,
         &serde_json::Value::Object(variants),

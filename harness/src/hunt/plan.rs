@@ -50,12 +50,7 @@ pub fn by_build(scenario: &Scenario) -> bool {
 /// The bug modes of the release a variant runs, as the targets manifest
 /// declares them (empty when it declares none, or the variant names no target).
 pub fn build_bugs(scenario: &Scenario, variant: &Variant) -> BugSet {
-    variant
-        .target
-        .as_deref()
-        .and_then(|t| crate::targets::locate(Path::new(&scenario.file), t).ok())
-        .map(|b| b.bugs)
-        .unwrap_or_default()
+    crate::targets::bugs_of(Path::new(&scenario.file), variant.target.as_deref())
 }
 
 /// Per variant, in file order, the bug modes its run has: the build's for a
@@ -160,14 +155,7 @@ fn build_variant<'a>(scenario: &'a Scenario, arm: &Arm) -> &'a Variant {
 /// A copy of a variant (variants hold no handles, but are not `Clone` so that
 /// a copy is always a decision).
 pub fn copy(v: &Variant) -> Variant {
-    Variant {
-        name: v.name.clone(),
-        loc: v.loc,
-        target: v.target.clone(),
-        bugs: v.bugs.clone(),
-        params: v.params.clone(),
-        expect: v.expect.clone(),
-    }
+    v.copy()
 }
 
 /// The variant one arm runs: the base variant with its bug modes replaced, or

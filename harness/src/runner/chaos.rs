@@ -2,7 +2,7 @@
 //! workload of planned ops running through it (`workload.rs`).
 //!
 //! The schedule is drawn from the seed before the window opens
-//! (`crate::schedule::draw`), or given (`chaos: {schedule: ...}`, an edited or
+//! (`crate::scenario::schedule::draw`), or given (`chaos: {schedule: ...}`, an edited or
 //! shrunk run). Every step of the window the player ends the faults whose time
 //! is up, then begins those whose time has come, then steps. A fault's target is
 //! resolved when it takes effect (`leader`: whoever leads then; `follower`,
@@ -19,8 +19,8 @@
 use super::pick::{Partitioned, Want};
 use super::{Driver, Halt};
 use crate::action::{Action, ActionResult};
+use crate::scenario::schedule::{draw, Fault, Planned, Schedule};
 use crate::scenario::{Chaos, Partition, Target};
-use crate::schedule::{draw, Fault, Planned, Schedule};
 use crate::streams::Stream;
 use crate::trail::{ChaosMark, Data};
 use std::time::Duration;

@@ -26,6 +26,7 @@ mod pick;
 pub mod recorder;
 mod result;
 pub mod swarm;
+pub mod target;
 mod verify;
 mod wait;
 mod workload;
@@ -84,7 +85,7 @@ pub fn run(scenario: &Scenario, variant: &Variant, seed: u64) -> RunResult {
 pub struct Inputs {
     /// The chaos window's schedule instead of the one the seed draws (an
     /// edited or shrunk run, a replay of one).
-    pub schedule: Option<crate::schedule::Schedule>,
+    pub schedule: Option<crate::scenario::schedule::Schedule>,
     /// Record the workload's ops in the result's schedule even when they were
     /// drawn from the seed (what a shrink of the ops starts from).
     pub record_ops: bool,
@@ -99,7 +100,7 @@ pub fn run_with(scenario: &Scenario, variant: &Variant, seed: u64, inputs: &Inpu
     let variant = if inputs.bugs.0.is_empty() {
         variant
     } else {
-        let mut v = crate::hunt::plan::copy(variant);
+        let mut v = variant.copy();
         v.bugs
             .0
             .extend(inputs.bugs.0.iter().map(|(k, m)| (k.clone(), *m)));
@@ -135,18 +136,24 @@ pub fn differential(
     // one, is fixed too.
     let mut twins: Vec<(String, Variant, Inputs)> = Vec::new();
     if variant.target.is_some() {
-        let own = crate::hunt::plan::build_bugs(scenario, variant);
+        let own = crate::targets::bugs_of(
+            std::path::Path::new(&scenario.file),
+            variant.target.as_deref(),
+        );
         for (key, _) in own.0.iter().filter(|(_, m)| **m == BugMode::Buggy) {
             let fixed = scenario.variants.iter().find(|v| {
-                crate::hunt::plan::build_bugs(scenario, v).0.get(key) == Some(&BugMode::Fixed)
+                crate::targets::bugs_of(std::path::Path::new(&scenario.file), v.target.as_deref())
+                    .0
+                    .get(key)
+                    == Some(&BugMode::Fixed)
             });
             if let Some(v) = fixed {
-                twins.push((key.clone(), crate::hunt::plan::copy(v), inputs.clone()));
+                twins.push((key.clone(), v.copy(), inputs.clone()));
             }
         }
     } else {
         for (key, _) in result.bugs.0.iter().filter(|(_, m)| **m == BugMode::Buggy) {
-            let mut twin = crate::hunt::plan::copy(variant);
+            let mut twin = variant.copy();
             twin.bugs = result.bugs.clone();
             twin.bugs.0.insert(key.clone(), BugMode::Fixed);
             let mut twin_inputs = inputs.clone();
@@ -206,9 +213,9 @@ pub(crate) struct Driver<'s> {
     /// What the seed drew for it.
     pub(crate) swarm: Option<swarm::SwarmDraw>,
     /// The chaos window's schedule, until the window plays it.
-    schedule: Option<crate::schedule::Schedule>,
+    schedule: Option<crate::scenario::schedule::Schedule>,
     /// The schedule the window played (with its ops when they were given).
-    pub(crate) played: Option<crate::schedule::Schedule>,
+    pub(crate) played: Option<crate::scenario::schedule::Schedule>,
     /// Whether the schedule was the run's input ([`Inputs::schedule`]).
     pub(crate) schedule_given: bool,
     /// [`Inputs::record_ops`].

@@ -138,6 +138,33 @@ pub struct RunResult {
 }
 
 impl RunResult {
+    /// Mark a run's result with its overrides: its replay command takes the
+    /// flags, its report the bug overrides and params (for `faultline
+    /// replay`). A `--bug` given as a run input (`runner::Inputs::bugs`) is
+    /// already there and is not added twice.
+    pub fn stamp_overrides(&mut self, overrides: &crate::scenario::Overrides) {
+        for b in &overrides.bugs {
+            let Some((key, mode)) = b.split_once('=') else {
+                continue;
+            };
+            let mode = match mode {
+                "buggy" => nodes::api::BugMode::Buggy,
+                "fixed" => nodes::api::BugMode::Fixed,
+                _ => continue,
+            };
+            if !self.bug_overrides.0.contains_key(key) {
+                self.bug_overrides.0.insert(key.to_string(), mode);
+                self.replay
+                    .push_str(&format!(" --bug {}", crate::text::shell_quote(b)));
+            }
+        }
+        for p in &overrides.params {
+            self.replay
+                .push_str(&format!(" --param {}", crate::text::shell_quote(p)));
+        }
+        self.param_overrides = overrides.params.clone();
+    }
+
     /// A run of `variant` with `seed` that has not happened: who it is (scenario,
     /// variant, seed, build of the harness) and nothing else, `unknown`. The
     /// driver fills in what its run did; a run that could not be placed adds why.

@@ -37,7 +37,7 @@ pub struct Plan {
     /// `None` when there was nothing to draw.
     pub draw: Option<SwarmDraw>,
     /// The chaos window's faults: given, or drawn from the seed.
-    pub schedule: Option<crate::schedule::Schedule>,
+    pub schedule: Option<crate::scenario::schedule::Schedule>,
 }
 
 /// Draw this seed's configuration.
@@ -49,7 +49,7 @@ pub fn plan(
     scenario: &Scenario,
     variant: &Variant,
     seed: u64,
-    given: Option<&crate::schedule::Schedule>,
+    given: Option<&crate::scenario::schedule::Schedule>,
 ) -> Plan {
     let Some(chaos) = &scenario.chaos else {
         return Plan {
@@ -125,7 +125,8 @@ pub fn plan(
         for param in &chaos.params {
             let value: serde_json::Value = match &param.draw {
                 ParamDraw::Range { min, max } if *min > 0 => {
-                    crate::schedule::draw::spread(&mut rng, *min as u64, *max as u64).into()
+                    crate::scenario::schedule::draw::spread(&mut rng, *min as u64, *max as u64)
+                        .into()
                 }
                 ParamDraw::Range { min, max } => rng.random_range(*min..=*max).into(),
                 ParamDraw::Choices(choices) => choices[rng.random_range(0..choices.len())].clone(),
@@ -144,7 +145,7 @@ pub fn plan(
         .cloned()
         .or_else(|| chaos.schedule.clone())
         .unwrap_or_else(|| {
-            crate::schedule::draw::faults(&chaos, &scenario.nodes, info.has_leader, seed)
+            crate::scenario::schedule::draw::faults(&chaos, &scenario.nodes, info.has_leader, seed)
         });
     Plan {
         chaos: Some(chaos),
@@ -165,8 +166,8 @@ fn ms(d: Duration) -> u64 {
 /// A random sub-range of `(lo, hi)` (its ends log-uniform over a wide range).
 fn sub_range(rng: &mut ChaCha8Rng, (lo, hi): (Duration, Duration)) -> (Duration, Duration) {
     let (lo, hi) = (ms(lo), ms(hi));
-    let a = crate::schedule::draw::spread(rng, lo, hi);
-    let b = crate::schedule::draw::spread(rng, lo, hi);
+    let a = crate::scenario::schedule::draw::spread(rng, lo, hi);
+    let b = crate::scenario::schedule::draw::spread(rng, lo, hi);
     (
         Duration::from_millis(a.min(b)),
         Duration::from_millis(a.max(b)),

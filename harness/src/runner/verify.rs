@@ -80,7 +80,7 @@ pub fn confirm_causes(
     if result.passed {
         return None;
     }
-    let target = crate::shrink::Target::of(result)?;
+    let target = super::target::Target::of(result)?;
     let json = result.schedule.as_ref()?;
     let mut schedule =
         crate::scenario::load_schedule(scenario, "report.json", &json.to_string()).ok()?;

@@ -8,6 +8,8 @@ mod files;
 pub mod overrides;
 pub mod raw;
 mod remote;
+pub mod schedule;
+pub mod target;
 mod validate;
 
 pub use files::{load, load_all, load_text, scenario_files, LoadFailure, LoadFailures};
@@ -28,7 +30,7 @@ use std::time::Duration;
 /// because steps carry it.
 pub use crate::action::FaultAction;
 
-pub type NodeId = usize;
+pub use target::{ArmStep, NodeId, Partition, Target};
 
 pub struct Scenario {
     /// The path as given on the command line.
@@ -155,6 +157,20 @@ pub struct Variant {
     /// Scenario params with this variant's params laid over them, validated by the model.
     pub params: serde_json::Value,
     pub expect: Expect,
+}
+
+impl Variant {
+    /// A copy to change (a variant holds no state of a run).
+    pub fn copy(&self) -> Variant {
+        Variant {
+            name: self.name.clone(),
+            loc: self.loc,
+            target: self.target.clone(),
+            bugs: self.bugs.clone(),
+            params: self.params.clone(),
+            expect: self.expect.clone(),
+        }
+    }
 }
 
 #[derive(Clone, Debug, Default)]
@@ -332,36 +348,6 @@ pub struct Step {
     pub kind: StepKind,
 }
 
-/// A node reference (docs/scenario-format.md, "Node references"). In an action it
-/// names one node when the step runs; in a condition, every node it may denote.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Target {
-    /// The node that leads (highest term among up nodes).
-    Leader,
-    /// A node other than the leader; an action picks one with the run's seed.
-    Follower,
-    /// Any node; an action picks one with the run's seed.
-    Any,
-    /// Any node of this role (`datanode`), for a model whose nodes differ by
-    /// role; an action picks one with the run's seed. A node's own name wins
-    /// over a role of the same name.
-    Role(&'static str),
-    Node(NodeId),
-}
-
-impl Target {
-    /// The reference as a file writes it.
-    pub fn describe(self, names: &[String]) -> String {
-        match self {
-            Target::Leader => "leader".into(),
-            Target::Follower => "follower".into(),
-            Target::Any => "any".into(),
-            Target::Role(role) => role.into(),
-            Target::Node(n) => names[n].clone(),
-        }
-    }
-}
-
 pub enum StepKind {
     Client(ClientStep),
     /// `to` is never `Leader` (validated): `follower` and `any` pick with the seed.
@@ -428,17 +414,6 @@ pub enum WorkloadStep {
     Stop,
 }
 
-/// A partition as written; `leader` is resolved when the step runs.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Partition {
-    /// Every link between two different groups is cut, both ways.
-    Groups(Vec<Vec<Target>>),
-    /// One node cut from every other node.
-    Isolate(Target),
-    /// `from`'s messages to each of `to` are dropped.
-    OneWay { from: Target, to: Vec<Target> },
-}
-
 /// One link cut by a partition: `from` can no longer reach `to` (and, unless
 /// `oneway`, the other way round).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -497,19 +472,6 @@ pub struct ProcessStep {
     /// A node, or whichever node leads when the step runs.
     pub target: Target,
     /// Not an error when the step has no effect (the node is already down/up).
-    pub optional: bool,
-}
-
-/// A fail-point arming; the node is given where it is resolved.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ArmStep {
-    pub point: &'static FailPointInfo,
-    pub action: FaultAction,
-    /// Fire at most this many times; `None`: until cleared.
-    pub count: Option<u32>,
-    /// Fire with this probability per hit, drawn from the run's seed.
-    pub probability: Option<f64>,
-    /// Not an error when it never fires.
     pub optional: bool,
 }
 
@@ -574,7 +536,7 @@ pub struct Chaos {
     /// Model params drawn per seed (with or without swarm), laid over the variant's.
     pub params: Vec<ChaosParam>,
     /// The faults (and ops) to play instead of drawing them (`schedule:`).
-    pub schedule: Option<crate::schedule::Schedule>,
+    pub schedule: Option<crate::scenario::schedule::Schedule>,
     /// Built from the model's chaos domain (`auto: true`).
     pub auto: bool,
 }

@@ -32,35 +32,6 @@ impl Overrides {
         out
     }
 
-    /// Mark a run's result with its overrides: its replay command takes the
-    /// flags, its report the bug overrides and params (for `faultline
-    /// replay`). A `--bug` given as a run input (`runner::Inputs::bugs`) is
-    /// already there and is not added twice.
-    pub fn stamp(&self, result: &mut crate::runner::RunResult) {
-        for b in &self.bugs {
-            let Some((key, mode)) = b.split_once('=') else {
-                continue;
-            };
-            let mode = match mode {
-                "buggy" => BugMode::Buggy,
-                "fixed" => BugMode::Fixed,
-                _ => continue,
-            };
-            if !result.bug_overrides.0.contains_key(key) {
-                result.bug_overrides.0.insert(key.to_string(), mode);
-                result
-                    .replay
-                    .push_str(&format!(" --bug {}", crate::text::shell_quote(b)));
-            }
-        }
-        for p in &self.params {
-            result
-                .replay
-                .push_str(&format!(" --param {}", crate::text::shell_quote(p)));
-        }
-        result.param_overrides = self.params.clone();
-    }
-
     /// Apply every override to every variant of every scenario, or say why one
     /// cannot apply (the message names the flag and what would be accepted).
     pub fn apply(&self, scenarios: &mut [Scenario]) -> Result<(), String> {

@@ -8,8 +8,8 @@
 use super::{ddmin, Target};
 use crate::action::FaultAction;
 use crate::runner::{self, Inputs};
+use crate::scenario::schedule::{Fault, Schedule};
 use crate::scenario::{Scenario, Variant};
-use crate::schedule::{Fault, Schedule};
 use std::time::Duration;
 
 /// Halvings of one fault's length tried, at most.

@@ -178,7 +178,7 @@ fn run_batch(
                             .filter(|(i, _)| i % jobs == t)
                             .map(|(i, next)| {
                                 let mut result = guided::play(&scenario, variant, next);
-                                overrides.stamp(&mut result);
+                                result.stamp_overrides(overrides);
                                 (i, result)
                             })
                             .collect::<Vec<_>>(),

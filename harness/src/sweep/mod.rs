@@ -508,7 +508,7 @@ fn worker(
         let scenario = &scenarios[item.file];
         let variant = &scenario.variants[item.variant];
         let mut result = runner::run(scenario, variant, item.seed);
-        overrides.stamp(&mut result);
+        result.stamp_overrides(overrides);
         let nondeterminism = if sampled(&scenario.file, &variant.name, item.seed, percent) {
             let again = runner::run(scenario, variant, item.seed);
             (again.trail_digest != result.trail_digest)

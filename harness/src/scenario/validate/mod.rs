@@ -34,7 +34,7 @@ use sha2::{Digest, Sha256};
 
 /// Bounds on what a scenario file may ask for. Documented in docs/scenario-format.md.
 pub const FILE_BYTES_MAX: usize = 1024 * 1024;
-pub const NODES_MAX: usize = 32;
+pub const NODES_MAX: usize = crate::streams::NODES_MAX;
 pub const STEPS_MAX: usize = 10_000;
 /// Each variant holds its own copy of the scenario's params: bounded, so that
 /// params times variants stays small (docs/scenario-format.md, "Limits").
@@ -100,7 +100,7 @@ pub fn load_schedule(
     scenario: &Scenario,
     file: &str,
     text: &str,
-) -> Result<crate::schedule::Schedule, LoadError> {
+) -> Result<crate::scenario::schedule::Schedule, LoadError> {
     let limits = yaml::Limits {
         bytes_max: schedule::SCHEDULE_BYTES_MAX as usize,
         ..yaml::Limits::default()

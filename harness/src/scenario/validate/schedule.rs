@@ -8,8 +8,8 @@
 use super::errors::{map_filtered, Errors};
 use super::names::Reader;
 use crate::scenario::raw;
+use crate::scenario::schedule::{Fault, Planned, PlannedOp, Schedule, FAULTS_MAX, OPS_MAX};
 use crate::scenario::{FaultAction, StepKind};
-use crate::schedule::{Fault, Planned, PlannedOp, Schedule, FAULTS_MAX, OPS_MAX};
 use crate::yaml::{Node, Spanned, Value};
 use std::path::Path;
 use std::time::Duration;

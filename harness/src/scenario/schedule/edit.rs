@@ -9,7 +9,7 @@
 use super::{Fault, Planned, Schedule};
 use crate::action::FaultAction;
 use crate::duration::format as fmt_duration;
-use crate::scenario::Target;
+use crate::scenario::target::Target;
 use rand::seq::IndexedRandom;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
