@@ -231,6 +231,50 @@ fn completions_and_man_pages_come_from_the_command_definitions() {
 /// `faultline history export REPORT` is the documented shape (issue 26, item
 /// 15): `export` was read as the report's path. `history REPORT` stays the same
 /// command; `--help` shows an example.
+/// A shape that does not fit the history is refused, and one that fits part
+/// of it says how many ops it left out (issue 26, item 5).
+#[test]
+fn an_edn_shape_that_leaves_ops_out_says_so() {
+    let dir = temp_dir("history-shape");
+    let out = faultline(&[
+        "run",
+        "scenarios/raftkv/leader-crash.yaml",
+        "--report-dir",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let report = dir.join("raftkv-leader-crash/default/seed-1/report.json");
+    let report = report.to_str().unwrap();
+    // Puts and gets: list-append has a form for the gets only, or none.
+    let out = faultline(&[
+        "history",
+        "export",
+        report,
+        "--edn",
+        "--shape",
+        "list-append",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        (out.status.code() == Some(2) && stderr.contains("fits none"))
+            || (out.status.code() == Some(0) && stderr.contains("left out")),
+        "{out:?}"
+    );
+    assert!(stderr.contains(" put"), "names what it left out: {stderr}");
+    // The register shape takes puts and gets; the run's one append it names.
+    let out = faultline(&["history", "export", report, "--edn", "--shape", "register"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("left out 1 of 6 op(s)") && stderr.contains("1 append"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains(" put") && !stderr.contains(" get"),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn history_export_reads_the_report_after_the_word_export() {
     let dir = temp_dir("history-export");

@@ -721,6 +721,31 @@ pub fn export_history(
         }
     };
     let history = &saved.clients.history.history;
+    // A shape that has no form for some of the ops says so: an export that
+    // silently drops them would read as the whole history.
+    if let Some(shape) = shape {
+        let left = crate::history::left_out(history, shape);
+        let n: usize = left.values().sum();
+        let which = left
+            .iter()
+            .map(|(f, k)| format!("{k} {}", printable(f)))
+            .collect::<Vec<_>>()
+            .join(", ");
+        if n > 0 && n == history.len() {
+            term::error(format!(
+                "this shape fits none of the history's {n} op(s) ({which}); \
+                 `--shape generic` exports every op, `register` takes reads and writes, \
+                 `list-append` appends and reads"
+            ));
+            return exit::BAD_INPUT;
+        }
+        if n > 0 {
+            term::warning(format!(
+                "left out {n} of {} op(s) that this shape has no form for: {which}",
+                history.len()
+            ));
+        }
+    }
     let text = match shape {
         Some(shape) => crate::history::to_edn(history, shape),
         None => crate::history::to_jsonl(history),

@@ -289,6 +289,28 @@ fn shaped(shape: &EdnShape, event: &Event, invoke_args: &Value) -> Option<(Edn, 
     }
 }
 
+/// The ops a shape has no form for (or that its key filter leaves out), by
+/// their `:f`: what an export in that shape does not carry.
+pub fn left_out(history: &History, shape: &EdnShape) -> BTreeMap<String, usize> {
+    let mut out: BTreeMap<String, usize> = BTreeMap::new();
+    for op in history.ops() {
+        let invoke = Event {
+            index: op.invoke.index,
+            time_ns: 0,
+            process: op.process,
+            kind: EventType::Invoke,
+            f: op.f.clone(),
+            value: op.args.clone(),
+            error: None,
+            node: None,
+        };
+        if shaped(shape, &invoke, &op.args).is_none() {
+            *out.entry(op.f.clone()).or_default() += 1;
+        }
+    }
+    out
+}
+
 /// The history as EDN, one event map per line, in the given shape.
 pub fn to_edn(history: &History, shape: &EdnShape) -> String {
     let stride = history.ops().iter().map(|o| o.process).max().unwrap_or(0) + 1;

@@ -17,7 +17,7 @@ pub mod op;
 pub mod record;
 
 pub use clients::{ClientHistory, Lane};
-pub use edn::{read_jepsen, to_edn, EdnShape};
+pub use edn::{left_out, read_jepsen, to_edn, EdnShape};
 pub use event::{Event, EventType};
 pub use jsonl::{from_jsonl, to_jsonl};
 pub use op::{text, Completion, CompletionKind, Op, Stamp};
