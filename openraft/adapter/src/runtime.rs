@@ -94,7 +94,9 @@ impl<RT: AsyncRuntime> AsyncRuntime for LateTimers<RT> {
         RT::is_panic(join_error)
     }
 
-    fn thread_rng() -> Self::ThreadLocalRng {
+    // Seeded: RT is openraft-rt's DeterministicRng, whose per-task RNG comes
+    // from the node's seed, not the OS.
+    fn thread_rng() -> Self::ThreadLocalRng { // wall-clock ok: seeded per node (DeterministicRng)
         RT::thread_rng()
     }
 
@@ -112,11 +114,15 @@ impl<RT: AsyncRuntime> AsyncRuntime for LateTimers<RT> {
         self.inner.block_on(future)
     }
 
-    fn spawn_blocking<F, T>(f: F) -> impl Future<Output = Result<T, io::Error>> + Send
+    /// Runs `f` where the future is polled, on the simulation's thread: the
+    /// default spawns an OS thread, whose timing no seed decides. openraft
+    /// itself never calls this (only an application through
+    /// `TypeConfigExt::spawn_blocking`), and the adapter does not either.
+    fn spawn_blocking<F, T>(f: F) -> impl Future<Output = Result<T, io::Error>> + Send // wall-clock ok: runs inline, no OS thread
     where
         F: FnOnce() -> T + Send + 'static,
         T: Send + 'static,
     {
-        RT::spawn_blocking(f)
+        async move { Ok(f()) }
     }
 }
