@@ -227,7 +227,7 @@ chaos:
 /// key fixed, at `seed`.
 fn find(path: &str, key: &str, seed: u64) -> (Scenario, faultline::scenario::Variant, RunResult) {
     let scenario = bundled(path);
-    let mut variant = faultline::hunt::plan::copy(scenario.variant("default").unwrap());
+    let mut variant = scenario.variant("default").unwrap().copy();
     for k in scenario.model.info().bugs.iter().map(|b| b.key) {
         let mode = if k == key {
             nodes::api::BugMode::Buggy

@@ -77,7 +77,7 @@ fn run_jobs(scenarios: &[Scenario], jobs: &[(usize, usize, u64)], args: &RunArgs
     let mut last_report: Option<PathBuf> = None;
     // `--bug` overrides are a run input: recorded in the report and passed
     // again by every replay (to a target's binary too).
-    let bugs = match bug_overrides(scenarios, &args.overrides.bugs) {
+    let bugs = match scenario::overrides::bug_set(scenarios, &args.overrides.bugs) {
         Ok(bugs) => bugs,
         Err(message) => {
             eprintln!("error: {}", crate::text::printable(&message));
@@ -806,15 +806,6 @@ fn replay_inputs(
         bugs,
         ..Default::default()
     })
-}
-
-/// Read `--bug KEY=MODE` arguments into the bug modes every run has laid over
-/// its variant's (as a run input, which reaches a target's binary too).
-pub(super) fn bug_overrides(
-    scenarios: &[Scenario],
-    bugs: &[String],
-) -> Result<nodes::api::BugSet, String> {
-    scenario::overrides::bug_set(scenarios, bugs)
 }
 
 fn history_model_name(model: nodes::api::HistoryModel) -> &'static str {

@@ -152,12 +152,6 @@ fn build_variant<'a>(scenario: &'a Scenario, arm: &Arm) -> &'a Variant {
     chosen.expect("only keys some build has buggy are planned")
 }
 
-/// A copy of a variant (variants hold no handles, but are not `Clone` so that
-/// a copy is always a decision).
-pub fn copy(v: &Variant) -> Variant {
-    v.copy()
-}
-
 /// The variant one arm runs: the base variant with its bug modes replaced, or
 /// for a scenario that picks builds, its variant on the arm's build.
 pub fn variant(scenario: &Scenario, arm: &Arm) -> Variant {

@@ -390,7 +390,7 @@ mod tests {
             "model: raftkv\nnodes: [n1, n2, n3]\nexpect: converged\nsteps:\n  - await: leader\n",
         )
         .expect("valid");
-        let mut variant = crate::hunt::plan::copy(&scenario.variants[0]);
+        let mut variant = scenario.variants[0].copy();
         variant.target = Some("raftkv@1.0".into());
         let result = RunResult::unrun(&scenario, &variant, 3);
         assert_eq!(result.target.as_deref(), Some("raftkv@1.0"));

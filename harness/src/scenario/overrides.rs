@@ -24,10 +24,10 @@ impl Overrides {
     pub fn flags(&self) -> String {
         let mut out = String::new();
         for b in &self.bugs {
-            out.push_str(&format!(" --bug {b}"));
+            out.push_str(&format!(" --bug {}", crate::text::shell_quote(b)));
         }
         for p in &self.params {
-            out.push_str(&format!(" --param '{}'", p.replace('\'', r"'\''")));
+            out.push_str(&format!(" --param {}", crate::text::shell_quote(p)));
         }
         out
     }

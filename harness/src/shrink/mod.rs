@@ -437,7 +437,7 @@ pub fn shrink(options: &ShrinkOptions) -> Result<ShrinkSummary, Error> {
 fn run_variant(scenario: &Scenario, original: &RunResult) -> Option<crate::scenario::Variant> {
     let named = scenario.variant(&original.variant);
     let base = named.or_else(|| crate::hunt::plan::base_variant(scenario))?;
-    let mut v = crate::hunt::plan::copy(base);
+    let mut v = base.copy();
     if v.target.is_none() && !original.bugs.0.is_empty() {
         v.bugs = original.bugs.clone();
     }
