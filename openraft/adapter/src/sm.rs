@@ -154,7 +154,19 @@ impl RaftStateMachine<Kv> for StateMachine {
                 let mut data = self.data.borrow_mut();
                 data.applied = Some(entry.log_id);
                 match entry.payload {
-                    EntryPayload::Blank => Response::default(),
+                    EntryPayload::Blank => {
+                        // Recorded like every other entry, so that a log id two
+                        // nodes hold with different payloads shows in the trail.
+                        self.ctx.record(NodeEvent::Apply {
+                            term: Some(term),
+                            index: Some(index),
+                            what: "blank".to_string(),
+                            result: ApplyResult::Ok,
+                            keys: Vec::new(),
+                            text: format!("apply {index} blank (term {term})"),
+                        });
+                        Response::default()
+                    }
                     EntryPayload::Normal(Request::Put { key, value }) => {
                         self.ctx.record(NodeEvent::Apply {
                             term: Some(term),
@@ -167,9 +179,21 @@ impl RaftStateMachine<Kv> for StateMachine {
                         data.map.insert(key, value.clone());
                         Response { value: Some(value) }
                     }
-                    EntryPayload::Normal(Request::Get { key }) => Response {
-                        value: data.map.get(&key).cloned(),
-                    },
+                    EntryPayload::Normal(Request::Get { key }) => {
+                        // A read goes through the log as an entry of its own, so it
+                        // holds a log id like a write does.
+                        let value = data.map.get(&key).cloned();
+                        let seen = value.as_deref().unwrap_or("<absent>");
+                        self.ctx.record(NodeEvent::Apply {
+                            term: Some(term),
+                            index: Some(index),
+                            what: format!("get {key}"),
+                            result: ApplyResult::Ok,
+                            keys: vec![key.clone()],
+                            text: format!("apply {index} get {key} -> {seen} (term {term})"),
+                        });
+                        Response { value }
+                    }
                     EntryPayload::Membership(membership) => {
                         let what = format!(
                             "membership {}",
