@@ -184,6 +184,7 @@ fn record(scenario: &str, variant: &str, outcome: Outcome, passed: bool) -> RunR
         outcome,
         expected: vec![Outcome::Converged],
         passed,
+        known_defects: Vec::new(),
         trail_digest: "0f".repeat(32),
         sim_elapsed_ms: 2_000,
         wall_ms: 40,

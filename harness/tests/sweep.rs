@@ -543,3 +543,82 @@ fn reports_readme_names_every_file_a_sweep_writes() {
         );
     }
 }
+
+/// `expect.except` (issue 26, item 19): a failure with a known defect's
+/// signature counts as that defect, reported and counted but not failed; a
+/// failure with any other finding still fails the sweep.
+#[test]
+fn a_known_defect_is_counted_not_failed_and_any_other_failure_fails() {
+    let root = temp_dir("known");
+    let canary =
+        std::fs::read_to_string(common::workspace().join("scenarios/raftkv/canary-quorum.yaml"))
+            .unwrap();
+    let steps = &canary[canary.find("steps:").expect("steps")..];
+    // The buggy canary's findings at these seeds: divergence (mid-run and
+    // final) and applied_entries_stable.
+    let head = "name: known\nmodel: raftkv\nnodes: [n1, n2, n3]\nvariants:\n  known:\n    bugs: {CANARY-QUORUM: buggy}\n    expect: {outcome: converged, except: [{key: CANARY-QUORUM, checker: divergence}, {key: CANARY-QUORUM, checker: \"invariant:applied_entries_stable\"}]}\n  partly:\n    bugs: {CANARY-QUORUM: buggy}\n    expect: {outcome: converged, except: {key: CANARY-QUORUM, checker: divergence}}\n";
+    let file = root.join("known.yaml");
+    std::fs::write(&file, format!("{head}{steps}")).unwrap();
+    let file_arg = file.to_str().unwrap();
+
+    let run = common::faultline(&["run", file_arg, "--variant", "known"]);
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert_eq!(run.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.starts_with("KNOWN known [known] diverged (expected converged; the known defect CANARY-QUORUM, not a failure)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("replay: faultline run"),
+        "a known defect still says how to replay it: {stdout}"
+    );
+
+    let out = root.join("out");
+    let sweep = common::faultline(&[
+        "sweep",
+        file_arg,
+        "--seeds",
+        "1..2",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        sweep.status.code(),
+        Some(1),
+        "the `partly` variant fails: {}",
+        String::from_utf8_lossy(&sweep.stderr)
+    );
+    let records = records(&out);
+    let mut known: Vec<(&str, u64, &[String])> = records
+        .iter()
+        .filter(|r| r.passed)
+        .map(|r| (r.variant.as_str(), r.seed, r.known_defects.as_slice()))
+        .collect();
+    known.sort();
+    assert_eq!(
+        known,
+        vec![
+            ("known", 1, &["CANARY-QUORUM".to_string()][..]),
+            ("known", 2, &["CANARY-QUORUM".to_string()][..])
+        ]
+    );
+    let failed: Vec<(&str, bool)> = records
+        .iter()
+        .filter(|r| !r.passed)
+        .map(|r| (r.variant.as_str(), r.known_defects.is_empty()))
+        .collect();
+    assert_eq!(failed, vec![("partly", true), ("partly", true)]);
+    let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(
+        summary.contains("| known | known | CANARY-QUORUM | 2 | 1, 2 |"),
+        "{summary}"
+    );
+    let junit = std::fs::read_to_string(out.join("junit.xml")).unwrap();
+    assert_eq!(
+        junit
+            .matches("name=\"known_defect\" value=\"CANARY-QUORUM\"")
+            .count(),
+        2,
+        "{junit}"
+    );
+}

@@ -309,3 +309,46 @@ fn a_run_on_a_target_build_shrinks_from_faultline_and_the_scenario_keeps_its_tar
     assert_eq!(out.status.code(), Some(0), "{stdout}");
     assert!(stdout.contains("crashed (expected crashed)"), "{stdout}");
 }
+
+/// openraft-chaos's alpha24 variant declares openraft#1802 as a known defect
+/// (issue 26, item 19): a seed that finds it is counted as the defect (exit 0),
+/// and hunt, which ignores the exception, still counts it as a find.
+#[test]
+fn a_known_defect_of_a_build_passes_a_run_and_hunt_still_finds_it() {
+    openraft_builds();
+    let root = common::workspace();
+    let run = faultline_in(
+        &root,
+        &[
+            "run",
+            "scenarios/openraft/openraft-chaos.yaml",
+            "--variant",
+            "alpha24",
+            "--seed",
+            "5",
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert_eq!(run.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.starts_with("KNOWN openraft-chaos [alpha24] violated (expected converged; the known defect openraft#1802, not a failure)"),
+        "{stdout}"
+    );
+    let hunt = faultline_in(
+        &root,
+        &[
+            "hunt",
+            "scenarios/openraft/openraft-chaos.yaml",
+            "--key",
+            "openraft#1802",
+            "--seeds",
+            "5..5",
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&hunt.stdout);
+    let line = stdout
+        .lines()
+        .find(|l| l.contains("openraft#1802 (build"))
+        .unwrap_or_else(|| panic!("no openraft#1802 row: {stdout}"));
+    assert!(line.contains("1/1"), "hunt counts the find: {line}");
+}

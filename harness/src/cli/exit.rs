@@ -164,6 +164,7 @@ mod tests {
             outcome,
             expected: vec![expected],
             passed,
+            known_defects: Vec::new(),
             trail_digest: String::new(),
             sim_elapsed_ms: 0,
             wall_ms: 0,

@@ -163,7 +163,7 @@ pub fn variant(scenario: &Scenario, arm: &Arm) -> Variant {
             target: v.target.clone(),
             bugs: v.bugs.clone(),
             params: v.params.clone(),
-            expect: v.expect.clone(),
+            expect: without_known(&v.expect),
         };
     }
     let base = base_variant(scenario).expect("only huntable scenarios are planned");
@@ -182,7 +182,16 @@ pub fn variant(scenario: &Scenario, arm: &Arm) -> Variant {
         target: base.target.clone(),
         bugs,
         params: base.params.clone(),
-        expect: base.expect.clone(),
+        expect: without_known(&base.expect),
+    }
+}
+
+/// An arm's expectation: the variant's without its known defects
+/// (`expect.except`), so that a hunt counts every find of them.
+fn without_known(expect: &crate::scenario::Expect) -> crate::scenario::Expect {
+    crate::scenario::Expect {
+        known: Vec::new(),
+        ..expect.clone()
     }
 }
 

@@ -508,6 +508,7 @@ mod tests {
             outcome,
             expected: vec![Outcome::Converged],
             passed,
+            known_defects: Vec::new(),
             trail_digest: "00".repeat(32),
             sim_elapsed_ms: 1_000 + seed * 250,
             wall_ms: 10,

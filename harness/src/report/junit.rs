@@ -176,6 +176,10 @@ fn test_case(r: &RunRecord) -> TestCase {
     if let Some(report) = &r.report {
         properties.push(("report", report.clone()));
     }
+    if !r.known_defects.is_empty() {
+        // Passed as far as CI goes, and still findable as the known defect.
+        properties.push(("known_defect", r.known_defects.join(", ")));
+    }
     case.add_properties(
         properties
             .into_iter()
@@ -243,6 +247,7 @@ mod tests {
             outcome,
             expected: vec![Outcome::Converged],
             passed,
+            known_defects: Vec::new(),
             trail_digest: "ab".repeat(32),
             sim_elapsed_ms: 1_000,
             wall_ms: 12,

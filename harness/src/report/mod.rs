@@ -227,6 +227,10 @@ pub struct RunRecord {
     pub outcome: Outcome,
     pub expected: Vec<Outcome>,
     pub passed: bool,
+    /// The known defects (`expect.except`) a run that counts as passed is:
+    /// its failure has their signature (empty for every other run).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub known_defects: Vec<String>,
     pub trail_digest: String,
     pub sim_elapsed_ms: u64,
     pub wall_ms: u64,
@@ -282,6 +286,7 @@ impl RunRecord {
             outcome: result.outcome,
             expected: result.expected.clone(),
             passed: result.passed,
+            known_defects: result.known_defects.clone(),
             trail_digest: result.trail_digest.clone(),
             sim_elapsed_ms: result.sim_elapsed_ms,
             wall_ms: result.wall_ms,
@@ -291,7 +296,7 @@ impl RunRecord {
             report: None,
             ended_ms: None,
             nondeterminism: None,
-            trail_excerpt: if result.passed {
+            trail_excerpt: if result.passed && result.known_defects.is_empty() {
                 Vec::new()
             } else {
                 trail_excerpt(result)

@@ -34,6 +34,45 @@ pub fn unmet(findings: &[crate::check::Finding]) -> Option<String> {
     Some(text)
 }
 
+/// The runs that failed with a known defect's signature (`expect.except`),
+/// counted per scenario, variant and defect with their seeds; empty if none.
+pub fn known_defects_md(records: &[RunRecord]) -> String {
+    let mut groups: BTreeMap<(&str, &str, String), Vec<u64>> = BTreeMap::new();
+    for r in records.iter().filter(|r| !r.known_defects.is_empty()) {
+        groups
+            .entry((
+                r.scenario.as_str(),
+                r.variant.as_str(),
+                r.known_defects.join(", "),
+            ))
+            .or_default()
+            .push(r.seed);
+    }
+    if groups.is_empty() {
+        return String::new();
+    }
+    let mut md = String::from(
+        "\n## Known defects\n\nRuns that failed with the signature of a defect their variant declares (`expect.except`): counted, not failed.\n\n| scenario | variant | known defect | runs | seeds |\n|---|---|---|---|---|\n",
+    );
+    for ((scenario, variant, keys), seeds) in &groups {
+        let shown: Vec<String> = seeds.iter().take(20).map(u64::to_string).collect();
+        let more = if seeds.len() > 20 {
+            format!(" and {} more", seeds.len() - 20)
+        } else {
+            String::new()
+        };
+        md.push_str(&format!(
+            "| {} | {} | {} | {} | {}{more} |\n",
+            md_escape(scenario),
+            md_escape(variant),
+            md_escape(keys),
+            seeds.len(),
+            shown.join(", ")
+        ));
+    }
+    md
+}
+
 /// `summary.md`: outcome counts per scenario and variant, then every failure with
 /// its seed and replay command. Runs are listed one per row when there are few.
 pub fn summary_md(records: &[RunRecord]) -> String {
@@ -84,13 +123,20 @@ pub fn summary_md(records: &[RunRecord]) -> String {
                 r.seed,
                 r.outcome,
                 expected(&r.expected),
-                if r.passed { "pass" } else { "**FAIL**" },
+                if !r.known_defects.is_empty() {
+                    "known defect"
+                } else if r.passed {
+                    "pass"
+                } else {
+                    "**FAIL**"
+                },
                 fmt_duration(Duration::from_millis(r.sim_elapsed_ms)),
                 r.wall_ms,
                 &r.trail_digest[..16.min(r.trail_digest.len())]
             ));
         }
     }
+    md.push_str(&known_defects_md(records));
     let failures: Vec<&RunRecord> = records.iter().filter(|r| !r.passed).collect();
     if !failures.is_empty() {
         md.push_str(&format!("\n## Failures ({})\n\n", failures.len()));

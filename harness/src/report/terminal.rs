@@ -23,14 +23,18 @@ pub enum Detail {
 
 const PASS: Style = AnsiColor::Green.on_default().bold();
 const FAIL: Style = AnsiColor::Red.on_default().bold();
+const KNOWN: Style = AnsiColor::Yellow.on_default().bold();
 const NAME: Style = Style::new().bold();
 const DIM: Style = Style::new().dimmed();
 const FINDING: Style = AnsiColor::Yellow.on_default();
 
 /// The lines for one run, ending in a newline.
 pub fn run_lines(r: &RunResult, detail: Detail) -> String {
-    let full = detail == Detail::Full || !r.passed;
-    let (style, verdict) = if r.passed {
+    let known = !r.known_defects.is_empty();
+    let full = detail == Detail::Full || !r.passed || known;
+    let (style, verdict) = if known {
+        (KNOWN, "KNOWN")
+    } else if r.passed {
         (PASS, "PASS")
     } else {
         (FAIL, "FAIL")
@@ -40,6 +44,11 @@ pub fn run_lines(r: &RunResult, detail: Detail) -> String {
     let met = !r.passed && r.expected.contains(&r.outcome);
     let against = match unmet(&r.findings).filter(|_| met) {
         Some(what) => format!("as expected, but {}", printable(&what)),
+        None if known => format!(
+            "(expected {}; the known defect {}, not a failure)",
+            expected(&r.expected),
+            printable(&r.known_defects.join(", "))
+        ),
         None => format!("(expected {})", expected(&r.expected)),
     };
     let mut out = format!(
@@ -103,7 +112,7 @@ pub fn run_lines(r: &RunResult, detail: Detail) -> String {
             printable(&u.why)
         ));
     }
-    if !r.passed {
+    if !r.passed || known {
         out.push_str(&format!(
             "  seed: {}\n  {NAME}replay:{NAME:#} {}\n",
             r.seed,

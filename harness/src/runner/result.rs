@@ -80,6 +80,12 @@ pub struct RunResult {
     pub outcome: Outcome,
     pub expected: Vec<Outcome>,
     pub passed: bool,
+    /// The known defects (`expect.except`) this run's failure is: its outcome
+    /// is not the expected one, and every finding that decided it is a checker
+    /// an exception names. Such a run counts as passed, and is reported as the
+    /// known defect; empty for every other run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub known_defects: Vec<String>,
     pub trail_digest: String,
     pub sim_elapsed_ms: u64,
     pub sim_steps: u64,
@@ -190,6 +196,7 @@ impl RunResult {
             outcome: Outcome::Unknown,
             expected: variant.expect.outcomes.clone(),
             passed: false,
+            known_defects: Vec::new(),
             trail_digest: trail.digest(),
             sim_elapsed_ms: 0,
             sim_steps: 0,
@@ -232,7 +239,9 @@ impl RunResult {
         let variant = driver.variant;
         let outcome = outcome_of(&findings);
         let expected = variant.expect.outcomes.clone();
-        let passed = expected.contains(&outcome) && findings.iter().all(|f| f.outcome.is_some());
+        let known_defects = known_defects(&variant.expect, outcome, &findings);
+        let passed = (expected.contains(&outcome) && findings.iter().all(|f| f.outcome.is_some()))
+            || !known_defects.is_empty();
         let state = driver.cluster.state();
         let nodes = view
             .nodes
@@ -274,6 +283,7 @@ impl RunResult {
             outcome,
             expected,
             passed,
+            known_defects,
             trail_digest: trail.digest(),
             sim_elapsed_ms: driver.cluster.elapsed_ms(),
             sim_steps: driver.cluster.steps(),
@@ -378,10 +388,88 @@ pub fn replay_command(
     command
 }
 
+/// The known defects a run's failure is (`expect.except`): none unless the
+/// outcome is not an expected one, some finding decided it, no expectation
+/// other than the outcome failed, and every deciding finding's checker is one
+/// an exception names. The keys, sorted.
+pub fn known_defects(
+    expect: &crate::scenario::Expect,
+    outcome: Outcome,
+    findings: &[Finding],
+) -> Vec<String> {
+    if expect.known.is_empty() || expect.outcomes.contains(&outcome) {
+        return Vec::new();
+    }
+    if findings.is_empty() || findings.iter().any(|f| f.outcome.is_none()) {
+        return Vec::new();
+    }
+    let mut keys = Vec::new();
+    for f in findings {
+        let matching: Vec<&crate::scenario::KnownDefect> = expect
+            .known
+            .iter()
+            .filter(|k| k.checker == f.checker)
+            .collect();
+        if matching.is_empty() {
+            return Vec::new();
+        }
+        keys.extend(matching.iter().map(|k| k.key.clone()));
+    }
+    keys.sort();
+    keys.dedup();
+    keys
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use nodes::api::{BugMode, BugSet};
+
+    /// The signature rule of `expect.except`, on hand-written findings.
+    #[test]
+    fn a_known_defect_is_a_failure_decided_by_its_checkers_alone() {
+        let expect = crate::scenario::Expect {
+            outcomes: vec![Outcome::Converged],
+            known: vec![crate::scenario::KnownDefect {
+                loc: crate::yaml::Loc::default(),
+                key: "X#1".into(),
+                checker: "invariant:q".into(),
+            }],
+            ..Default::default()
+        };
+        let q = Finding::new(
+            "invariant:q",
+            Some(Outcome::Violated),
+            "q broke".to_string(),
+        );
+        let d = Finding::new(
+            "divergence",
+            Some(Outcome::Diverged),
+            "replicas differ".to_string(),
+        );
+        let unmet = Finding::new("expect", None, "a sequence entry never occurs".to_string());
+        assert_eq!(
+            known_defects(&expect, Outcome::Violated, std::slice::from_ref(&q)),
+            ["X#1"]
+        );
+        // Another checker decided it too: not the known defect.
+        assert!(known_defects(&expect, Outcome::Diverged, &[q.clone(), d]).is_empty());
+        // Another expectation failed as well.
+        assert!(known_defects(&expect, Outcome::Violated, &[q.clone(), unmet]).is_empty());
+        // The expected outcome is no failure to excuse; nor is a run with no findings.
+        assert!(known_defects(&expect, Outcome::Converged, &[q]).is_empty());
+        assert!(known_defects(&expect, Outcome::Stuck, &[]).is_empty());
+        let none = crate::scenario::Expect {
+            known: Vec::new(),
+            ..expect
+        };
+        let q = Finding::new(
+            "invariant:q",
+            Some(Outcome::Violated),
+            "q broke".to_string(),
+        );
+        assert!(known_defects(&none, Outcome::Violated, &[q]).is_empty());
+    }
 
     #[test]
     fn a_result_records_its_target_and_the_replay_passes_every_override() {

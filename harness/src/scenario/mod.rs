@@ -187,6 +187,19 @@ pub struct Expect {
     /// The checker whose findings alone decide the outcome (`consistency`:
     /// failed through the history, with divergence and invariants passing).
     pub checker: Option<(Loc, String)>,
+    /// Known defects of this variant's build (`except:`): a run whose outcome
+    /// is not the expected one, decided by these checkers alone, counts as the
+    /// known defect (reported, counted, not failed). `hunt` drops them.
+    pub known: Vec<KnownDefect>,
+}
+
+/// One `except: {key, checker}` entry: a bug the variant has buggy (in its
+/// `bugs:` or its build's), and the checker whose findings are its signature.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KnownDefect {
+    pub loc: Loc,
+    pub key: String,
+    pub checker: String,
 }
 
 /// Which trail events a match selects: every given field must agree.

@@ -157,6 +157,17 @@ pub struct ExpectFull {
     /// The checker whose findings alone decide the outcome.
     #[serde(default)]
     pub checker: Option<Spanned<String>>,
+    /// Known defects: one `{key, checker}` or a list of them, read by `validate`.
+    #[serde(default)]
+    pub except: Option<serde::de::IgnoredAny>,
+}
+
+/// One known defect of a variant (`expect.except`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KnownDefect {
+    pub key: Spanned<String>,
+    pub checker: Spanned<String>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -127,7 +127,10 @@ fn load_parts(
                 target: Some(target.to_string()),
                 bugs: Default::default(),
                 params: serde_json::Value::Null,
-                expect: Default::default(),
+                expect: super::Expect {
+                    known: known_defects(body),
+                    ..Default::default()
+                },
             });
         }
     }
@@ -259,4 +262,35 @@ fn remote_model(name: &str) -> &'static dyn Model {
             },
         }))
     })
+}
+
+/// A variant's `expect.except` entries as written (the build's binary checks
+/// them): dispatch needs to know a variant has known defects, so that a run
+/// made without them (a hunt's arm) is judged without them.
+fn known_defects(body: &Node) -> Vec<super::KnownDefect> {
+    let Some(except) = body.get("expect").and_then(|e| e.get("except")) else {
+        return Vec::new();
+    };
+    let items: Vec<&Node> = match &except.value {
+        Value::Seq(items) => items.iter().collect(),
+        Value::Map(_)
+        | Value::Null
+        | Value::Bool(_)
+        | Value::Int(_)
+        | Value::Float(_)
+        | Value::Str(_) => {
+            vec![except]
+        }
+    };
+    items
+        .into_iter()
+        .filter_map(|item| {
+            let key = item.get("key")?;
+            Some(super::KnownDefect {
+                loc: key.loc,
+                key: key.as_str()?.to_string(),
+                checker: item.get("checker")?.as_str()?.to_string(),
+            })
+        })
+        .collect()
 }

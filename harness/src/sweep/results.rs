@@ -243,6 +243,7 @@ mod tests {
             outcome: Outcome::Converged,
             expected: vec![Outcome::Converged],
             passed: true,
+            known_defects: Vec::new(),
             trail_digest: "d".into(),
             sim_elapsed_ms: 1,
             wall_ms: 1,

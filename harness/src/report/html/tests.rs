@@ -47,6 +47,7 @@ pub(crate) fn result(nodes: Vec<FinalNode>, events: Vec<Event>) -> RunResult {
         outcome: Outcome::Converged,
         expected: vec![Outcome::Converged],
         passed: true,
+        known_defects: Vec::new(),
         trail_digest: "cd".repeat(32),
         sim_elapsed_ms: events.last().map(|e| e.t_ms + 1000).unwrap_or(0),
         sim_steps: 10,

@@ -4,9 +4,10 @@
 use super::names::Reader;
 use crate::outcome::Outcome;
 use crate::scenario::raw;
-use crate::scenario::{Expect, TrailMatch};
+use crate::scenario::{Expect, KnownDefect, TrailMatch};
 use crate::trail::Kind;
 use crate::yaml::{from_node, Node, Spanned, Value};
+use nodes::api::{BugMode, BugSet};
 
 /// The words a node reference may be instead of a node name.
 pub(super) const TARGET_WORDS: &[&str] = &["leader", "follower", "any"];
@@ -75,6 +76,9 @@ impl Reader<'_, '_> {
                 if let Some(checker) = &full.checker {
                     expect.checker = self.expect_checker(checker, &expect.outcomes);
                 }
+                if let Some(except) = node.get("except") {
+                    expect.known = self.known_defects(except);
+                }
             }
             Value::Null | Value::Bool(_) | Value::Int(_) | Value::Float(_) => {
                 self.e.error(node.loc, "`expect` is an outcome, a list of outcomes, or {outcome, trail, absent, sequence, observed}");
@@ -84,29 +88,127 @@ impl Reader<'_, '_> {
         Some(expect)
     }
 
+    /// The checkers an expectation may name: the ones that decide outcomes.
+    fn checker_names(&self) -> Vec<String> {
+        let mut known: Vec<String> = ["consistency", "divergence", "election_safety"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        known.extend(
+            self.info
+                .invariants
+                .iter()
+                .map(|i| format!("invariant:{}", i.name)),
+        );
+        known
+    }
+
+    /// Whether `checker` names a checker, else an error at it.
+    fn known_checker(&mut self, checker: &Spanned<String>) -> bool {
+        let known = self.checker_names();
+        if known.contains(&checker.value) {
+            return true;
+        }
+        self.e.unknown_name(
+            checker.loc,
+            "checker",
+            &checker.value,
+            known.iter().map(String::as_str),
+        );
+        false
+    }
+
+    /// `except:` one `{key, checker}` or a list of them. Whether each key is
+    /// buggy in the variant is checked with the variant (`known_defects_buggy`).
+    fn known_defects(&mut self, node: &Node) -> Vec<KnownDefect> {
+        let items: Vec<&Node> = match &node.value {
+            Value::Map(_) => vec![node],
+            Value::Seq(items) if !items.is_empty() => items.iter().collect(),
+            Value::Seq(_)
+            | Value::Null
+            | Value::Bool(_)
+            | Value::Int(_)
+            | Value::Float(_)
+            | Value::Str(_) => {
+                self.e.error(
+                    node.loc,
+                    "`except` is a known defect `{key, checker}` or a list of them",
+                );
+                return Vec::new();
+            }
+        };
+        let mut known = Vec::new();
+        for item in items {
+            let raw = match from_node::<raw::KnownDefect>(item) {
+                Ok(raw) => raw,
+                Err(e) => {
+                    self.e.yaml_error(e);
+                    continue;
+                }
+            };
+            if !self.known_checker(&raw.checker) {
+                continue;
+            }
+            known.push(KnownDefect {
+                loc: raw.key.loc,
+                key: raw.key.value,
+                checker: raw.checker.value,
+            });
+        }
+        known
+    }
+
+    /// Every `except:` key is a bug this variant has buggy, in its own `bugs:`
+    /// or in its build's (faultline-targets.yaml): an exception for a fixed
+    /// bug would hide a regression of its fix.
+    pub(super) fn known_defects_buggy(
+        &mut self,
+        known: &[KnownDefect],
+        bugs: &BugSet,
+        target: Option<&str>,
+    ) {
+        if known.is_empty() {
+            return;
+        }
+        let build = crate::targets::bugs_of(std::path::Path::new(self.e.file), target);
+        for k in known {
+            let mode = bugs.0.get(&k.key).or_else(|| build.0.get(&k.key)).copied();
+            let model_key = self.info.bug(&k.key).is_some();
+            match mode {
+                Some(BugMode::Buggy) => {}
+                Some(BugMode::Fixed) => self.e.error_hint(
+                    k.loc,
+                    format!("`{}` is fixed in this variant; an exception for it would hide a regression of the fix", k.key),
+                    "name a bug the variant or its build has buggy",
+                ),
+                None if model_key => self.e.error_hint(
+                    k.loc,
+                    format!("`{}` is fixed in this variant (bugs default to fixed)", k.key),
+                    format!("set `bugs: {{{}: buggy}}` in the variant, or drop the exception", k.key),
+                ),
+                None => {
+                    let mut keys: Vec<String> = self.info.bugs.iter().map(|b| b.key.to_string()).collect();
+                    keys.extend(build.0.keys().cloned());
+                    if keys.is_empty() {
+                        self.e.error(
+                            k.loc,
+                            format!("unknown bug key `{}`: neither the model nor this variant's build has known bugs", k.key),
+                        );
+                    } else {
+                        self.e.unknown_name(k.loc, "bug key", &k.key, keys.iter().map(String::as_str));
+                    }
+                }
+            }
+        }
+    }
+
     /// `checker:` names one checker that can decide an outcome other than converged.
     fn expect_checker(
         &mut self,
         checker: &Spanned<String>,
         outcomes: &[Outcome],
     ) -> Option<(crate::yaml::Loc, String)> {
-        let info = self.info;
-        let mut known: Vec<String> = ["consistency", "divergence", "election_safety"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-        known.extend(
-            info.invariants
-                .iter()
-                .map(|i| format!("invariant:{}", i.name)),
-        );
-        if !known.contains(&checker.value) {
-            self.e.unknown_name(
-                checker.loc,
-                "checker",
-                &checker.value,
-                known.iter().map(String::as_str),
-            );
+        if !self.known_checker(checker) {
             return None;
         }
         if outcomes.iter().all(|o| *o == Outcome::Converged) {

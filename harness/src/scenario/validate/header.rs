@@ -465,6 +465,7 @@ impl Reader<'_, '_> {
             (Some(expect), None) => {
                 if let Some(expect) = self.expect(expect) {
                     let bugs = BugSet::default();
+                    self.known_defects_buggy(&expect.known, &bugs, None);
                     let merged = self.merge_params(params, &None, root.loc);
                     variants.push(Variant {
                         name: "default".into(),
@@ -544,6 +545,7 @@ impl Reader<'_, '_> {
             let Some(expect) = body.get("expect").and_then(|e| self.expect(e)) else {
                 continue;
             };
+            self.known_defects_buggy(&expect.known, &bugs, target.as_deref());
             out.push(Variant {
                 name: name.to_string(),
                 loc: key.loc,
