@@ -235,7 +235,7 @@ fn a_target_of_another_model_or_a_malformed_one_is_a_located_error() {
 /// that needs them fails without them, naming the command: it never skips.
 fn openraft_builds() -> std::path::PathBuf {
     let root = common::workspace();
-    for build in ["alpha24", "alpha25"] {
+    for build in ["alpha24", "alpha25", "alpha37"] {
         let binary = root.join(format!("target/release/faultline-openraft-{build}"));
         assert!(
             binary.exists(),

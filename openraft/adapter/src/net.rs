@@ -7,9 +7,9 @@
 //! every retry into a fresh connection.
 
 use crate::points::Point;
-use crate::types::{Kv, Raft, Vote, node_index};
+use crate::types::{Kv, Raft, Snapshot, Vote, node_index};
 use nodes::api::NodeCtx;
-use openraft::alias::{SnapshotMetaOf, SnapshotOf};
+use openraft::alias::SnapshotMetaOf;
 use openraft::errors::{NetworkError, RPCError, ReplicationClosed, StreamingError, Unreachable};
 use openraft::network::RPCOption;
 use openraft::raft::{
@@ -185,6 +185,9 @@ impl Client {
 }
 
 impl RaftNetworkV2<Kv> for Client {
+    #[cfg(feature = "snapshot-data-on-state-machine")]
+    type SnapshotData = crate::types::SnapshotData;
+
     async fn append_entries(
         &mut self,
         rpc: AppendEntriesRequest<Kv>,
@@ -221,7 +224,7 @@ impl RaftNetworkV2<Kv> for Client {
     async fn full_snapshot(
         &mut self,
         vote: Vote,
-        snapshot: SnapshotOf<Kv>,
+        snapshot: Snapshot,
         cancel: impl Future<Output = ReplicationClosed> + 'static,
         option: RPCOption,
     ) -> Result<SnapshotResponse<Kv>, StreamingError<Kv>> {
@@ -331,7 +334,7 @@ async fn handle(ctx: Rc<NodeCtx>, raft: Raft, mut stream: TcpStream) -> io::Resu
             Err(e) => Reply::Failed(e.to_string()),
         },
         Rpc::Snapshot { vote, meta, data } => {
-            let snapshot = SnapshotOf::<Kv> {
+            let snapshot = Snapshot {
                 meta,
                 snapshot: std::io::Cursor::new(data),
             };

@@ -7,9 +7,9 @@
 
 use crate::oracle::Oracle;
 use crate::points::Point;
-use crate::types::{Kv, LogId, Request, Response};
+use crate::types::{Kv, LogId, Request, Response, Snapshot, SnapshotData};
 use nodes::api::{ApplyResult, NodeCtx, NodeEvent};
-use openraft::alias::{SnapshotMetaOf, SnapshotOf, StoredMembershipOf};
+use openraft::alias::{SnapshotMetaOf, StoredMembershipOf};
 use openraft::storage::EntryResponder;
 use openraft::storage::RaftStateMachine;
 use openraft::{EntryPayload, RaftSnapshotBuilder};
@@ -40,6 +40,8 @@ pub struct StateMachine {
     ctx: Rc<NodeCtx>,
     oracle: Rc<RefCell<Oracle>>,
     id: u64,
+    /// Snapshots built so far, for the snapshot id (alpha.37 has no snapshot id).
+    #[cfg(not(feature = "snapshot-data-on-state-machine"))]
     snapshots: Rc<RefCell<u64>>,
 }
 
@@ -50,6 +52,7 @@ impl StateMachine {
             ctx,
             oracle,
             id,
+            #[cfg(not(feature = "snapshot-data-on-state-machine"))]
             snapshots: Default::default(),
         };
         if let Some(file) = sm.read_snapshot_file()? {
@@ -77,9 +80,9 @@ impl StateMachine {
         Ok(())
     }
 
-    fn snapshot_of(file: SnapshotFile) -> io::Result<SnapshotOf<Kv>> {
+    fn snapshot_of(file: SnapshotFile) -> io::Result<Snapshot> {
         let bytes = serde_json::to_vec(&file.data).map_err(io::Error::other)?;
-        Ok(SnapshotOf::<Kv> {
+        Ok(Snapshot {
             meta: file.meta,
             snapshot: Cursor::new(bytes),
         })
@@ -100,8 +103,12 @@ fn snapshot_event(how: &str, last: Option<LogId>) -> NodeEvent {
 }
 
 impl RaftSnapshotBuilder<Kv> for StateMachine {
-    async fn build_snapshot(&mut self) -> Result<SnapshotOf<Kv>, io::Error> {
+    #[cfg(feature = "snapshot-data-on-state-machine")]
+    type SnapshotData = SnapshotData;
+
+    async fn build_snapshot(&mut self) -> Result<Snapshot, io::Error> {
         let data = self.data.borrow().clone();
+        #[cfg(not(feature = "snapshot-data-on-state-machine"))]
         let number = {
             let mut n = self.snapshots.borrow_mut();
             *n += 1;
@@ -110,6 +117,7 @@ impl RaftSnapshotBuilder<Kv> for StateMachine {
         let meta = SnapshotMetaOf::<Kv> {
             last_log_id: data.applied,
             last_membership: data.membership.clone(),
+            #[cfg(not(feature = "snapshot-data-on-state-machine"))]
             snapshot_id: format!(
                 "{}-{}-{number}",
                 data.applied.map_or(0, |l| l.index),
@@ -125,6 +133,8 @@ impl RaftSnapshotBuilder<Kv> for StateMachine {
 }
 
 impl RaftStateMachine<Kv> for StateMachine {
+    #[cfg(feature = "snapshot-data-on-state-machine")]
+    type SnapshotData = SnapshotData;
     type SnapshotBuilder = StateMachine;
 
     async fn applied_state(
@@ -224,14 +234,16 @@ impl RaftStateMachine<Kv> for StateMachine {
         self.clone()
     }
 
-    async fn begin_receiving_snapshot(&mut self) -> Result<Cursor<Vec<u8>>, io::Error> {
+    // Gone in alpha.37: openraft receives a full snapshot in one piece.
+    #[cfg(not(feature = "snapshot-data-on-state-machine"))]
+    async fn begin_receiving_snapshot(&mut self) -> Result<SnapshotData, io::Error> {
         Ok(Cursor::new(Vec::new()))
     }
 
     async fn install_snapshot(
         &mut self,
         meta: &SnapshotMetaOf<Kv>,
-        snapshot: Cursor<Vec<u8>>,
+        snapshot: SnapshotData,
     ) -> Result<(), io::Error> {
         let data: Data = serde_json::from_slice(snapshot.get_ref()).map_err(io::Error::other)?;
         let file = SnapshotFile {
@@ -245,7 +257,7 @@ impl RaftStateMachine<Kv> for StateMachine {
         Ok(())
     }
 
-    async fn get_current_snapshot(&mut self) -> Result<Option<SnapshotOf<Kv>>, io::Error> {
+    async fn get_current_snapshot(&mut self) -> Result<Option<Snapshot>, io::Error> {
         if let Err(kind) = self.ctx.faults().hit(Point::SnapshotRead).await {
             return Err(io::Error::other(format!(
                 "injected snapshot read error: {kind}"

@@ -14,6 +14,10 @@ use std::io::Cursor;
 /// task-local seed that the node sets from the run's seed.
 pub type Runtime = crate::runtime::LateTimers<crate::runtime::Seeded>;
 
+/// The snapshot data: the map's JSON in memory.
+pub type SnapshotData = Cursor<Vec<u8>>;
+
+#[cfg(not(feature = "snapshot-data-on-state-machine"))]
 openraft::declare_raft_types!(
     /// The type configuration of the model.
     pub Kv:
@@ -22,9 +26,30 @@ openraft::declare_raft_types!(
         NodeId = u64,
         Node = openraft::impls::EmptyNode,
         LeaderId = openraft::impls::leader_id_std::LeaderId<u64, u64>,
-        SnapshotData = Cursor<Vec<u8>>,
+        SnapshotData = SnapshotData,
         AsyncRuntime = Runtime,
 );
+
+// alpha.37: the snapshot data type is the state machine's and the network's
+// (`RaftStateMachine::SnapshotData`, `RaftNetworkV2::SnapshotData`), not the
+// type configuration's.
+#[cfg(feature = "snapshot-data-on-state-machine")]
+openraft::declare_raft_types!(
+    /// The type configuration of the model.
+    pub Kv:
+        D = Request,
+        R = Response,
+        NodeId = u64,
+        Node = openraft::impls::EmptyNode,
+        LeaderId = openraft::impls::leader_id_std::LeaderId<u64, u64>,
+        AsyncRuntime = Runtime,
+);
+
+/// A snapshot with its data.
+#[cfg(not(feature = "snapshot-data-on-state-machine"))]
+pub type Snapshot = openraft::alias::SnapshotOf<Kv>;
+#[cfg(feature = "snapshot-data-on-state-machine")]
+pub type Snapshot = openraft::alias::SnapshotOf<Kv, SnapshotData>;
 
 pub type Raft = openraft::Raft<Kv, crate::sm::StateMachine>;
 pub type LogId = openraft::alias::LogIdOf<Kv>;
