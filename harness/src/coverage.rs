@@ -32,6 +32,20 @@ pub struct Coverage {
     /// not accept leaving unjudged), each with why.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub unjudged: BTreeMap<String, String>,
+    /// The model's declared probes, carried only for a model that is not built
+    /// into faultline (an external model, run by its own binary): the process
+    /// that reads the run (a sweep, a merge, a report on another machine) may not
+    /// have that model, and judges its probes from these.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub declared: Vec<DeclaredProbe>,
+}
+
+/// One probe a model declares, as a report carries it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeclaredProbe {
+    pub name: String,
+    pub rare: bool,
+    pub summary: String,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -52,6 +66,7 @@ impl Coverage {
         let mut coverage = Coverage {
             model: model.to_string(),
             chaos,
+            declared: crate::models::carried_probes(model),
             ..Coverage::default()
         };
         for event in trail.iter() {

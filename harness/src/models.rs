@@ -58,3 +58,36 @@ pub fn provided() -> Vec<String> {
         .filter_map(|m| m.release().map(|r| format!("{}@{r}", m.info().name)))
         .collect()
 }
+
+/// A model's declared probes: from this process's registry (built in or
+/// registered), else from the declarations a run of it carried
+/// ([`Coverage::declared`](crate::coverage::Coverage::declared)); a model known
+/// neither way has none.
+pub fn probes(
+    model: &str,
+    carried: &[crate::coverage::DeclaredProbe],
+) -> Vec<crate::coverage::DeclaredProbe> {
+    match find(model) {
+        Some(m) => m
+            .info()
+            .probes
+            .iter()
+            .map(|p| crate::coverage::DeclaredProbe {
+                name: p.name.to_string(),
+                rare: p.rare,
+                summary: p.summary.to_string(),
+            })
+            .collect(),
+        None => carried.to_vec(),
+    }
+}
+
+/// The probe declarations a run of `model` carries in its coverage: none for a
+/// model built into faultline (every faultline binary has those), all of them
+/// for one registered by another binary.
+pub fn carried_probes(model: &str) -> Vec<crate::coverage::DeclaredProbe> {
+    if nodes::registry::find(model).is_some() {
+        return Vec::new();
+    }
+    probes(model, &[])
+}

@@ -352,3 +352,96 @@ fn a_known_defect_of_a_build_passes_a_run_and_hunt_still_finds_it() {
         .unwrap_or_else(|| panic!("no openraft#1802 row: {stdout}"));
     assert!(line.contains("1/1"), "hunt counts the find: {line}");
 }
+
+/// An external model (openraft, registered by its build's binary, not by
+/// faultline) is judged as a bundled one: its runs carry its probe declarations,
+/// so the sweep's ledger lists them, a probe no chaos run reached fails the sweep
+/// (exit 5), and the report of a run shows its probes with their hits.
+#[test]
+fn an_external_models_probes_reach_the_ledger_the_exit_code_and_the_report() {
+    openraft_builds();
+    let root = common::workspace();
+    let dir = common::temp_dir("targets", "probes");
+    let sweep = |seeds: &str, out: &str| {
+        let out_dir = dir.join(out);
+        let out = faultline_in(
+            &root,
+            &[
+                "sweep",
+                "scenarios/openraft/openraft-chaos.yaml",
+                "--variant",
+                "alpha25",
+                "--seeds",
+                seeds,
+                "--out",
+                out_dir.to_str().unwrap(),
+            ],
+        );
+        let summary = std::fs::read_to_string(out_dir.join("summary.md")).unwrap();
+        (out.status.code(), summary)
+    };
+    // Seed 1 reaches a commit past the leader's own flush but installs no snapshot.
+    let (code, summary) = sweep("1..1", "one");
+    assert_eq!(code, Some(5), "{summary}");
+    assert!(
+        summary.contains("- `openraft` `openraft_snapshot_installed`: a node installed a snapshot"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("| `openraft_committed_past_own_flush` | no | 1 | 1 (openraft-chaos) |"),
+        "{summary}"
+    );
+    // Over ten seeds every probe that is not rare is reached.
+    let (code, summary) = sweep("1..10", "ten");
+    assert_eq!(code, Some(0), "{summary}");
+    assert!(!summary.contains("never reached"), "{summary}");
+    assert!(
+        summary.contains("| `openraft_snapshot_installed` | no |"),
+        "{summary}"
+    );
+    // The leader-restore trail reaches its probe, and the report shows it hit.
+    let reports = dir.join("reports");
+    let run = faultline_in(
+        &root,
+        &[
+            "run",
+            "scenarios/openraft/openraft-leader-restore.yaml",
+            "--variant",
+            "alpha25",
+            "--report-dir",
+            reports.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(
+        run.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&run.stdout)
+    );
+    let json =
+        std::fs::read_to_string(reports.join("openraft-leader-restore/alpha25/seed-1/report.json"))
+            .unwrap();
+    let report: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let coverage = &report["coverage"];
+    assert!(
+        coverage["probes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p == "openraft_leader_restored"),
+        "{coverage}"
+    );
+    assert_eq!(
+        coverage["declared"].as_array().map(Vec::len),
+        Some(5),
+        "{coverage}"
+    );
+    let html =
+        std::fs::read_to_string(reports.join("openraft-leader-restore/alpha25/seed-1/report.html"))
+            .unwrap();
+    assert!(
+        html.contains("openraft_leader_restored"),
+        "the report lists the probe"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

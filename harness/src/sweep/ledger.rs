@@ -10,7 +10,7 @@
 //! shard is hit. And a variant whose seeds gave few distinct trails is warned
 //! about: a thousand seeds of one schedule test that schedule once.
 
-use crate::coverage::{Coverage, FaultUse, PointUse};
+use crate::coverage::{Coverage, DeclaredProbe, FaultUse, PointUse};
 use crate::report::RunRecord;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -39,6 +39,10 @@ pub struct ModelLedger {
     /// Liveness invariants some run could not judge, by name.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub unjudged: BTreeMap<String, UnjudgedCount>,
+    /// The probe declarations the model's runs carried (an external model's;
+    /// see [`Coverage::declared`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub declared: Vec<DeclaredProbe>,
 }
 
 /// The runs that could not judge one liveness invariant.
@@ -89,18 +93,18 @@ pub struct Unreached {
     pub summary: String,
 }
 
-/// A model's declared probes as (name, rare, summary), from the registry; a
-/// model this binary does not know has none.
+/// A model's declared probes as (name, rare, summary), from this process's
+/// registry; a model this binary does not know has none here (a ledger judges
+/// such a model by the declarations its runs carried: [`Ledger::declared`]).
 pub fn declared(model: &str) -> Vec<(String, bool, String)> {
-    nodes::registry::find(model)
-        .map(|m| {
-            m.info()
-                .probes
-                .iter()
-                .map(|p| (p.name.to_string(), p.rare, p.summary.to_string()))
-                .collect()
-        })
-        .unwrap_or_default()
+    triples(crate::models::probes(model, &[]))
+}
+
+fn triples(probes: Vec<DeclaredProbe>) -> Vec<(String, bool, String)> {
+    probes
+        .into_iter()
+        .map(|p| (p.name, p.rare, p.summary))
+        .collect()
 }
 
 /// What a sweep or merge concluded from its ledger.
@@ -128,9 +132,21 @@ impl Ledger {
         ledger
     }
 
-    /// The judgments, with the registry's probe declarations.
+    /// The judgments, with the registry's probe declarations, or for a model
+    /// this process does not have, those its runs carried.
     pub fn verdict(&self) -> Verdict {
-        self.verdict_with(declared)
+        self.verdict_with(|m| self.declared(m))
+    }
+
+    /// A model's declared probes as (name, rare, summary): the registry's, else
+    /// the declarations its runs carried.
+    pub fn declared(&self, model: &str) -> Vec<(String, bool, String)> {
+        let carried = self
+            .models
+            .get(model)
+            .map(|m| m.declared.as_slice())
+            .unwrap_or_default();
+        triples(crate::models::probes(model, carried))
     }
 
     /// The judgments, with these probe declarations.
@@ -147,6 +163,9 @@ impl Ledger {
         let model = self.models.entry(c.model.clone()).or_default();
         model.runs += 1;
         model.chaos_runs += u64::from(c.chaos);
+        if model.declared.is_empty() && !c.declared.is_empty() {
+            model.declared = c.declared.clone();
+        }
         for probe in &c.probes {
             let count = model.probes.entry(probe.clone()).or_default();
             count.runs += 1;

@@ -2,7 +2,7 @@
 //! so at the top when coverage was lost, and ends with the coverage ledger) and
 //! the dashboard, sorted by run.
 
-use super::ledger::{self, Ledger};
+use super::ledger::Ledger;
 use super::results;
 use crate::fsio;
 use crate::report::{self, RunRecord};
@@ -30,7 +30,7 @@ pub fn write_not_run(
     let mut sorted = records.to_vec();
     sorted.sort_by_key(results::key);
     let ledger = Ledger::of(&sorted);
-    let section = ledger.markdown(ledger::declared);
+    let section = ledger.markdown(|m| ledger.declared(m));
     report::write_summaries_not_run(dir, &sorted, incomplete, not_run, &section)?;
     report::write_dashboard_with(dir, &sorted, incomplete)?;
     Ok(ledger)

@@ -9,6 +9,7 @@ mod net;
 mod node;
 mod oracle;
 mod points;
+mod probes;
 mod runtime;
 mod sm;
 mod store;

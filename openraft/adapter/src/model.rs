@@ -191,7 +191,7 @@ fn info() -> ModelInfo {
             },
         ],
         bugs: Vec::new(),
-        probes: Vec::new(),
+        probes: crate::probes::OpenraftProbe::infos(),
         index_format: IndexFormat::Decimal,
         has_leader: true,
         leader_transfer: true,

@@ -7,6 +7,7 @@
 //! every retry into a fresh connection.
 
 use crate::points::Point;
+use crate::probes::OpenraftProbe;
 use crate::types::{Kv, Raft, Snapshot, Vote, node_index};
 use nodes::api::NodeCtx;
 use openraft::alias::SnapshotMetaOf;
@@ -293,6 +294,7 @@ impl Client {
         let to = self.target_name();
         self.ctx
             .note(format!("transfer_leader to {to} refused: {refusal}"));
+        self.ctx.probe(OpenraftProbe::TransferRefused);
         self.transfers.borrow_mut().refused = Some((self.target, refusal));
     }
 }
@@ -377,6 +379,7 @@ async fn transfer(ctx: &NodeCtx, raft: &Raft, req: TransferLeaderRequest<Kv>) ->
             let refusal = format!("{refusal:?}");
             if to == ctx.name() {
                 ctx.note(format!("transfer_leader to {to} refused here: {refusal}"));
+                ctx.probe(OpenraftProbe::TransferRefused);
             }
             Reply::TransferLeader(Some(refusal))
         }

@@ -5,6 +5,7 @@
 use crate::model::{Op, Params};
 use crate::net::{Network, TransferSeen};
 use crate::oracle::{self, Oracle};
+use crate::probes::OpenraftProbe;
 use crate::sm::StateMachine;
 use crate::store::LogStore;
 use crate::types::{Kv, LogId, Raft, Request, node_id, node_index};
@@ -76,6 +77,14 @@ async fn run_seeded(ctx: Rc<NodeCtx>) -> turmoil::Result {
     let oracle = oracle::for_run(ctx.env().run_id());
     let log = LogStore::open(ctx.clone(), oracle.clone(), id)?;
     let sm = StateMachine::new(ctx.clone(), oracle.clone(), id)?;
+    // A committed vote of this node read back at startup: leading again under
+    // that same vote, with no election, is openraft's leader restore.
+    let restorable = log
+        .inner
+        .borrow()
+        .vote()
+        .filter(|v| v.committed)
+        .map(|v| v.to_string());
     let transfers = Rc::new(RefCell::new(TransferSeen::default()));
     let network = Network {
         ctx: ctx.clone(),
@@ -100,6 +109,7 @@ async fn run_seeded(ctx: Rc<NodeCtx>) -> turmoil::Result {
         oracle,
         in_flight: Rc::new(RefCell::new(0)),
         last: Default::default(),
+        restorable,
     };
     let in_flight = watcher.in_flight.clone();
     let watcher = Rc::new(watcher);
@@ -302,6 +312,8 @@ struct Watcher {
     oracle: Rc<RefCell<Oracle>>,
     in_flight: Rc<RefCell<u64>>,
     last: RefCell<Seen>,
+    /// The committed vote this incarnation read back at startup, if any.
+    restorable: Option<String>,
 }
 
 fn role(state: ServerState) -> &'static str {
@@ -372,6 +384,9 @@ impl Watcher {
         {
             self.ctx.record(leader_event(m, &namer));
             if m.state == ServerState::Leader && last.state != Some(ServerState::Leader) {
+                if self.restorable.as_deref() == Some(m.vote.to_string().as_str()) {
+                    self.ctx.probe(OpenraftProbe::LeaderRestored);
+                }
                 let log = self.log.inner.borrow();
                 let covered = log.purged.map(|p| p.index).max(snapshot);
                 let found =

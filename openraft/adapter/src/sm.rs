@@ -7,6 +7,7 @@
 
 use crate::oracle::Oracle;
 use crate::points::Point;
+use crate::probes::OpenraftProbe;
 use crate::types::{Kv, LogId, Request, Response, Snapshot, SnapshotData};
 use nodes::api::{ApplyResult, NodeCtx, NodeEvent};
 use openraft::alias::{SnapshotMetaOf, StoredMembershipOf};
@@ -254,6 +255,7 @@ impl RaftStateMachine<Kv> for StateMachine {
         *self.data.borrow_mut() = data;
         self.ctx
             .record(snapshot_event("installed", meta.last_log_id));
+        self.ctx.probe(OpenraftProbe::SnapshotInstalled);
         Ok(())
     }
 

@@ -19,6 +19,7 @@
 
 use crate::oracle::Oracle;
 use crate::points::Point;
+use crate::probes::OpenraftProbe;
 use crate::types::{Entry, Kv, LogId, Vote};
 use nodes::api::{NodeCtx, RecordLog};
 use openraft::storage::IOFlushed;
@@ -56,6 +57,11 @@ pub struct LogInner {
 }
 
 impl LogInner {
+    /// The vote as the log store holds it.
+    pub fn vote(&self) -> Option<Vote> {
+        self.vote.clone()
+    }
+
     /// index -> log id of the entries in the log.
     pub fn log_ids(&self) -> BTreeMap<u64, LogId> {
         self.entries.iter().map(|(i, e)| (*i, e.log_id)).collect()
@@ -296,6 +302,9 @@ impl RaftLogStorage<Kv> for LogStore {
             (Some(_), None) => None,
             (c, _) => c,
         };
+        if persisted != committed {
+            self.ctx.probe(OpenraftProbe::CommittedPastOwnFlush);
+        }
         self.ctx
             .disk()
             .write_atomic(COMMITTED_FILE, &encode(&persisted))?;
@@ -339,7 +348,10 @@ impl RaftLogStorage<Kv> for LogStore {
         self.records.sync()?;
         self.oracle.borrow_mut().truncated(self.id, last);
         let mut inner = self.inner.borrow_mut();
-        inner.entries.split_off(&last.map_or(0, |l| l + 1));
+        let removed = inner.entries.split_off(&last.map_or(0, |l| l + 1));
+        if !removed.is_empty() {
+            self.ctx.probe(OpenraftProbe::LogTruncated);
+        }
         inner.durable = inner
             .entries
             .values()

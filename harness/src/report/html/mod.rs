@@ -80,7 +80,7 @@ pub fn fmt_dur(ms: u64) -> String {
 /// How the run's model writes a log position (decimal when the model is unknown,
 /// e.g. a report of a model this build no longer has).
 fn index_format(r: &RunResult) -> IndexFormat {
-    nodes::registry::find(&r.model)
+    crate::models::find(&r.model)
         .map(|m| m.info().index_format)
         .unwrap_or_default()
 }
@@ -267,15 +267,13 @@ struct ProbeRow {
 
 impl ProbeRow {
     fn of(r: &RunResult) -> Vec<ProbeRow> {
-        let declared = nodes::registry::find(&r.model)
-            .map(|m| m.info().probes.clone())
-            .unwrap_or_default();
+        let declared = crate::models::probes(&r.model, &r.coverage.declared);
         let mut rows: Vec<ProbeRow> = declared
-            .iter()
+            .into_iter()
             .map(|p| ProbeRow {
-                name: p.name.to_string(),
+                name: p.name,
                 rare: p.rare,
-                summary: p.summary.to_string(),
+                summary: p.summary,
                 hits: Vec::new(),
             })
             .collect();
