@@ -5,6 +5,7 @@
 //! half of one.
 
 pub mod dashboard;
+pub mod groups;
 pub mod html;
 mod junit;
 mod summary;
@@ -14,6 +15,8 @@ pub use dashboard::{dashboard_html, write_dashboard, write_dashboard_with};
 pub use html::run_html;
 pub use junit::{junit_xml, junit_xml_with, xml_text};
 pub use summary::{summary_md, unmet};
+#[cfg(test)]
+pub(crate) use terminal::strip_styles;
 pub use terminal::{run_lines, terminal_summary, Detail};
 
 use crate::check::Finding;
