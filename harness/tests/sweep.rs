@@ -622,3 +622,65 @@ fn a_known_defect_is_counted_not_failed_and_any_other_failure_fails() {
         "{junit}"
     );
 }
+
+#[test]
+fn identical_failures_are_one_group_in_the_summary_the_dashboard_and_on_the_terminal() {
+    let root = temp_dir("groups");
+    let out = root.join("out");
+    let sweep = common::faultline(&[
+        "sweep",
+        "scenarios/raftkv/canary-quorum.yaml",
+        "--variant",
+        "fixed",
+        "--bug",
+        "CANARY-QUORUM=buggy",
+        "--seeds",
+        "1..4",
+        "--jobs",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&sweep.stderr);
+    assert_eq!(sweep.status.code(), Some(1), "{stderr}");
+    // Every seed fails the same way: one line of the signature, one of seeds.
+    let fails: Vec<&str> = stderr.lines().filter(|l| l.contains("FAIL ")).collect();
+    assert_eq!(fails.len(), 1, "{stderr}");
+    assert!(
+        fails[0].contains("FAIL raftkv-canary-quorum [fixed] diverged (divergence, expect, invariant:applied_entries_stable; first differing key k) \u{d7}4, first seed 1  replay: faultline run scenarios/raftkv/canary-quorum.yaml --variant fixed --seed 1 --bug CANARY-QUORUM=buggy"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("\n    seeds: 1, 2, 3, 4\n"), "{stderr}");
+
+    let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    let failures = &summary[summary.find("## Failures").expect("failures")..];
+    let failures = &failures[..failures.find("## Coverage").expect("the ledger follows")];
+    assert!(
+        failures.starts_with("## Failures (4 run(s), 1 signature(s))"),
+        "{failures}"
+    );
+    assert_eq!(failures.matches("\n### ").count(), 1, "{failures}");
+    assert!(
+        failures.contains(": 4 run(s)\n\nFirst seed 1:"),
+        "{failures}"
+    );
+    assert!(failures.contains("Seeds (4): 1, 2, 3, 4\n"), "{failures}");
+    assert_eq!(failures.matches("Replay: ").count(), 1, "{failures}");
+
+    let page = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(
+        page.contains("4 failing run(s) of 1 signature(s)"),
+        "{page}"
+    );
+    assert!(page.contains("<summary>4 seed(s)</summary>"), "{page}");
+    assert!(page.contains(r#"<a href="runs/raftkv-canary-quorum/fixed/seed-4/report.html">4</a>"#));
+    // The coverage ledger summary.md ends with is on the dashboard too.
+    assert!(summary.contains("### Distinct trails per variant"));
+    assert!(
+        page.contains(r#"<section id="coverage"><h2>Coverage</h2>"#),
+        "{page}"
+    );
+    assert!(page.contains("<h3>Distinct trails per variant</h3>"));
+    assert!(page.contains("<td><code>raft_check_quorum_step_down</code></td>"));
+    std::fs::remove_dir_all(&root).unwrap();
+}

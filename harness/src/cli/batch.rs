@@ -60,20 +60,47 @@ fn sweep_options(args: SweepArgs, quiet: bool) -> Result<SweepOptions, String> {
     })
 }
 
-/// The failing runs, at most 20, one line each.
+/// Failure signatures printed; the rest are counted.
+const GROUPS_SHOWN: usize = 20;
+/// Seeds printed per signature.
+const SEEDS_SHOWN: usize = 20;
+
+/// The failing runs grouped by signature (`report::groups`), at most
+/// [`GROUPS_SHOWN`] groups: a line with the signature, its count, first seed and
+/// that seed's replay, then its seeds.
 fn print_failures<'a>(failed: impl Iterator<Item = &'a RunRecord>) {
-    for r in failed.take(20) {
-        anstream::eprintln!(
-            "  {}FAIL{} {} [{}] seed {}: {}  replay: {}",
+    for line in failure_lines(failed) {
+        anstream::eprintln!("{line}");
+    }
+}
+
+fn failure_lines<'a>(failed: impl Iterator<Item = &'a RunRecord>) -> Vec<String> {
+    let groups = crate::report::groups::group(failed);
+    let mut lines = Vec::new();
+    for g in groups.iter().take(GROUPS_SHOWN) {
+        lines.push(format!(
+            "  {}FAIL{} {} [{}] {} \u{d7}{}, first seed {}  replay: {}",
             anstyle::AnsiColor::Red.on_default().bold().render(),
             anstyle::Reset.render(),
-            printable(&r.scenario),
-            printable(&r.variant),
-            r.seed,
-            r.outcome,
-            printable(&r.replay)
-        );
+            printable(&g.first.scenario),
+            printable(&g.first.variant),
+            printable(&g.signature.label()),
+            g.runs,
+            g.first.seed,
+            printable(&g.first.replay)
+        ));
+        lines.push(format!(
+            "    seeds: {}",
+            crate::report::groups::seeds_text(&g.seeds, SEEDS_SHOWN)
+        ));
     }
+    if groups.len() > GROUPS_SHOWN {
+        lines.push(format!(
+            "  ... and {} more failure signature(s) in summary.md",
+            groups.len() - GROUPS_SHOWN
+        ));
+    }
+    lines
 }
 
 pub fn sweep(args: SweepArgs, verbosity: Verbosity) -> u8 {
@@ -271,5 +298,36 @@ pub fn bench(options: crate::bench::BenchOptions) -> u8 {
             term::error(e);
             exit::BAD_INPUT
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::Finding;
+    use crate::outcome::Outcome;
+    use crate::report::groups::failing;
+
+    #[test]
+    fn failures_print_one_line_per_signature_then_its_seeds() {
+        let consistency = |m: &str| Finding::new("consistency", Some(Outcome::Violated), m);
+        let mut records: Vec<RunRecord> = (1..=30)
+            .rev()
+            .map(|s| failing(s, Outcome::Violated, vec![consistency(&format!("op {s}"))]))
+            .collect();
+        records.push(failing(40, Outcome::Stuck, vec![]));
+        let lines: Vec<String> = failure_lines(records.iter())
+            .iter()
+            .map(|l| crate::report::strip_styles(l))
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                "  FAIL kv [buggy] violated (consistency) \u{d7}30, first seed 1  replay: faultline run scenarios/kv.yaml --variant buggy --seed 1",
+                "    seeds: 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20 and 10 more",
+                "  FAIL kv [buggy] stuck (no finding) \u{d7}1, first seed 40  replay: faultline run scenarios/kv.yaml --variant buggy --seed 40",
+                "    seeds: 40",
+            ]
+        );
     }
 }

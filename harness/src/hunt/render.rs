@@ -1,6 +1,52 @@
 //! The hunt's table as Markdown (`docs/exploration.md`) and for the terminal.
 
 use super::stats::{ArmStats, Hunt};
+use crate::report::groups::Tally;
+
+/// Signatures shown per arm; the rest are counted.
+const SIGNATURES_SHOWN: usize = 5;
+/// Seeds shown per signature.
+const SEEDS_SHOWN: usize = 10;
+
+/// `×12 diverged (divergence), first seed 3: 3, 5, 8 and 9 more`.
+fn signature_line(t: &Tally) -> String {
+    let shown: Vec<String> = t
+        .seeds
+        .iter()
+        .take(SEEDS_SHOWN)
+        .map(u64::to_string)
+        .collect();
+    let more = t.runs.saturating_sub(shown.len());
+    let more = if more > 0 {
+        format!(" and {more} more")
+    } else {
+        String::new()
+    };
+    format!(
+        "\u{d7}{} {}, first seed {}: seeds {}{more}",
+        t.runs,
+        t.label,
+        t.first_seed,
+        shown.join(", ")
+    )
+}
+
+/// An arm's signatures, one line each, at most [`SIGNATURES_SHOWN`].
+fn signature_lines(arm: &ArmStats) -> Vec<String> {
+    let mut lines: Vec<String> = arm
+        .signatures
+        .iter()
+        .take(SIGNATURES_SHOWN)
+        .map(signature_line)
+        .collect();
+    if arm.signatures.len() > SIGNATURES_SHOWN {
+        lines.push(format!(
+            "and {} more signature(s)",
+            arm.signatures.len() - SIGNATURES_SHOWN
+        ));
+    }
+    lines
+}
 
 /// Hand-written notes below this line survive a rerun of `hunt --out`.
 pub const NOTES_MARKER: &str = "<!-- notes: kept when hunt rewrites this file -->";
@@ -82,6 +128,9 @@ pub fn terminal(hunt: &Hunt) -> String {
             let short: String = cause.chars().take(400).collect();
             out.push_str(&format!("{:<22} cause: {short}\n", ""));
         }
+        for line in signature_lines(arm) {
+            out.push_str(&format!("{:<22} {line}\n", ""));
+        }
     }
     for skipped in &hunt.not_run {
         out.push_str(&format!("{}\n", skipped.line()));
@@ -146,6 +195,15 @@ pub fn markdown(hunt: &Hunt, command: &str, machine: &str) -> String {
             let short: String = line.chars().take(300).collect();
             md.push_str(&format!("  - {short}\n"));
         }
+        if !arm.signatures.is_empty() {
+            md.push_str(&format!(
+                "  - failures by signature ({}):\n",
+                arm.signatures.len()
+            ));
+            for line in signature_lines(arm) {
+                md.push_str(&format!("    - {line}\n"));
+            }
+        }
     }
     md
 }
@@ -168,6 +226,76 @@ mod tests {
         let (start, end) = section_markers("openraft");
         assert_eq!(twice.matches(&start).count(), 1);
         assert_eq!(twice.matches(&end).count(), 1);
+    }
+
+    #[test]
+    fn a_keys_failures_are_grouped_by_signature_in_the_table_and_on_the_terminal() {
+        use crate::check::Finding;
+        use crate::outcome::Outcome;
+        use crate::report::groups::{tally, Signature};
+        let sig = |outcome, checker: &str| {
+            Signature::of(
+                "chaos",
+                "K-1",
+                outcome,
+                &[Finding::new(
+                    checker,
+                    Some(outcome),
+                    format!("varies {checker}"),
+                )],
+                false,
+                &[],
+            )
+        };
+        let mut signatures = Vec::new();
+        for seed in [9, 4, 30, 12, 15, 1, 2, 3, 5, 6, 7, 8] {
+            tally(&mut signatures, sig(Outcome::Violated, "consistency"), seed);
+        }
+        tally(&mut signatures, sig(Outcome::Stuck, "await"), 11);
+        let arm = ArmStats {
+            scenario: "chaos".into(),
+            file: "chaos.yaml".into(),
+            model: "m".into(),
+            key: Some("K-1".into()),
+            build: None,
+            seed_first: 1,
+            seed_last: 40,
+            runs: 40,
+            failed: 13,
+            first_failure: Some(1),
+            seeds_to_first_failure: Some(1),
+            failing_seeds: vec![],
+            failing_all: vec![],
+            outcomes: Default::default(),
+            checkers: Default::default(),
+            first_replay: Some("faultline run chaos.yaml --seed 1".into()),
+            first_findings: vec![],
+            first_cause: None,
+            signatures,
+            wall_ms: 0,
+            sim_ms: 0,
+        };
+        let hunt = Hunt {
+            arms: vec![arm],
+            jobs: 1,
+            wall_ms: 0,
+            not_run: vec![],
+            index: vec![],
+        };
+        let term = terminal(&hunt);
+        assert!(
+            term.contains("\u{d7}12 violated (consistency), first seed 1: seeds 1, 2, 3, 4, 5, 6, 7, 8, 9, 12 and 2 more\n"),
+            "{term}"
+        );
+        assert!(
+            term.contains("\u{d7}1 stuck (await), first seed 11: seeds 11\n"),
+            "{term}"
+        );
+        let md = markdown(&hunt, "faultline hunt", "here");
+        assert!(
+            md.contains("  - failures by signature (2):\n    - \u{d7}12 violated (consistency)"),
+            "{md}"
+        );
     }
 
     #[test]

@@ -44,6 +44,8 @@ pub struct ArmStats {
     /// and schedule with the key fixed): where the two trails depart.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_cause: Option<String>,
+    /// The failing runs grouped by signature (`report::groups`), most first.
+    pub signatures: Vec<crate::report::groups::Tally>,
     pub wall_ms: u64,
     pub sim_ms: u64,
 }
@@ -76,6 +78,15 @@ impl ArmStats {
         for checker in checkers {
             *self.checkers.entry(checker.to_string()).or_default() += 1;
         }
+        let signature = crate::report::groups::Signature::of(
+            &self.scenario,
+            self.key.as_deref().unwrap_or("(all fixed)"),
+            result.outcome,
+            &result.findings,
+            false,
+            &result.differential,
+        );
+        crate::report::groups::tally(&mut self.signatures, signature, done.seed);
         let at = self.failing_seeds.partition_point(|s| *s < done.seed);
         self.failing_seeds.insert(at, done.seed);
         self.failing_seeds.truncate(FAILING_SEEDS_KEPT);
@@ -105,7 +116,7 @@ pub struct Hunt {
     pub not_run: Vec<crate::report::NotRun>,
     /// Index into `arms` by (scenario, arm) position.
     #[serde(skip)]
-    index: Vec<Vec<usize>>,
+    pub(super) index: Vec<Vec<usize>>,
 }
 
 impl Hunt {
@@ -143,6 +154,7 @@ impl Hunt {
                     first_replay: None,
                     first_findings: Vec::new(),
                     first_cause: None,
+                    signatures: Vec::new(),
                     wall_ms: 0,
                     sim_ms: 0,
                 });

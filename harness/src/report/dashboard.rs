@@ -1,6 +1,8 @@
 //! The sweep dashboard, `index.html`: how a sweep's runs ended, per scenario and
-//! variant; how long they ran in simulated time; how fast the sweep went; and every
-//! failure with a link to its run report and the commands that replay and shrink it.
+//! variant; how long they ran in simulated time; how fast the sweep went; the
+//! failures grouped by signature (`groups`), each with a link to its first run's
+//! report, the commands that replay and shrink it, and its seeds behind a
+//! disclosure; and a sweep's coverage ledger.
 //!
 //! It reads only [`RunRecord`]s (the lines a sweep appends to its results file), so
 //! it can be rebuilt from that file alone. Same rules as the run report: one
@@ -20,7 +22,7 @@ use std::path::{Path, PathBuf};
 /// Most bars in the duration histogram and in the throughput chart.
 pub const BINS_MAX: usize = 24;
 pub const THROUGHPUT_BINS_MAX: usize = 120;
-/// Failures listed; the rest are counted.
+/// Failure signatures (groups) listed; the rest are counted.
 pub const FAILURES_MAX: usize = 500;
 
 /// Runs of one scenario variant, by outcome.
@@ -108,7 +110,7 @@ pub fn shrink_command(record: &RunRecord, dir: Option<&Path>) -> Option<String> 
 
 /// The dashboard page; commands name report paths relative to the report directory.
 pub fn dashboard_html(records: &[RunRecord], title: &str) -> String {
-    render(records, title, None, None)
+    render(records, title, None, None, "")
 }
 
 /// Write `index.html` into `dir` (atomically); returns its path. Commands in it name
@@ -125,11 +127,22 @@ pub fn write_dashboard_with(
     records: &[RunRecord],
     incomplete: Option<&str>,
 ) -> Result<PathBuf, crate::fsio::Error> {
+    write_dashboard_coverage(dir, records, incomplete, "")
+}
+
+/// `write_dashboard_with`, with a sweep's coverage ledger as an HTML section
+/// (`Ledger::html`, made of escaped text; empty for none).
+pub fn write_dashboard_coverage(
+    dir: &Path,
+    records: &[RunRecord],
+    incomplete: Option<&str>,
+    coverage: &str,
+) -> Result<PathBuf, crate::fsio::Error> {
     let title = format!("faultline sweep: {}", dir.display());
     crate::fsio::tree_write(
         dir,
         Path::new("index.html"),
-        render(records, &title, Some(dir), incomplete).as_bytes(),
+        render(records, &title, Some(dir), incomplete, coverage).as_bytes(),
     )
 }
 
@@ -143,6 +156,7 @@ fn render(
     title: &str,
     dir: Option<&Path>,
     incomplete: Option<&str>,
+    coverage: &str,
 ) -> String {
     let passed = records.iter().filter(|r| r.passed).count();
     let sweep_ms = records.iter().filter_map(|r| r.ended_ms).max();
@@ -163,6 +177,7 @@ fn render(
         durations: DurationChart::of(records),
         throughput: ThroughputChart::of(records),
         failures: Failures::of(records, dir),
+        coverage,
     }
     .render()
     .map(|page| page + "\n") // askama drops the template file's last newline
@@ -189,6 +204,9 @@ struct Dashboard<'a> {
     durations: Option<DurationChart>,
     throughput: Option<ThroughputChart>,
     failures: Failures<'a>,
+    /// The coverage ledger's HTML (escaped text, built by `report::doc`);
+    /// empty when there is none.
+    coverage: &'a str,
 }
 
 const STYLE: &str = r#"
@@ -205,6 +223,8 @@ svg.chart .pass{fill:#66bb6a}svg.chart .fail{fill:#e57373}svg.chart .rate{fill:#
 .cmd{display:block;white-space:pre-wrap;overflow-wrap:anywhere;font-size:12px;margin-bottom:4px}
 .cmdl{display:block;font-size:10.5px;text-transform:uppercase;letter-spacing:.05em;color:var(--faint)}
 td.msg{max-width:520px;overflow-wrap:anywhere}
+details.seeds{margin:6px 0 0 0;font-size:12px;overflow-wrap:anywhere}
+#coverage h3{font-size:14px;margin:14px 0 4px}
 "#;
 
 fn outcome_color(o: Outcome) -> &'static str {
@@ -446,41 +466,74 @@ impl ThroughputChart {
 }
 
 struct Failures<'a> {
+    /// Failing runs.
     total: usize,
+    /// Their signatures (groups).
+    signatures: usize,
     rows: Vec<FailureRow<'a>>,
 }
 
+/// One signature's failures: its first run in full, every seed behind a
+/// disclosure.
 struct FailureRow<'a> {
     r: &'a RunRecord,
+    /// The signature without scenario and variant ([`Signature::label`](super::groups::Signature::label)).
+    signature: String,
+    runs: usize,
     expected: String,
     /// The first finding, clipped.
     finding: String,
-    /// The run's report.html, relative (made by [`href_path`]).
+    /// The first run's report.html, relative (made by [`href_path`]).
     link: Option<String>,
     shrink: Option<String>,
+    /// Up to [`SEEDS_LINKED`] seeds, each with its run's page when one was written.
+    seeds: Vec<(u64, Option<String>)>,
+    /// Seeds not listed.
+    more_seeds: usize,
 }
+
+/// Seeds listed (and linked) per signature.
+pub const SEEDS_LINKED: usize = 500;
 
 impl<'a> Failures<'a> {
     fn of(records: &'a [RunRecord], dir: Option<&Path>) -> Failures<'a> {
         let failing: Vec<&RunRecord> = records.iter().filter(|r| !r.passed).collect();
+        let groups = super::groups::group(failing.iter().copied());
         Failures {
             total: failing.len(),
-            rows: failing
+            signatures: groups.len(),
+            rows: groups
                 .into_iter()
                 .take(FAILURES_MAX)
-                .map(|r| {
+                .map(|g| {
+                    let r = g.first;
                     let expected: Vec<&str> = r.expected.iter().map(|o| o.name()).collect();
                     let finding = r
                         .findings
                         .first()
                         .map(|f| format!("{}: {}", f.checker, f.message))
                         .unwrap_or_default();
+                    let link =
+                        |m: &RunRecord| m.report.as_deref().map(|p| href_path(&html_sibling(p)));
+                    // One entry per seed: a guided sweep's derived runs share theirs.
+                    let mut seeds: Vec<(u64, Option<String>)> = Vec::new();
+                    for m in &g.members {
+                        if seeds.last().map(|s| s.0) != Some(m.seed) {
+                            seeds.push((m.seed, link(m)));
+                        }
+                    }
+                    let more_seeds = seeds.len().saturating_sub(SEEDS_LINKED);
+                    seeds.truncate(SEEDS_LINKED);
                     FailureRow {
                         r,
+                        signature: g.signature.label(),
+                        runs: g.runs,
                         expected: expected.join(" or "),
                         finding: super::html::escape::clip(&finding, 240),
-                        link: r.report.as_deref().map(|p| href_path(&html_sibling(p))),
+                        link: link(r),
                         shrink: shrink_command(r, dir),
+                        seeds,
+                        more_seeds,
                     }
                 })
                 .collect(),
@@ -618,6 +671,41 @@ mod tests {
     }
 
     #[test]
+    fn identical_failures_are_one_row_with_their_seeds_behind_a_disclosure() {
+        let mut records = sweep();
+        for seed in [12, 13] {
+            records.push(record("kv", "buggy", seed, Outcome::Diverged, false));
+        }
+        let page = dashboard_html(&records, "nightly");
+        let failures = &page[page.find(r#"<section id="failures""#).unwrap()..];
+        assert!(
+            failures.contains("4 failing run(s) of 2 signature(s)"),
+            "{failures}"
+        );
+        assert_eq!(failures.matches("<details class=\"seeds\">").count(), 2);
+        assert!(
+            failures.contains(r#"<summary>3 seed(s)</summary><a href="kv/buggy/seed-9/report.html">9</a>, <a href="kv/buggy/seed-12/report.html">12</a>, <a href="kv/buggy/seed-13/report.html">13</a></details>"#),
+            "{failures}"
+        );
+        // One replay command per signature: its first seed's.
+        assert!(failures.contains("--variant buggy --seed 9"));
+        assert!(!failures.contains("--variant buggy --seed 12<"));
+        assert!(failures.contains("<td class=\"msg\">diverged (no finding)</td><td class=\"n\">3</td><td class=\"n\">9</td>"), "{failures}");
+    }
+
+    #[test]
+    fn the_coverage_ledger_is_a_section_of_its_own() {
+        let without = render(&sweep(), "t", None, None, "");
+        assert!(!without.contains(r#"id="coverage""#));
+        let with = render(&sweep(), "t", None, None, "<h2>Coverage</h2>\n");
+        assert!(
+            with.contains(r#"<section id="coverage"><h2>Coverage</h2>"#),
+            "{with}"
+        );
+        assert!(with.contains(r##"<a href="#coverage">Coverage</a>"##));
+    }
+
+    #[test]
     fn hostile_records_are_escaped_and_links_stay_relative() {
         let mut r = record("<script>x</script>", "\"'><b>", 1, Outcome::Diverged, false);
         r.report = Some("javascript:alert(1)//x/report.json".into());
@@ -643,7 +731,8 @@ mod tests {
                 &sweep(),
                 &format!("faultline sweep: {}", dir.display()),
                 Some(&dir),
-                None
+                None,
+                ""
             )
         );
         std::fs::remove_dir_all(&dir).unwrap();
@@ -652,10 +741,10 @@ mod tests {
     #[test]
     fn an_incomplete_sweep_never_says_all_passed() {
         let passing: Vec<RunRecord> = sweep().into_iter().filter(|r| r.passed).collect();
-        let complete = render(&passing, "t", None, None);
+        let complete = render(&passing, "t", None, None, "");
         assert!(complete.contains("all passed"));
         assert!(!complete.contains("incomplete"));
-        let page = render(&passing, "t", None, Some("ran 7 of 9 <planned> runs"));
+        let page = render(&passing, "t", None, Some("ran 7 of 9 <planned> runs"), "");
         assert!(!page.contains("all passed"), "{page}");
         assert!(page.contains(r#"<span class="big o-stuck">incomplete</span>"#));
         assert!(page.contains("Incomplete: ran 7 of 9 &lt;planned&gt; runs."));

@@ -5,15 +5,21 @@
 //! half of one.
 
 pub mod dashboard;
+pub mod doc;
+pub mod groups;
 pub mod html;
 mod junit;
 mod summary;
 mod terminal;
 
-pub use dashboard::{dashboard_html, write_dashboard, write_dashboard_with};
+pub use dashboard::{
+    dashboard_html, write_dashboard, write_dashboard_coverage, write_dashboard_with,
+};
 pub use html::run_html;
 pub use junit::{junit_xml, junit_xml_with, xml_text};
 pub use summary::{summary_md, unmet};
+#[cfg(test)]
+pub(crate) use terminal::strip_styles;
 pub use terminal::{run_lines, terminal_summary, Detail};
 
 use crate::check::Finding;

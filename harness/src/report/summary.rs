@@ -73,8 +73,8 @@ pub fn known_defects_md(records: &[RunRecord]) -> String {
     md
 }
 
-/// `summary.md`: outcome counts per scenario and variant, then every failure with
-/// its seed and replay command. Runs are listed one per row when there are few.
+/// `summary.md`: outcome counts per scenario and variant, then the failures
+/// grouped by signature, each group's first seed with its replay command. Runs are listed one per row when there are few.
 pub fn summary_md(records: &[RunRecord]) -> String {
     let passed = records.iter().filter(|r| r.passed).count();
     let mut md = format!(
@@ -139,14 +139,22 @@ pub fn summary_md(records: &[RunRecord]) -> String {
     md.push_str(&known_defects_md(records));
     let failures: Vec<&RunRecord> = records.iter().filter(|r| !r.passed).collect();
     if !failures.is_empty() {
-        md.push_str(&format!("\n## Failures ({})\n\n", failures.len()));
-        for r in failures {
+        let groups = super::groups::group(failures.iter().copied());
+        md.push_str(&format!(
+            "\n## Failures ({} run(s), {} signature(s))\n\nFailures with the same signature (scenario, variant, outcome, checkers, and the first differing key of a divergence) are one group: its first seed in full, then every seed.\n\n",
+            failures.len(),
+            groups.len()
+        ));
+        for g in &groups {
+            let r = g.first;
             md.push_str(&format!(
-                "### {} [{}] seed {}\n\n",
+                "### {} [{}] {}: {} run(s)\n\n",
                 md_escape(&r.scenario),
                 md_escape(&r.variant),
-                r.seed
+                md_escape(&g.signature.label()),
+                g.runs
             ));
+            md.push_str(&format!("First seed {}:\n\n", r.seed));
             if let Some(diff) = &r.nondeterminism {
                 md.push_str(&format!("- **nondeterministic**: {}\n", md_escape(diff)));
             }
@@ -165,7 +173,11 @@ pub fn summary_md(records: &[RunRecord]) -> String {
                     r.scenario, r.seed
                 ));
             }
-            md.push('\n');
+            md.push_str(&format!(
+                "\nSeeds ({}): {}\n\n",
+                g.seeds.len(),
+                super::groups::seeds_text(&g.seeds, super::groups::SEEDS_SHOWN)
+            ));
         }
     }
     md

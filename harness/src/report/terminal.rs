@@ -127,7 +127,7 @@ pub fn terminal_summary(r: &RunResult) -> String {
     strip_styles(&run_lines(r, Detail::Full))
 }
 
-fn strip_styles(text: &str) -> String {
+pub(crate) fn strip_styles(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut chars = text.chars();
     while let Some(c) = chars.next() {

@@ -11,6 +11,7 @@
 //! about: a thousand seeds of one schedule test that schedule once.
 
 use crate::coverage::{Coverage, DeclaredProbe, FaultUse, PointUse};
+use crate::report::doc::{self, Block};
 use crate::report::RunRecord;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -260,88 +261,150 @@ impl Ledger {
 
     /// The ledger as a Markdown section (summary.md).
     pub fn markdown(&self, declared: impl Fn(&str) -> Vec<(String, bool, String)>) -> String {
-        let mut md = String::from("## Coverage\n\n");
+        doc::markdown(&self.blocks(declared))
+    }
+
+    /// The ledger as an HTML section (the dashboard), from the same blocks.
+    pub fn html(&self, declared: impl Fn(&str) -> Vec<(String, bool, String)>) -> String {
+        doc::html(&self.blocks(declared))
+    }
+
+    /// The ledger as blocks, for [`Ledger::markdown`] and [`Ledger::html`].
+    pub fn blocks(&self, declared: impl Fn(&str) -> Vec<(String, bool, String)>) -> Vec<Block> {
+        let mut out = vec![Block::Heading(2, "Coverage".into())];
         let unreached = self.unreached(&declared);
         if !unreached.is_empty() {
-            md.push_str(&format!(
-                "**{} probe(s) never reached: this sweep did not test those paths.**\n\n",
+            out.push(Block::Para(format!(
+                "**{} probe(s) never reached: this sweep did not test those paths.**",
                 unreached.len()
+            )));
+            out.push(Block::List(
+                unreached
+                    .iter()
+                    .map(|u| format!("`{}` `{}`: {}", u.model, u.probe, u.summary))
+                    .collect(),
             ));
-            for u in &unreached {
-                md.push_str(&format!("- `{}` `{}`: {}\n", u.model, u.probe, u.summary));
-            }
-            md.push('\n');
         }
         let not_judged = self.not_judged();
         if !not_judged.is_empty() {
-            md.push_str(&format!(
-                "**{} liveness invariant(s) not judged by some runs: those runs could not have failed them.**\n\n",
+            out.push(Block::Para(format!(
+                "**{} liveness invariant(s) not judged by some runs: those runs could not have failed them.**",
                 not_judged.len()
+            )));
+            out.push(Block::List(
+                not_judged
+                    .iter()
+                    .map(|n| {
+                        format!(
+                            "`{}` `{}`: {} of {} run(s), first seed {} of `{}`: {}",
+                            n.model,
+                            n.invariant,
+                            n.runs,
+                            n.of_runs,
+                            n.first_seed,
+                            n.scenario,
+                            n.why
+                        )
+                    })
+                    .collect(),
             ));
-            for n in &not_judged {
-                md.push_str(&format!(
-                    "- `{}` `{}`: {} of {} run(s), first seed {} of `{}`: {}\n",
-                    n.model, n.invariant, n.runs, n.of_runs, n.first_seed, n.scenario, n.why
-                ));
-            }
-            md.push('\n');
         }
         for (variant, runs, distinct) in self.few_trails() {
-            md.push_str(&format!(
-                "**Warning:** {variant}: {runs} run(s) gave only {distinct} distinct trail(s); its seeds change little.\n\n"
-            ));
+            out.push(Block::Para(format!(
+                "**Warning:** {variant}: {runs} run(s) gave only {distinct} distinct trail(s); its seeds change little."
+            )));
         }
+        let table = |head: &[&str], right: &[bool], rows: Vec<Vec<String>>| Block::Table {
+            head: head.iter().map(|h| h.to_string()).collect(),
+            right: right.to_vec(),
+            rows,
+        };
         for (name, model) in &self.models {
-            md.push_str(&format!(
-                "### Model `{name}`: {} run(s), {} with chaos\n\n",
-                model.runs, model.chaos_runs
+            out.push(Block::Heading(
+                3,
+                format!(
+                    "Model `{name}`: {} run(s), {} with chaos",
+                    model.runs, model.chaos_runs
+                ),
             ));
             let probes = declared(name);
             if !probes.is_empty() {
-                md.push_str(
-                    "| probe | rare | runs that hit it | first seed |\n|---|---|---:|---|\n",
-                );
-                for (probe, rare, _) in &probes {
-                    let count = model.probes.get(probe).cloned().unwrap_or_default();
-                    let first = count
-                        .first
-                        .map(|(s, scenario)| format!("{s} ({scenario})"))
-                        .unwrap_or_else(|| "never".into());
-                    md.push_str(&format!(
-                        "| `{probe}` | {} | {} | {first} |\n",
-                        if *rare { "yes" } else { "no" },
-                        count.runs
-                    ));
-                }
-                md.push('\n');
+                let rows = probes
+                    .iter()
+                    .map(|(probe, rare, _)| {
+                        let count = model.probes.get(probe).cloned().unwrap_or_default();
+                        let first = count
+                            .first
+                            .map(|(s, scenario)| format!("{s} ({scenario})"))
+                            .unwrap_or_else(|| "never".into());
+                        vec![
+                            format!("`{probe}`"),
+                            if *rare { "yes" } else { "no" }.to_string(),
+                            count.runs.to_string(),
+                            first,
+                        ]
+                    })
+                    .collect();
+                out.push(table(
+                    &["probe", "rare", "runs that hit it", "first seed"],
+                    &[false, false, true, false],
+                    rows,
+                ));
             }
             if !model.points.is_empty() {
-                md.push_str("| fail point | armed | reached | fired |\n|---|---:|---:|---:|\n");
-                for (point, used) in &model.points {
-                    md.push_str(&format!(
-                        "| `{point}` | {} | {} | {} |\n",
-                        used.armed, used.reached, used.fired
-                    ));
-                }
-                md.push('\n');
+                let rows = model
+                    .points
+                    .iter()
+                    .map(|(point, used)| {
+                        vec![
+                            format!("`{point}`"),
+                            used.armed.to_string(),
+                            used.reached.to_string(),
+                            used.fired.to_string(),
+                        ]
+                    })
+                    .collect();
+                out.push(table(
+                    &["fail point", "armed", "reached", "fired"],
+                    &[false, true, true, true],
+                    rows,
+                ));
             }
             if !model.faults.is_empty() {
-                md.push_str("| fault kind | drawn | took effect |\n|---|---:|---:|\n");
-                for (kind, used) in &model.faults {
-                    md.push_str(&format!(
-                        "| {kind} | {} | {} |\n",
-                        used.drawn, used.effective
-                    ));
-                }
-                md.push('\n');
+                let rows = model
+                    .faults
+                    .iter()
+                    .map(|(kind, used)| {
+                        vec![
+                            kind.clone(),
+                            used.drawn.to_string(),
+                            used.effective.to_string(),
+                        ]
+                    })
+                    .collect();
+                out.push(table(
+                    &["fault kind", "drawn", "took effect"],
+                    &[false, true, true],
+                    rows,
+                ));
             }
         }
-        md.push_str("### Distinct trails per variant\n\n| variant | runs | distinct trails |\n|---|---:|---:|\n");
-        for (key, v) in &self.variants {
-            md.push_str(&format!("| {key} | {} | {} |\n", v.runs, v.distinct_trails));
-        }
-        md.push('\n');
-        md
+        out.push(Block::Heading(3, "Distinct trails per variant".into()));
+        out.push(table(
+            &["variant", "runs", "distinct trails"],
+            &[false, true, true],
+            self.variants
+                .iter()
+                .map(|(key, v)| {
+                    vec![
+                        key.clone(),
+                        v.runs.to_string(),
+                        v.distinct_trails.to_string(),
+                    ]
+                })
+                .collect(),
+        ));
+        out
     }
 }
 
@@ -402,6 +465,52 @@ mod tests {
         assert!(ledger
             .markdown(declared)
             .contains("`ready_within_bound`: 2 of 3 run(s)"));
+    }
+
+    #[test]
+    fn the_markdown_and_the_dashboards_html_are_one_ledger() {
+        let mut ledger = Ledger::default();
+        let mut c = coverage("m", true, &["often"]);
+        c.faults.insert(
+            "<b>kill</b>".into(),
+            FaultUse {
+                drawn: 2,
+                effective: 1,
+            },
+        );
+        ledger.add("s", "v", 1, "aa", &c);
+        assert_eq!(
+            ledger.markdown(declared),
+            "## Coverage\n\n\
+             **1 probe(s) never reached: this sweep did not test those paths.**\n\n\
+             - `m` `never`: a path nobody took\n\n\
+             ### Model `m`: 1 run(s), 1 with chaos\n\n\
+             | probe | rare | runs that hit it | first seed |\n|---|---|---:|---|\n\
+             | `often` | no | 1 | 1 (s) |\n| `seldom` | yes | 0 | never |\n| `never` | no | 0 | never |\n\n\
+             | fault kind | drawn | took effect |\n|---|---:|---:|\n| <b>kill</b> | 2 | 1 |\n\n\
+             ### Distinct trails per variant\n\n\
+             | variant | runs | distinct trails |\n|---|---:|---:|\n| s [v] | 1 | 1 |\n\n"
+        );
+        let html = ledger.html(declared);
+        assert!(
+            html.starts_with("<h2>Coverage</h2>\n<p><strong>1 probe(s) never reached"),
+            "{html}"
+        );
+        assert!(
+            html.contains("<li><code>m</code> <code>never</code>: a path nobody took</li>"),
+            "{html}"
+        );
+        assert!(
+            html.contains(
+                "<td><code>often</code></td><td>no</td><td class=\"n\">1</td><td>1 (s)</td>"
+            ),
+            "{html}"
+        );
+        assert!(
+            html.contains("<td>&lt;b&gt;kill&lt;/b&gt;</td>"),
+            "escaped: {html}"
+        );
+        assert!(!html.contains("<b>"), "{html}");
     }
 
     #[test]

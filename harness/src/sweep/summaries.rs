@@ -1,6 +1,6 @@
 //! The summaries of a set of sweep records: `junit.xml`, `summary.md` (which says
 //! so at the top when coverage was lost, and ends with the coverage ledger) and
-//! the dashboard, sorted by run.
+//! the dashboard (which ends with the ledger too), sorted by run.
 
 use super::ledger::Ledger;
 use super::results;
@@ -32,6 +32,11 @@ pub fn write_not_run(
     let ledger = Ledger::of(&sorted);
     let section = ledger.markdown(|m| ledger.declared(m));
     report::write_summaries_not_run(dir, &sorted, incomplete, not_run, &section)?;
-    report::write_dashboard_with(dir, &sorted, incomplete)?;
+    report::write_dashboard_coverage(
+        dir,
+        &sorted,
+        incomplete,
+        &ledger.html(|m| ledger.declared(m)),
+    )?;
     Ok(ledger)
 }

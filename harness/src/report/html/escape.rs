@@ -11,7 +11,8 @@
 //!   script: those are built from indices and fixed words only.
 //! - Templates mark only the page's own CSS and script, the SVG diagram (built
 //!   by `diagram.rs` from escaped text) and the client lanes (built by
-//!   `clients.rs` from escaped text) `|safe`; nothing from a scenario is.
+//!   `clients.rs` from escaped text) and the dashboard's coverage ledger (built
+//!   by `report::doc` from escaped text) `|safe`; nothing from a scenario is.
 //! - Links made from data go through [`href_path`], which can only produce a relative
 //!   path (no scheme such as `javascript:`).
 //! - The page's Content-Security-Policy allows only the one inline script, by hash
