@@ -152,3 +152,55 @@ fn a_missing_file_and_a_directory_are_clear_errors() {
     assert!(String::from_utf8_lossy(&out.stderr)
         .contains("no/such/file.yaml: no such file or directory"));
 }
+
+/// Issue 26 item 8: a file with many mistakes shows all of them at once. serde
+/// stops at a mapping's first error; the reader leaves that entry out and reads
+/// again, an op's unknown fields are read the same way, and a client step
+/// checks its node even when its op is unknown. Nothing that follows only from
+/// an entry left out ("`await` needs exactly one condition", a field missing
+/// because it was misspelt) is reported.
+#[test]
+fn every_mistake_of_a_file_is_reported_in_one_pass() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/many-mistakes.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let Err(LoadError::Invalid(diagnostics)) = scenario::load_str("many-mistakes.yaml", &text)
+    else {
+        panic!("the file must be rejected");
+    };
+    let found: Vec<(u32, u32)> = diagnostics
+        .0
+        .iter()
+        .map(|d| (d.loc.line, d.loc.col))
+        .collect();
+    let expected = vec![
+        (9, 18),  // defaults.seed: not an integer
+        (9, 21),  // latncy
+        (9, 51),  // timeot
+        (10, 24), // param heartbeat_ms: fast
+        (10, 30), // unknown param bogus
+        (12, 14), // bug key CANARY-QUORUMM
+        (12, 46), // outcome convergd
+        (13, 29), // bug mode bugy (after the variant's unknown field)
+        (13, 55), // variant field extra
+        (15, 13), // await leadr
+        (16, 18), // client on n9 (beside the unknown op)
+        (16, 26), // op gett
+        (17, 39), // op field valu
+        (17, 50), // op field extra
+        (18, 12), // duration 10q
+        (19, 12), // node leaderr
+        (20, 17), // partition between
+        (20, 32), // partition and
+        (21, 54), // stall without a value
+        (22, 22), // applied: x
+        (23, 20), // heal setle
+    ];
+    assert_eq!(found, expected, "{diagnostics}");
+    let text = diagnostics.to_string();
+    assert!(!text.contains("needs exactly one condition"), "{text}");
+    assert!(!text.contains("missing field `value`"), "{text}");
+    assert!(
+        text.contains("unknown node `leaderr`") && text.contains("did you mean `leader`?"),
+        "a node reference suggests the roles too: {text}"
+    );
+}

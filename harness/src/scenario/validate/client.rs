@@ -33,28 +33,32 @@ impl Reader<'_, '_> {
             return None;
         };
         let op_name = op_name_node.as_str().unwrap_or("");
-        if info.op(op_name).is_none() {
+        // The op and the node are checked both, so that one error never hides
+        // the other.
+        let op = if info.op(op_name).is_none() {
             self.e.unknown_name(
                 op_name_node.loc,
                 "op",
                 op_name,
                 info.ops.iter().map(|o| o.name),
             );
-            return None;
-        }
-        let op = self.client_op(&op_node, op_name, body)?;
+            None
+        } else {
+            self.client_op(&op_node, op_name, body)
+        };
         let target = match &options.on {
-            Some(on) => self.target(on)?,
-            None if info.has_leader => Target::Leader,
+            Some(on) => self.target(on),
+            None if info.has_leader => Some(Target::Leader),
             None => {
                 self.e.error_hint(
                     body.loc,
                     format!("model `{}` has no leader: say which node", info.name),
                     "add `on: NODE`",
                 );
-                return None;
+                None
             }
         };
+        let (op, target) = (op?, target?);
         let timeout = self
             .e
             .duration_or(&options.timeout, self.settings.op_timeout);
@@ -117,18 +121,39 @@ impl Reader<'_, '_> {
         op_name: &str,
         body: &Node,
     ) -> Option<ParsedOp> {
-        match self.model.parse_op(json) {
-            Ok(op) => Some(op),
-            Err(message) => {
-                let loc = locate_field(op_node, &message).unwrap_or(body.loc);
-                let example = self.info.op(op_name).map(|o| o.example).unwrap_or("");
-                let hint = match serde_suggestion(&message) {
-                    Some(best) => format!("did you mean `{best}`? for example {example}"),
-                    None => format!("for example {example}"),
-                };
-                self.e
-                    .error_hint(loc, format!("op `{op_name}`: {message}"), hint);
-                None
+        // An unknown field is left out and the op read again, so every unknown
+        // field of the op is reported in one pass (bounded by the op's fields).
+        let mut json = json.clone();
+        let mut reported = false;
+        loop {
+            match self.model.parse_op(&json) {
+                Ok(op) => return (!reported).then_some(op),
+                // Left without a field it needed by a removal: a consequence.
+                Err(message) if reported && message.contains("missing field") => return None,
+                Err(message) => {
+                    let loc = locate_field(op_node, &message).unwrap_or(body.loc);
+                    let example = self.info.op(op_name).map(|o| o.example).unwrap_or("");
+                    let hint = match serde_suggestion(&message) {
+                        Some(best) => format!("did you mean `{best}`? for example {example}"),
+                        None => format!("for example {example}"),
+                    };
+                    self.e
+                        .error_hint(loc, format!("op `{op_name}`: {message}"), hint);
+                    reported = true;
+                    let unknown = message
+                        .split_once("unknown field `")
+                        .and_then(|(_, rest)| rest.split_once('`'))
+                        .map(|(field, _)| field.to_string());
+                    let removed = match (&mut json, unknown) {
+                        (serde_json::Value::Object(map), Some(field)) => {
+                            map.remove(&field).is_some()
+                        }
+                        _ => false,
+                    };
+                    if !removed {
+                        return None;
+                    }
+                }
             }
         }
     }

@@ -8,10 +8,47 @@ use crate::yaml::{self, from_node, nearest, Loc, Node, Spanned, Value};
 use std::path::Path;
 use std::time::Duration;
 
+/// Most entries one [`Errors::read`] leaves out to find the errors after its first.
+pub(super) const READ_PRUNES_MAX: usize = 64;
+
+/// Leave out of `node` the mapping entry whose key is at `loc` or whose scalar
+/// value is, or the scalar list item at `loc`, wherever it is nested; the key's
+/// name (empty for a list item), or `None` when nothing there is at `loc`
+/// (an error located at a mapping or a list itself is not pruned: what to leave
+/// out is not clear).
+fn prune(node: &mut Node, loc: Loc) -> Option<(String, Loc)> {
+    let scalar_at = |n: &Node| !matches!(n.value, Value::Map(_) | Value::Seq(_)) && n.loc == loc;
+    let at = node.loc;
+    match &mut node.value {
+        Value::Map(entries) => {
+            if let Some(i) = entries
+                .iter()
+                .position(|(k, v)| k.loc == loc || scalar_at(v))
+            {
+                let (key, _) = entries.remove(i);
+                return Some((key.as_str().unwrap_or("").to_string(), at));
+            }
+            entries.iter_mut().find_map(|(_, v)| prune(v, loc))
+        }
+        Value::Seq(items) => {
+            if let Some(i) = items.iter().position(scalar_at) {
+                items.remove(i);
+                return Some((String::new(), at));
+            }
+            items.iter_mut().find_map(|v| prune(v, loc))
+        }
+        Value::Null | Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::Str(_) => None,
+    }
+}
+
 /// The errors of one file, in the order found (sorted by location at the end).
 pub(super) struct Errors<'f> {
     pub file: &'f str,
     pub diags: Diagnostics,
+    /// Mappings and lists [`Errors::read`] left an entry out of: an error
+    /// located at one of them afterwards ("needs exactly one condition") is a
+    /// consequence of the entry left out, already reported, and is dropped.
+    pruned: Vec<Loc>,
 }
 
 impl<'f> Errors<'f> {
@@ -19,6 +56,7 @@ impl<'f> Errors<'f> {
         Errors {
             file,
             diags: Diagnostics::default(),
+            pruned: Vec::new(),
         }
     }
 
@@ -27,10 +65,16 @@ impl<'f> Errors<'f> {
     }
 
     pub fn error(&mut self, loc: Loc, message: impl Into<String>) {
+        if self.pruned.contains(&loc) {
+            return;
+        }
         self.diags.push(Diagnostic::new(self.file, loc, message));
     }
 
     pub fn error_hint(&mut self, loc: Loc, message: impl Into<String>, hint: impl Into<String>) {
+        if self.pruned.contains(&loc) {
+            return;
+        }
         self.diags
             .push(Diagnostic::new(self.file, loc, message).hint(hint));
     }
@@ -58,14 +102,38 @@ impl<'f> Errors<'f> {
         }
     }
 
+    /// Read `node` as `T`. serde stops at a mapping's first error, so after one
+    /// the entry it names (a key, or a scalar value, or a list item) is left
+    /// out and the read is tried again, up to [`READ_PRUNES_MAX`] times: every
+    /// such error of the mapping is reported in one pass. What is read from the
+    /// pruned tree is returned, so the checks after this one still run on the
+    /// rest; the file has errors, so it never loads. A "missing field" error for
+    /// a field this read left out is its own doing, and ends the read unreported.
     pub fn read<T: serde::de::DeserializeOwned>(&mut self, node: &Node) -> Option<T> {
-        match from_node(node) {
-            Ok(value) => Some(value),
-            Err(e) => {
-                self.yaml_error(e);
-                None
+        let mut pruned: Option<Node> = None;
+        let mut removed: Vec<String> = Vec::new();
+        for _ in 0..=READ_PRUNES_MAX {
+            let tree = pruned.as_ref().unwrap_or(node);
+            let e = match from_node(tree) {
+                Ok(value) => return Some(value),
+                Err(e) => e,
+            };
+            if removed.iter().any(|k| {
+                e.message.contains(&format!("missing field `{k}`"))
+                    || e.message.contains(&format!("missing required field `{k}`"))
+            }) || self.pruned.contains(&e.loc)
+            {
+                return None;
             }
+            let mut next = tree.clone();
+            let entry = prune(&mut next, e.loc);
+            self.yaml_error(e);
+            let (key, parent) = entry?;
+            removed.push(key);
+            self.pruned.push(parent);
+            pruned = Some(next);
         }
+        None
     }
 
     pub fn duration(&mut self, text: &Spanned<String>) -> Option<Duration> {

@@ -532,13 +532,12 @@ impl Reader<'_, '_> {
                 self.e
                     .error(key.loc, format!("variant `{name}` is given twice"));
             }
-            let target = match from_node::<raw::Variant>(body) {
-                Ok(raw) => raw.target.and_then(|t| self.target_build(&t)),
-                Err(e) => {
-                    self.e.yaml_error(e);
-                    continue;
-                }
+            // Read with every shape error reported; the checks below still run
+            // on the rest of the variant.
+            let Some(raw) = self.e.read::<raw::Variant>(body) else {
+                continue;
             };
+            let target = raw.target.and_then(|t| self.target_build(&t));
             let bugs = self.bugs(body.get("bugs"));
             let own = self.e.params(body.get("params"), self.info, self.nodes);
             let merged = self.merge_params(params, &own, key.loc);

@@ -74,7 +74,20 @@ impl<'r, 'f> Reader<'r, 'f> {
                 if let (false, Some(role)) = (named, info.role(other)) {
                     return Some(Target::Role(role.name));
                 }
-                return self.node_ref(name).map(Target::Node);
+                if let Some(id) = self.nodes.iter().position(|n| n.name == other) {
+                    return Some(Target::Node(id));
+                }
+                // Everything a reference may be here: the nodes, `any`, the
+                // leader roles where the model has a leader, the model's roles.
+                let mut valid: Vec<&str> = self.nodes.iter().map(|n| n.name.as_str()).collect();
+                if info.has_leader {
+                    valid.extend(["leader", "follower"]);
+                }
+                valid.push("any");
+                valid.extend(info.roles.iter().map(|r| r.name));
+                self.e
+                    .unknown_name(name.loc, "node", other, valid.iter().copied());
+                return None;
             }
         };
         if !info.has_leader {
