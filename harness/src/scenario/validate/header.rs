@@ -52,7 +52,18 @@ pub(super) fn read(e: &mut Errors, root: &Node) -> Option<Header> {
         raw::TOP_LEVEL_KEYS.contains(&k) && k != "steps" && k != "variants"
     });
     let mut header: Option<raw::Header> = e.read(&header_node);
-    let model = e.model(root)?;
+    let Some(model) = e.model(root) else {
+        // Say that the rest waits for the model, so the user does not take the
+        // one error for all there are.
+        if let Some(last) = e.diags.0.last_mut() {
+            let note = "the rest of the file is read against the model, so it is checked once the model is known";
+            last.hint = Some(match last.hint.take() {
+                Some(hint) => format!("{hint}; {note}"),
+                None => note.to_string(),
+            });
+        }
+        return None;
+    };
     let nodes = e.nodes(model, root.get("nodes"), root.loc);
     let defaults = header
         .as_mut()
