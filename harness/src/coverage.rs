@@ -40,13 +40,7 @@ pub struct Coverage {
     pub declared: Vec<DeclaredProbe>,
 }
 
-/// One probe a model declares, as a report carries it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct DeclaredProbe {
-    pub name: String,
-    pub rare: bool,
-    pub summary: String,
-}
+pub use crate::models::DeclaredProbe;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PointUse {

@@ -61,18 +61,15 @@ pub fn provided() -> Vec<String> {
 
 /// A model's declared probes: from this process's registry (built in or
 /// registered), else from the declarations a run of it carried
-/// ([`Coverage::declared`](crate::coverage::Coverage::declared)); a model known
+/// (`Coverage::declared`); a model known
 /// neither way has none.
-pub fn probes(
-    model: &str,
-    carried: &[crate::coverage::DeclaredProbe],
-) -> Vec<crate::coverage::DeclaredProbe> {
+pub fn probes(model: &str, carried: &[DeclaredProbe]) -> Vec<DeclaredProbe> {
     match find(model) {
         Some(m) => m
             .info()
             .probes
             .iter()
-            .map(|p| crate::coverage::DeclaredProbe {
+            .map(|p| DeclaredProbe {
                 name: p.name.to_string(),
                 rare: p.rare,
                 summary: p.summary.to_string(),
@@ -85,9 +82,17 @@ pub fn probes(
 /// The probe declarations a run of `model` carries in its coverage: none for a
 /// model built into faultline (every faultline binary has those), all of them
 /// for one registered by another binary.
-pub fn carried_probes(model: &str) -> Vec<crate::coverage::DeclaredProbe> {
+pub fn carried_probes(model: &str) -> Vec<DeclaredProbe> {
     if nodes::registry::find(model).is_some() {
         return Vec::new();
     }
     probes(model, &[])
+}
+
+/// One probe a model declares, as a run's coverage carries it.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct DeclaredProbe {
+    pub name: String,
+    pub rare: bool,
+    pub summary: String,
 }

@@ -457,10 +457,15 @@ impl Reader<'_, '_> {
             }
             raw::Action::Stall(_) if !point.stall => {
                 let message = format!(
-                    "fail point `{}` cannot stall (it is not on an await path)",
+                    "fail point `{}` cannot stall: the code it sits in runs to its end without waiting, so there is nothing to hold",
                     point.name
                 );
-                self.e.error(loc, message);
+                let mut can: Vec<&str> = vec!["{error: KIND}"];
+                if point.panic {
+                    can.push("panic");
+                }
+                let hint = format!("its actions: {}", can.join(", "));
+                self.e.error_hint(loc, message, hint);
                 None
             }
             raw::Action::Stall(until) if until == "release" => Some(FaultAction::StallUntilRelease),
