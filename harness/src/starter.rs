@@ -414,16 +414,38 @@ fn client_step(out: &mut String, info: &ModelInfo, nodes: &[Planned]) {
         return;
     };
     let mut fields = Vec::new();
+    let first = nodes.first().map(|n| n.name.clone()).unwrap_or_default();
+    let names_a_node = |on: &str| {
+        nodes.iter().any(|n| n.name == on)
+            || on == "any"
+            || (info.has_leader && (on == "leader" || on == "follower"))
+    };
     let target = match map.get("on") {
-        Some(Value::String(on)) => format!("to `{on}`"),
-        _ if info.has_leader => "to the leader (a step without `on:` goes there)".to_string(),
-        _ => {
-            let first = nodes.first().map(|n| n.name.clone()).unwrap_or_default();
+        Some(Value::String(on)) if names_a_node(on) => {
+            fields.push(inner.to_string());
+            format!("to `{on}`")
+        }
+        Some(_) => {
+            // The example names a node these nodes do not have: send it to the
+            // first one, with the example's other fields as they are.
             fields.push(format!("on: {}", scalar(&first)));
+            fields.extend(
+                map.iter()
+                    .filter(|(k, _)| k.as_str() != "on")
+                    .map(|(k, v)| format!("{}: {}", scalar(k), flow(v))),
+            );
+            format!("to `{first}`")
+        }
+        None if info.has_leader => {
+            fields.push(inner.to_string());
+            "to the leader (a step without `on:` goes there)".to_string()
+        }
+        None => {
+            fields.push(format!("on: {}", scalar(&first)));
+            fields.push(inner.to_string());
             format!("to `{first}`")
         }
     };
-    fields.push(inner.to_string());
     let expect = if map.contains_key("expect") {
         ""
     } else {
