@@ -16,14 +16,17 @@ use serde_json::Value;
 use std::fmt::Write;
 use std::time::Duration;
 
-/// The starting scenario for `info`, named `name`.
-pub fn scenario(info: &ModelInfo, name: &str) -> String {
+/// The starting scenario for `info`, named `name`. A model that is a build of a
+/// real system (`release`: `0.10.0-alpha.37`) gets `target: NAME@RELEASE` on
+/// each variant, so the file runs from any faultline binary that can reach the
+/// build (`faultline-targets.yaml`), not only from the build's own.
+pub fn scenario(info: &ModelInfo, release: Option<&str>, name: &str) -> String {
     let nodes = plan_nodes(info);
     let mut out = String::new();
     header(&mut out, info, name);
     nodes_section(&mut out, info, &nodes);
     params_section(&mut out, info, &nodes);
-    variants_section(&mut out, info);
+    variants_section(&mut out, info, release);
     steps_section(&mut out, info, &nodes);
     chaos_section(&mut out, info);
     out
@@ -269,7 +272,46 @@ fn params_section(out: &mut String, info: &ModelInfo, nodes: &[Planned]) {
     let _ = writeln!(out, "params: {{}}");
 }
 
-fn variants_section(out: &mut String, info: &ModelInfo) {
+fn variants_section(out: &mut String, info: &ModelInfo, release: Option<&str>) {
+    // `openraft@0.10.0-alpha.37` needs no quotes (an `@` inside a plain scalar
+    // is only text), and the bundled files write it so.
+    let target = release.map(|r| {
+        let target = format!("{}@{r}", info.name);
+        let plain = target.starts_with(|c: char| c.is_ascii_alphabetic())
+            && target
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "._@-".contains(c));
+        if plain {
+            target
+        } else {
+            scalar(&target)
+        }
+    });
+    let target_note = |out: &mut String| {
+        if let Some(target) = &target {
+            comment(
+                out,
+                4,
+                "The build this variant runs (`faultline-targets.yaml` says which \
+                 binary has it); give each release you test a variant of its own.",
+            );
+            let _ = writeln!(out, "    target: {target}");
+        }
+    };
+    if let (None, Some(_)) = (info.bugs.first(), &target) {
+        comment(
+            out,
+            0,
+            "One variant: the build. `converged` means that after the heal phase \
+             every replica agrees and every invariant holds (the others: diverged, \
+             violated, stuck, crashed).",
+        );
+        let _ = writeln!(out, "variants:");
+        let _ = writeln!(out, "  build:");
+        target_note(out);
+        let _ = writeln!(out, "    expect: converged");
+        return;
+    }
     let Some(bug) = info.bugs.first() else {
         comment(
             out,
@@ -308,6 +350,7 @@ fn variants_section(out: &mut String, info: &ModelInfo) {
         &format!("`{}` buggy, the reported behaviour: {}", bug.key, bug.buggy),
     );
     let _ = writeln!(out, "  buggy:");
+    target_note(out);
     let _ = writeln!(out, "    bugs: {{{key}: buggy}}");
     comment(
         out,
@@ -325,6 +368,7 @@ fn variants_section(out: &mut String, info: &ModelInfo) {
         &format!("`{}` fixed, the fix: {}", bug.key, bug.fixed),
     );
     let _ = writeln!(out, "  fixed:");
+    target_note(out);
     let _ = writeln!(out, "    bugs: {{{key}: fixed}}");
     comment(
         out,
@@ -614,10 +658,22 @@ mod tests {
     fn every_built_in_model_gets_a_scenario_that_loads() {
         for model in nodes::registry::models() {
             let info = model.info();
-            let text = scenario(info, &format!("{}-start", info.name));
+            let text = scenario(info, None, &format!("{}-start", info.name));
             if let Err(e) = crate::scenario::load_text("new.yaml", &text) {
                 panic!("{}: {e:?}\n{text}", info.name);
             }
         }
+    }
+
+    /// A build of a real system: every variant names its target.
+    #[test]
+    fn a_build_names_its_target_in_every_variant() {
+        let raftkv = nodes::registry::find("raftkv").unwrap().info();
+        let text = scenario(raftkv, Some("1.2.3"), "x");
+        assert_eq!(text.matches("\n    target: raftkv@1.2.3\n").count(), 2, "{text}");
+        let faulty = nodes::registry::find("faulty").unwrap().info();
+        let text = scenario(faulty, Some("1.2.3"), "x");
+        assert!(text.contains("variants:\n  build:\n"), "{text}");
+        assert!(text.contains("    target: faulty@1.2.3\n    expect: converged\n"), "{text}");
     }
 }

@@ -20,7 +20,7 @@ pub fn new(model: &str, out: Option<&Path>, force: bool) -> u8 {
         .filter(|s| !s.is_empty())
         .map(str::to_string)
         .unwrap_or_else(|| format!("{}-start", info.name));
-    let text = crate::starter::scenario(info, &name);
+    let text = crate::starter::scenario(info, found.release(), &name);
     let shown = out
         .map(|p| p.display().to_string())
         .unwrap_or_else(|| format!("{}-start.yaml", info.name));
