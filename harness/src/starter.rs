@@ -176,7 +176,11 @@ fn header(out: &mut String, info: &ModelInfo, name: &str) {
         "The scenario's name in reports (default: the file name without `.yaml`).",
     );
     let _ = writeln!(out, "name: {}", scalar(name));
-    comment(out, 0, "Free text for reports: what this scenario tests, and why.");
+    comment(
+        out,
+        0,
+        "Free text for reports: what this scenario tests, and why.",
+    );
     let _ = writeln!(out, "description: |");
     let summary = format!(
         "A first scenario for {model}: {}. One client op and one fault, then a chaos \
@@ -256,10 +260,8 @@ fn params_section(out: &mut String, info: &ModelInfo, nodes: &[Planned]) {
         let line = match &p.default {
             Some(d) => format!("{:<width$}  {d}", format!("{}:", p.name), width = width + 1),
             None => {
-                let example = match &p.kind {
-                    ParamKind::Node => nodes.first().map(|n| n.name.clone()).unwrap_or_default(),
-                    _ => "...".to_string(),
-                };
+                let first = nodes.first().map(|n| n.name.as_str()).unwrap_or("n1");
+                let example = example_value(&p.kind, first);
                 format!(
                     "{:<width$}  {example}    (no default: unset has a meaning of its own)",
                     format!("{}:", p.name),
@@ -270,6 +272,20 @@ fn params_section(out: &mut String, info: &ModelInfo, nodes: &[Planned]) {
         let _ = writeln!(out, "#   {line}");
     }
     let _ = writeln!(out, "params: {{}}");
+}
+
+/// A value of `kind` to show beside a param without a default.
+fn example_value(kind: &ParamKind, node: &str) -> String {
+    match kind {
+        ParamKind::Bool => "true".into(),
+        ParamKind::Integer { min, .. } => min.to_string(),
+        ParamKind::DurationMs { min, .. } => min.to_string(),
+        ParamKind::Text => "\"...\"".into(),
+        ParamKind::Node => node.to_string(),
+        ParamKind::Choice { choices } => choices.first().copied().unwrap_or("...").to_string(),
+        ParamKind::IntegerList { min, .. } => format!("[{min}]"),
+        ParamKind::PerNode { value, .. } => format!("{{{node}: {}}}", example_value(value, node)),
+    }
 }
 
 fn variants_section(out: &mut String, info: &ModelInfo, release: Option<&str>) {
@@ -596,7 +612,10 @@ fn fail_point_step(info: &ModelInfo, nodes: &[Planned]) -> Option<(String, Strin
         format!("`{node}`")
     };
     let summary = point.summary.trim_end_matches('.');
-    let why = format!("arm `{}` on {on} to {what}; the point: {summary}", point.name);
+    let why = format!(
+        "arm `{}` on {on} to {what}; the point: {summary}",
+        point.name
+    );
     Some((step, why))
 }
 
@@ -670,10 +689,17 @@ mod tests {
     fn a_build_names_its_target_in_every_variant() {
         let raftkv = nodes::registry::find("raftkv").unwrap().info();
         let text = scenario(raftkv, Some("1.2.3"), "x");
-        assert_eq!(text.matches("\n    target: raftkv@1.2.3\n").count(), 2, "{text}");
+        assert_eq!(
+            text.matches("\n    target: raftkv@1.2.3\n").count(),
+            2,
+            "{text}"
+        );
         let faulty = nodes::registry::find("faulty").unwrap().info();
         let text = scenario(faulty, Some("1.2.3"), "x");
         assert!(text.contains("variants:\n  build:\n"), "{text}");
-        assert!(text.contains("    target: faulty@1.2.3\n    expect: converged\n"), "{text}");
+        assert!(
+            text.contains("    target: faulty@1.2.3\n    expect: converged\n"),
+            "{text}"
+        );
     }
 }

@@ -38,7 +38,8 @@ fn every_model_gets_a_starting_scenario_that_validates_and_meets_its_expectation
         let stderr = text(&out.stderr);
         assert_eq!(out.status.code(), Some(0), "new {name}: {stderr}");
         assert!(
-            stderr.contains(&format!("wrote {}", file.display())) && stderr.contains("faultline run"),
+            stderr.contains(&format!("wrote {}", file.display()))
+                && stderr.contains("faultline run"),
             "{stderr}"
         );
         let yaml = std::fs::read_to_string(&file).unwrap();
@@ -63,11 +64,19 @@ fn every_model_gets_a_starting_scenario_that_validates_and_meets_its_expectation
             assert!(yaml.contains("  - restart: leader\n"), "{yaml}");
         }
         // Every line that is not YAML is a comment: a new user reads it.
-        let comments = yaml.lines().filter(|l| l.trim_start().starts_with('#')).count();
+        let comments = yaml
+            .lines()
+            .filter(|l| l.trim_start().starts_with('#'))
+            .count();
         assert!(comments >= 20, "{name}: {comments} comment lines\n{yaml}");
 
         let out = faultline(&["validate", s(&file)]);
-        assert_eq!(out.status.code(), Some(0), "validate {name}: {}", text(&out.stderr));
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "validate {name}: {}",
+            text(&out.stderr)
+        );
 
         let out = faultline(&["run", s(&file), "--seed", "1"]);
         let stdout = text(&out.stdout);
@@ -95,7 +104,10 @@ fn every_model_gets_a_starting_scenario_that_validates_and_meets_its_expectation
             );
         }
         assert!(
-            stdout.contains(&format!("{n} run(s): {n} passed, 0 failed", n = variants.len())),
+            stdout.contains(&format!(
+                "{n} run(s): {n} passed, 0 failed",
+                n = variants.len()
+            )),
             "{stdout}"
         );
 
@@ -105,7 +117,12 @@ fn every_model_gets_a_starting_scenario_that_validates_and_meets_its_expectation
             let file = dir.join(format!("{name}-failpoint.yaml"));
             std::fs::write(&file, &armed).unwrap();
             let out = faultline(&["validate", s(&file)]);
-            assert_eq!(out.status.code(), Some(0), "{name}: {}\n{armed}", text(&out.stderr));
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{name}: {}\n{armed}",
+                text(&out.stderr)
+            );
         }
     }
     std::fs::remove_dir_all(&dir).unwrap();
@@ -118,7 +135,10 @@ fn raftkv_starting_scenario_prints_to_stdout_and_both_variants_pass_at_seed_1() 
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(out.stderr.is_empty(), "{}", text(&out.stderr));
     let yaml = text(&out.stdout);
-    assert!(yaml.starts_with("# A starting scenario for the `raftkv` model"), "{yaml}");
+    assert!(
+        yaml.starts_with("# A starting scenario for the `raftkv` model"),
+        "{yaml}"
+    );
     for line in [
         "name: raftkv-start\n",
         "nodes: [n1, n2, n3]\n",
@@ -147,7 +167,10 @@ fn raftkv_starting_scenario_prints_to_stdout_and_both_variants_pass_at_seed_1() 
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
     assert!(stdout.contains("PASS raftkv-start [buggy]"), "{stdout}");
-    assert!(stdout.contains("PASS raftkv-start [fixed] converged"), "{stdout}");
+    assert!(
+        stdout.contains("PASS raftkv-start [fixed] converged"),
+        "{stdout}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -160,8 +183,10 @@ fn an_existing_file_is_refused_without_force_and_replaced_with_it() {
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
-        stderr.contains(&format!("error: {}: already exists; not overwriting it", file.display()))
-            && stderr.contains("--force"),
+        stderr.contains(&format!(
+            "error: {}: already exists; not overwriting it",
+            file.display()
+        )) && stderr.contains("--force"),
         "{stderr}"
     );
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "keep me\n");
@@ -175,7 +200,11 @@ fn an_existing_file_is_refused_without_force_and_replaced_with_it() {
     // A directory is no file to write, --force or not; --force needs -o.
     let out = faultline(&["new", "raftkv", "-o", s(&dir), "--force"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out.stderr).contains("is a directory"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("is a directory"),
+        "{}",
+        text(&out.stderr)
+    );
     let out = faultline(&["new", "raftkv", "--force"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("--out"), "{}", text(&out.stderr));
@@ -201,13 +230,20 @@ fn an_unknown_model_exits_2_with_a_suggestion_and_the_known_models() {
 
     let out = faultline(&["new", "zookeper"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out.stderr).contains("did you mean `zookeeper`?"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("did you mean `zookeeper`?"),
+        "{}",
+        text(&out.stderr)
+    );
 
     // Nothing close: no suggestion, still the list.
     let out = faultline(&["new", "cassandra"]);
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(2));
-    assert!(!stderr.contains("did you mean") && stderr.contains("the models are: "), "{stderr}");
+    assert!(
+        !stderr.contains("did you mean") && stderr.contains("the models are: "),
+        "{stderr}"
+    );
 
     // A model of a target build runs in that build's binary, and it says so.
     let out = faultline(&["new", "openraft"]);
@@ -219,7 +255,11 @@ fn an_unknown_model_exits_2_with_a_suggestion_and_the_known_models() {
         "{stderr}"
     );
     for out in [faultline(&["new", "raftvk"]), faultline(&["new", ""])] {
-        assert!(!text(&out.stderr).contains("panicked"), "{}", text(&out.stderr));
+        assert!(
+            !text(&out.stderr).contains("panicked"),
+            "{}",
+            text(&out.stderr)
+        );
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -235,7 +275,10 @@ fn new_is_in_the_help_the_man_pages_and_the_completions() {
     let out = faultline(&["new", "--help"]);
     assert_eq!(out.status.code(), Some(0));
     let help = text(&out.stdout);
-    assert!(help.contains("--out") && help.contains("--force") && help.contains("<MODEL>"), "{help}");
+    assert!(
+        help.contains("--out") && help.contains("--force") && help.contains("<MODEL>"),
+        "{help}"
+    );
 
     let dir = temp_dir("new", "man");
     let out = faultline(&["man", "--out-dir", s(&dir)]);
@@ -243,6 +286,9 @@ fn new_is_in_the_help_the_man_pages_and_the_completions() {
     let page = std::fs::read_to_string(dir.join("faultline-new.1")).unwrap();
     assert!(page.contains("\\-\\-force"), "{page}");
     let out = faultline(&["completions", "bash"]);
-    assert!(text(&out.stdout).contains("faultline__subcmd__new"), "bash completes `new`");
+    assert!(
+        text(&out.stdout).contains("faultline__subcmd__new"),
+        "bash completes `new`"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
