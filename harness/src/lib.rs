@@ -27,6 +27,7 @@ pub mod runner;
 pub mod scenario;
 pub use scenario::schedule;
 pub mod shrink;
+pub mod starter;
 pub mod streams;
 pub mod sweep;
 pub mod targets;

@@ -9,6 +9,7 @@ mod commands;
 pub mod exit;
 mod hunt;
 mod manual;
+mod new;
 mod term;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -125,6 +126,20 @@ pub enum Command {
         /// model, variants, the variants whose target is not built).
         #[arg(long)]
         json: bool,
+    },
+    /// Write a commented starting scenario for a model, from its declarations:
+    /// nodes, one client op, one fault, a buggy/fixed pair when the model has bug
+    /// keys, and an `auto` chaos section: `faultline new raftkv -o my-test.yaml`.
+    New {
+        /// The model (`faultline list` shows them).
+        model: String,
+        /// Write the scenario here (default: print it); its name is the file's
+        /// stem. An existing file is refused unless --force.
+        #[arg(short, long)]
+        out: Option<PathBuf>,
+        /// Replace the file --out names if it exists.
+        #[arg(long, requires = "out")]
+        force: bool,
     },
     /// Rerun a saved report.json and confirm the same trail digest.
     Replay { report: PathBuf },
@@ -457,6 +472,7 @@ pub fn main_with(cli: Cli) -> ExitCode {
             scenarios,
             json,
         } => commands::list(scenarios.as_deref(), model.as_deref(), json),
+        Command::New { model, out, force } => new::new(&model, out.as_deref(), force),
         Command::Replay { report } => commands::replay(&report, verbosity),
         Command::Sweep {
             paths,
