@@ -250,9 +250,11 @@ fn info() -> ModelInfo {
         // put, get and read are judged as a register per key.
         history: HistoryModel::Register,
         chaos: ChaosDomain {
-            // The first voter bootstraps; the initial membership's entry is
-            // the first applied.
-            setup: &["{await: {leader: any, within: 10s}}"],
+            // The first voter bootstraps; the initial membership's entry
+            // (index 1) is the first applied, and waiting for it everywhere
+            // also waits out alpha.37's lease: it takes writes only once a
+            // quorum acknowledged the new leader's first entry.
+            setup: &["{await: {leader: any, within: 10s}}", "{await: {applied: 1, within: 10s}}"],
             every_ms: 30,
             op_timeout_ms: 2_000,
             heal_within_ms: 30_000,
