@@ -164,19 +164,7 @@ mod tests {
             outcome,
             expected: vec![expected],
             passed,
-            known_defects: Vec::new(),
-            trail_digest: String::new(),
-            sim_elapsed_ms: 0,
-            wall_ms: 0,
-            findings: vec![],
-            replay: String::new(),
-            report: None,
-            ended_ms: None,
-            nondeterminism: None,
-            trail_excerpt: vec![],
-            coverage: None,
-            guided: None,
-            started_unix_ms: None,
+            ..RunRecord::default()
         }
     }
 

@@ -561,21 +561,15 @@ mod tests {
             outcome,
             expected: vec![Outcome::Converged],
             passed,
-            known_defects: Vec::new(),
             trail_digest: "00".repeat(32),
             sim_elapsed_ms: 1_000 + seed * 250,
             wall_ms: 10,
-            findings: vec![],
             replay: format!(
                 "faultline run scenarios/{scenario}.yaml --variant {variant} --seed {seed}"
             ),
             report: Some(format!("{scenario}/{variant}/seed-{seed}/report.json")),
             ended_ms: Some(seed * 400),
-            nondeterminism: None,
-            trail_excerpt: vec![],
-            coverage: None,
-            guided: None,
-            started_unix_ms: None,
+            ..RunRecord::default()
         }
     }
 

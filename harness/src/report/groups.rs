@@ -217,20 +217,12 @@ pub(crate) fn failing(seed: u64, outcome: Outcome, findings: Vec<Finding>) -> Ru
         seed,
         outcome,
         expected: vec![Outcome::Converged],
-        passed: false,
-        known_defects: Vec::new(),
         trail_digest: format!("{seed:064}"),
         sim_elapsed_ms: 1_000,
         wall_ms: 10,
-        started_unix_ms: None,
         findings,
         replay: format!("faultline run scenarios/kv.yaml --variant buggy --seed {seed}"),
-        report: None,
-        ended_ms: None,
-        nondeterminism: None,
-        trail_excerpt: vec![],
-        coverage: None,
-        guided: None,
+        ..RunRecord::default()
     }
 }
 

@@ -247,19 +247,12 @@ mod tests {
             outcome,
             expected: vec![Outcome::Converged],
             passed,
-            known_defects: Vec::new(),
             trail_digest: "ab".repeat(32),
             sim_elapsed_ms: 1_000,
             wall_ms: 12,
             started_unix_ms: Some(1_700_000_000_000),
-            findings: vec![],
             replay: format!("faultline run scenarios/{scenario}.yaml --variant default --seed 7"),
-            report: None,
-            ended_ms: None,
-            nondeterminism: None,
-            trail_excerpt: vec![],
-            coverage: None,
-            guided: None,
+            ..RunRecord::default()
         }
     }
 

@@ -281,6 +281,36 @@ pub struct GuidedRun {
     pub origin: String,
 }
 
+/// An empty record (no scenario, seed 0, `converged`, nothing found, schema
+/// version 0), for records made by hand: `RunRecord { seed, ..Default::default() }`.
+impl Default for RunRecord {
+    fn default() -> RunRecord {
+        RunRecord {
+            schema_version: 0,
+            scenario: String::new(),
+            file: String::new(),
+            variant: String::new(),
+            seed: 0,
+            outcome: Outcome::Converged,
+            expected: Vec::new(),
+            passed: false,
+            known_defects: Vec::new(),
+            trail_digest: String::new(),
+            sim_elapsed_ms: 0,
+            wall_ms: 0,
+            started_unix_ms: None,
+            findings: Vec::new(),
+            replay: String::new(),
+            report: None,
+            ended_ms: None,
+            nondeterminism: None,
+            trail_excerpt: Vec::new(),
+            coverage: None,
+            guided: None,
+        }
+    }
+}
+
 impl RunRecord {
     pub fn of(result: &RunResult) -> RunRecord {
         RunRecord {

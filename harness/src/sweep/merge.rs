@@ -322,19 +322,11 @@ mod tests {
             outcome: Outcome::Converged,
             expected: vec![Outcome::Converged],
             passed: true,
-            known_defects: Vec::new(),
             trail_digest: digest.into(),
             sim_elapsed_ms: 1,
             wall_ms: 1,
-            findings: vec![],
-            replay: String::new(),
             report: report.map(str::to_string),
-            ended_ms: None,
-            nondeterminism: None,
-            trail_excerpt: vec![],
-            coverage: None,
-            started_unix_ms: None,
-            guided: None,
+            ..RunRecord::default()
         }
     }
 

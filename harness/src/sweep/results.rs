@@ -243,19 +243,10 @@ mod tests {
             outcome: Outcome::Converged,
             expected: vec![Outcome::Converged],
             passed: true,
-            known_defects: Vec::new(),
             trail_digest: "d".into(),
             sim_elapsed_ms: 1,
             wall_ms: 1,
-            findings: vec![],
-            replay: String::new(),
-            report: None,
-            ended_ms: None,
-            nondeterminism: None,
-            trail_excerpt: vec![],
-            coverage: None,
-            started_unix_ms: None,
-            guided: None,
+            ..RunRecord::default()
         }
     }
 
