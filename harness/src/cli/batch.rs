@@ -82,12 +82,12 @@ fn failure_lines<'a>(failed: impl Iterator<Item = &'a RunRecord>) -> Vec<String>
             "  {}FAIL{} {} [{}] {} \u{d7}{}, first seed {}  replay: {}",
             anstyle::AnsiColor::Red.on_default().bold().render(),
             anstyle::Reset.render(),
-            printable(&g.first.scenario),
-            printable(&g.first.variant),
+            printable(&g.first().scenario),
+            printable(&g.first().variant),
             printable(&g.signature.label()),
-            g.runs,
-            g.first.seed,
-            printable(&g.first.replay)
+            g.runs(),
+            g.first().seed,
+            printable(&g.first().replay)
         ));
         lines.push(format!(
             "    seeds: {}",

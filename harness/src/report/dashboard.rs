@@ -506,7 +506,7 @@ impl<'a> Failures<'a> {
                 .into_iter()
                 .take(FAILURES_MAX)
                 .map(|g| {
-                    let r = g.first;
+                    let r = g.first();
                     let expected: Vec<&str> = r.expected.iter().map(|o| o.name()).collect();
                     let finding = r
                         .findings
@@ -527,7 +527,7 @@ impl<'a> Failures<'a> {
                     FailureRow {
                         r,
                         signature: g.signature.label(),
-                        runs: g.runs,
+                        runs: g.runs(),
                         expected: expected.join(" or "),
                         finding: super::html::escape::clip(&finding, 240),
                         link: link(r),

@@ -110,15 +110,24 @@ impl Signature {
 #[derive(Clone, Debug)]
 pub struct Group<'a> {
     pub signature: Signature,
-    /// How many runs (a guided sweep's derived runs share their parent's seed).
-    pub runs: usize,
     /// Their seeds, ascending, each once.
     pub seeds: Vec<u64>,
-    /// The run with the lowest seed (the first such run in `records` order
-    /// when several share it).
-    pub first: &'a RunRecord,
     /// Every run of the group, by seed (in `records` order among equal seeds).
     pub members: Vec<&'a RunRecord>,
+}
+
+impl<'a> Group<'a> {
+    /// How many runs (a guided sweep's derived runs share their parent's seed,
+    /// so this can exceed the seeds).
+    pub fn runs(&self) -> usize {
+        self.members.len()
+    }
+
+    /// The run with the lowest seed (the first such run in `records` order
+    /// when several share it).
+    pub fn first(&self) -> &'a RunRecord {
+        self.members[0]
+    }
 }
 
 /// The records grouped by signature, most runs first (see the module's note).
@@ -129,16 +138,10 @@ pub fn group<'a>(records: impl IntoIterator<Item = &'a RunRecord>) -> Vec<Group<
         let signature = Signature::of_record(r);
         let g = groups.entry(signature.clone()).or_insert_with(|| Group {
             signature,
-            runs: 0,
             seeds: Vec::new(),
-            first: r,
             members: Vec::new(),
         });
-        g.runs += 1;
         g.members.push(r);
-        if r.seed < g.first.seed {
-            g.first = r;
-        }
     }
     for g in groups.values_mut() {
         g.members.sort_by_key(|m| m.seed);
@@ -147,7 +150,7 @@ pub fn group<'a>(records: impl IntoIterator<Item = &'a RunRecord>) -> Vec<Group<
     }
     let mut out: Vec<Group<'a>> = groups.into_values().collect();
     // The map gave signature order; a stable sort keeps it among equals.
-    out.sort_by_key(|g| (std::cmp::Reverse(g.runs), g.first.seed));
+    out.sort_by_key(|g| (std::cmp::Reverse(g.runs()), g.first().seed));
     out
 }
 
@@ -251,8 +254,8 @@ mod tests {
         let groups = group(&records);
         assert_eq!(groups.len(), 1, "{groups:?}");
         let g = &groups[0];
-        assert_eq!((g.runs, g.seeds.clone()), (3, vec![14, 17, 22]));
-        assert_eq!(g.first.seed, 14);
+        assert_eq!((g.runs(), g.seeds.clone()), (3, vec![14, 17, 22]));
+        assert_eq!(g.first().seed, 14);
         assert_eq!(g.signature.label(), "violated (consistency)");
         assert_eq!(g.signature.detail, None, "no message text in a signature");
     }
@@ -280,7 +283,7 @@ mod tests {
         let groups = group(&records);
         let shown: Vec<(String, usize, u64)> = groups
             .iter()
-            .map(|g| (g.signature.label(), g.runs, g.first.seed))
+            .map(|g| (g.signature.label(), g.runs(), g.first().seed))
             .collect();
         assert_eq!(
             shown,

@@ -146,13 +146,13 @@ pub fn summary_md(records: &[RunRecord]) -> String {
             groups.len()
         ));
         for g in &groups {
-            let r = g.first;
+            let r = g.first();
             md.push_str(&format!(
                 "### {} [{}] {}: {} run(s)\n\n",
                 md_escape(&r.scenario),
                 md_escape(&r.variant),
                 md_escape(&g.signature.label()),
-                g.runs
+                g.runs()
             ));
             md.push_str(&format!("First seed {}:\n\n", r.seed));
             if let Some(diff) = &r.nondeterminism {

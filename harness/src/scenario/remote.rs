@@ -284,13 +284,11 @@ fn known_defects(body: &Node) -> Vec<super::KnownDefect> {
     };
     items
         .into_iter()
-        .filter_map(|item| {
-            let key = item.get("key")?;
-            Some(super::KnownDefect {
-                loc: key.loc,
-                key: key.as_str()?.to_string(),
-                checker: item.get("checker")?.as_str()?.to_string(),
-            })
+        .filter_map(|item| crate::yaml::from_node::<super::raw::KnownDefect>(item).ok())
+        .map(|raw| super::KnownDefect {
+            loc: raw.key.loc,
+            key: raw.key.value,
+            checker: raw.checker.value,
         })
         .collect()
 }

@@ -117,7 +117,7 @@ impl<RT: AsyncRuntime> AsyncRuntime for LateTimers<RT> {
     /// Runs `f` where the future is polled, on the simulation's thread: the
     /// default spawns an OS thread, whose timing no seed decides. openraft
     /// itself never calls this (only an application through
-    /// `TypeConfigExt::spawn_blocking`), and the adapter does not either.
+    /// `TypeConfigExt::spawn_blocking`), and the adapter does not either. // wall-clock ok: runs inline, no OS thread
     fn spawn_blocking<F, T>(f: F) -> impl Future<Output = Result<T, io::Error>> + Send // wall-clock ok: runs inline, no OS thread
     where
         F: FnOnce() -> T + Send + 'static,

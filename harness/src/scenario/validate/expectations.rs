@@ -139,12 +139,8 @@ impl Reader<'_, '_> {
         };
         let mut known = Vec::new();
         for item in items {
-            let raw = match from_node::<raw::KnownDefect>(item) {
-                Ok(raw) => raw,
-                Err(e) => {
-                    self.e.yaml_error(e);
-                    continue;
-                }
+            let Some(raw) = self.e.read::<raw::KnownDefect>(item) else {
+                continue;
             };
             if !self.known_checker(&raw.checker) {
                 continue;

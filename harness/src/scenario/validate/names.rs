@@ -70,12 +70,11 @@ impl<'r, 'f> Reader<'r, 'f> {
             "any" => return Some(Target::Any),
             other => {
                 // A node's own name wins over a role of the same name.
-                let named = self.nodes.iter().any(|n| n.name == other);
-                if let (false, Some(role)) = (named, info.role(other)) {
-                    return Some(Target::Role(role.name));
-                }
                 if let Some(id) = self.nodes.iter().position(|n| n.name == other) {
                     return Some(Target::Node(id));
+                }
+                if let Some(role) = info.role(other) {
+                    return Some(Target::Role(role.name));
                 }
                 // Everything a reference may be here: the nodes, `any`, the
                 // leader roles where the model has a leader, the model's roles.
