@@ -561,5 +561,6 @@ fn publish(ctx: &NodeCtx, raft: &Raft, kv: &Kv) {
         facts,
         pending: kv.waiting.len() as u64,
         removed: kv.removed.clone(),
+        ..Default::default()
     });
 }

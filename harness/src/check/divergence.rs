@@ -65,8 +65,10 @@ fn compare(
     let mut differing = 0usize;
     let mut first: Option<(&String, BTreeMap<&str, Option<&String>>)> = None;
     for key in keys {
+        // A node that cannot vouch for a key is left out of its comparison.
         let values: BTreeMap<&str, Option<&String>> = members
             .iter()
+            .filter(|&&i| view.nodes[i].observation.vouches(key))
             .map(|&i| {
                 (
                     view.nodes[i].name.as_str(),
@@ -174,6 +176,38 @@ mod tests {
             "{}",
             findings[0].message
         );
+    }
+
+    #[test]
+    fn a_node_is_not_compared_on_keys_it_cannot_vouch_for() {
+        let mut broken = node("b", true, Some(5), &[("k", "1"), ("chain.x", "")]);
+        broken.observation.unvouched.insert("chain.".into());
+        let agreeing = ClusterView {
+            now_ms: 0,
+            nodes: vec![
+                node("a", true, Some(5), &[("k", "1"), ("chain.x", "s1")]),
+                broken.clone(),
+                node("c", true, Some(5), &[("k", "1"), ("chain.x", "s1")]),
+            ],
+        };
+        assert!(check(&agreeing, IndexFormat::Decimal).is_empty());
+        // The nodes that vouch for the key are still compared among themselves,
+        // and the unvouching node on every other key.
+        let mut other = broken.clone();
+        other.observation.state.insert("k".into(), "2".into());
+        let differing = ClusterView {
+            now_ms: 0,
+            nodes: vec![
+                node("a", true, Some(5), &[("k", "1"), ("chain.x", "s1")]),
+                other,
+                node("c", true, Some(5), &[("k", "1"), ("chain.x", "s2")]),
+            ],
+        };
+        let findings = check(&differing, IndexFormat::Decimal);
+        assert_eq!(findings.len(), 1);
+        assert_eq!(findings[0].detail["key"], "chain.x");
+        assert_eq!(findings[0].detail["values"].as_object().unwrap().len(), 2);
+        assert_eq!(findings[0].detail["differing_keys"], 2);
     }
 
     #[test]

@@ -29,9 +29,21 @@ pub struct Observation {
     /// that declare `reports_removed`: "removed" then differs from "never there".
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     pub removed: BTreeSet<String>,
+    /// State key prefixes this node cannot vouch for: a derived, in-memory index
+    /// it knows to be invalid and refuses to serve until it rebuilds it (an OM's
+    /// snapshot chain after a failed load, which every snapshot request meets
+    /// as an error). Replicas are not compared with this node on keys under
+    /// them; the nodes that vouch for those keys still are, among themselves.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub unvouched: BTreeSet<String>,
 }
 
 impl Observation {
+    /// Whether this node vouches for `key` (it is under none of `unvouched`).
+    pub fn vouches(&self, key: &str) -> bool {
+        !self.unvouched.iter().any(|prefix| key.starts_with(prefix.as_str()))
+    }
+
     pub fn fact(&self, key: &str) -> Option<&str> {
         self.facts.get(key).map(String::as_str)
     }

@@ -880,7 +880,7 @@ impl Datanode {
             state: replicas,
             facts,
             pending,
-            removed: Default::default(),
+            ..Default::default()
         };
         drop(state);
         self.ctx.publish(observation);

@@ -469,7 +469,7 @@ impl Receiver {
             state,
             facts,
             pending,
-            removed: Default::default(),
+            ..Default::default()
         });
     }
 }

@@ -18,6 +18,8 @@ pub struct SnapshotChain {
 }
 
 pub const CORRUPTED: &str = "Snapshot chain is corrupted.";
+/// Where the chains' state keys live (`chain.global`, `chain./v/b`, `chain.corrupted`).
+pub const PREFIX: &str = "chain.";
 
 impl SnapshotChain {
     /// A chain whose load failed.
@@ -139,18 +141,18 @@ impl SnapshotChain {
         &self.global
     }
 
-    /// The chains as replicas must agree on them: `chain.global` and
+    /// The chains as replicas must agree on them (every key under [`PREFIX`]): `chain.global` and
     /// `chain./v/b`, each as `id>id>...`.
     pub fn state(&self) -> BTreeMap<String, String> {
         let mut state = BTreeMap::new();
         if self.corrupted {
-            state.insert("chain.corrupted".to_string(), "true".to_string());
+            state.insert(format!("{PREFIX}corrupted"), "true".to_string());
         }
         if !self.global.is_empty() {
-            state.insert("chain.global".to_string(), self.global.join(">"));
+            state.insert(format!("{PREFIX}global"), self.global.join(">"));
         }
         for (path, chain) in &self.paths {
-            state.insert(format!("chain.{path}"), chain.join(">"));
+            state.insert(format!("{PREFIX}{path}"), chain.join(">"));
         }
         state
     }

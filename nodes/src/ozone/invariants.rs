@@ -25,7 +25,7 @@ pub fn check(invariant: &str, cluster: &ClusterView) -> Check {
 }
 
 fn is_snapshot_key(key: &str) -> bool {
-    key.starts_with("snapshot.") || key.starts_with("chain.")
+    key.starts_with("snapshot.") || key.starts_with(super::chain::PREFIX)
 }
 
 fn snapshot_view(node: &NodeView) -> BTreeMap<&str, &str> {
@@ -45,18 +45,17 @@ fn snapshots_agree(cluster: &ClusterView) -> Check {
         }
     }
     for (applied, nodes) in by_applied {
-        let Some((first, rest)) = nodes.split_first() else {
-            continue;
-        };
-        let reference = snapshot_view(first);
-        for other in rest {
-            let view = snapshot_view(other);
-            if view != reference {
-                let key = reference
-                    .keys()
-                    .chain(view.keys())
-                    .find(|k| reference.get(*k) != view.get(*k))
-                    .expect("the views differ somewhere");
+        let views: Vec<(&NodeView, BTreeMap<&str, &str>)> =
+            nodes.iter().map(|n| (*n, snapshot_view(n))).collect();
+        let keys: std::collections::BTreeSet<&str> =
+            views.iter().flat_map(|(_, v)| v.keys().copied()).collect();
+        for key in keys {
+            // Only the OMs that vouch for a key (a corrupted chain does not).
+            let mut vouching = views.iter().filter(|(n, _)| n.observation.vouches(key));
+            let Some((first, reference)) = vouching.next() else {
+                continue;
+            };
+            if let Some((other, view)) = vouching.find(|(_, v)| v.get(key) != reference.get(key)) {
                 return Check::Fail(format!(
                     "at applied index {applied}: `{key}` is {:?} on {} and {:?} on {}",
                     reference.get(key),
@@ -313,6 +312,52 @@ mod tests {
             panic!("differing chains must fail");
         };
         assert!(message.contains("chain./v/b"), "{message}");
+    }
+
+    #[test]
+    fn an_om_with_a_corrupted_chain_is_not_compared_on_the_chains() {
+        let corrupted = |name: &str| {
+            let mut n = node(
+                name,
+                9,
+                &[("chain.corrupted", "true"), ("snapshot./v/b/s1", "ACTIVE")],
+                &[],
+            );
+            n.observation.unvouched.insert(crate::ozone::chain::PREFIX.into());
+            n
+        };
+        let ok = |name: &str, chain: &str| {
+            node(
+                name,
+                9,
+                &[("chain./v/b", chain), ("snapshot./v/b/s1", "ACTIVE")],
+                &[],
+            )
+        };
+        let view = ClusterView {
+            now_ms: 0,
+            nodes: vec![corrupted("om1"), ok("om2", "a"), ok("om3", "a")],
+        };
+        assert_eq!(check(SNAPSHOTS_AGREE, &view), Check::Pass);
+        // The others' chains are still compared, and its snapshot table is.
+        let view = ClusterView {
+            now_ms: 0,
+            nodes: vec![corrupted("om1"), ok("om2", "a"), ok("om3", "a>b")],
+        };
+        let Check::Fail(message) = check(SNAPSHOTS_AGREE, &view) else {
+            panic!("the vouching OMs' chains differ");
+        };
+        assert!(message.contains("om2") && message.contains("om3"), "{message}");
+        let mut table = corrupted("om1");
+        table
+            .observation
+            .state
+            .insert("snapshot./v/b/s1".into(), "DELETED".into());
+        let view = ClusterView {
+            now_ms: 0,
+            nodes: vec![table, ok("om2", "a"), ok("om3", "a")],
+        };
+        assert!(matches!(check(SNAPSHOTS_AGREE, &view), Check::Fail(_)));
     }
 
     #[test]

@@ -973,7 +973,15 @@ pub(super) fn publish(node: &Shared) {
         state: state(&om),
         facts,
         pending: (om.buffer.len() + om.waiting.len()) as u64,
-        removed: Default::default(),
+        // A chain that failed to load is not a replica of anything: every
+        // snapshot request meets it as an IOException (INTERNAL_ERROR, the OM
+        // terminates) until a restart loads it again.
+        unvouched: if om.chain.is_corrupted() {
+            [super::chain::PREFIX.to_string()].into()
+        } else {
+            Default::default()
+        },
+        ..Default::default()
     };
     drop(om);
     node.ctx.publish(observation);

@@ -641,7 +641,7 @@ impl Server {
             state: db.tree.view(),
             facts,
             pending,
-            removed: Default::default(),
+            ..Default::default()
         });
     }
 }
