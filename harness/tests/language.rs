@@ -38,6 +38,25 @@ fn a_sequence_passes_in_order_and_names_the_first_entry_out_of_order() {
     );
     let result = run(&in_order);
     assert!(expect_findings(&result).is_empty(), "{:?}", result.findings);
+    // The report says where each entry matched: the event, in order, at its time.
+    assert_eq!(result.sequence.len(), 2);
+    let events: Vec<usize> = result.sequence.iter().map(|s| s.event.unwrap()).collect();
+    assert!(events[0] < events[1], "{events:?}");
+    for s in &result.sequence {
+        let e = &result.trail.events[s.event.unwrap()];
+        assert_eq!(e.kind, Kind::OpOk);
+        assert_eq!(Some(e.t_ms), s.t_ms);
+    }
+    assert!(result.trail.events[events[0]].detail.contains("put a=1"));
+    assert_eq!((result.sequence[1].line, result.sequence[1].col), (7, 7));
+    let page = faultline::report::html::run_html(&result);
+    assert!(
+        page.contains(&format!(
+            "<a href=\"#ev-{}\">event #{}</a>",
+            events[1], events[1]
+        )),
+        "the page links the matched event"
+    );
     let reversed = format!(
         "{HEAD}expect:\n  outcome: converged\n  sequence:\n    - {{kind: op_ok, contains: \"put a=2\"}}\n    - {{kind: op_ok, contains: \"put a=1\"}}\n    - {{kind: op_ok, contains: \"put a=3\"}}\n{steps}"
     );
@@ -56,6 +75,9 @@ fn a_sequence_passes_in_order_and_names_the_first_entry_out_of_order() {
         "{message}"
     );
     assert!(!result.passed);
+    // Entry 1 matched; entry 2 has nothing after it, and so neither has entry 3.
+    let matched: Vec<bool> = result.sequence.iter().map(|s| s.event.is_some()).collect();
+    assert_eq!(matched, vec![true, false, false]);
 }
 
 #[test]

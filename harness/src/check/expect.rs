@@ -196,44 +196,80 @@ fn at(m: &TrailMatch) -> String {
     format!("{}:{}", m.loc.line, m.loc.col)
 }
 
+/// Where one `sequence:` entry matched: the event of the earliest chain (its
+/// position on the trail and its time), or `None` from the first entry that
+/// has no event after its predecessor's. Reports show it beside the entry.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SequenceMatch {
+    /// 1-based, as the failure messages count entries.
+    pub entry: usize,
+    pub line: u32,
+    pub col: u32,
+    /// The entry as written (`node n1, kind crash`).
+    pub describe: String,
+    /// The matching event's position on the trail (`events[event]`).
+    pub event: Option<usize>,
+    pub t_ms: Option<u64>,
+}
+
+/// The earliest chain of events matching `sequence`, entry by entry.
+pub fn sequence_matches(sequence: &[TrailMatch], trail: &Trail) -> Vec<SequenceMatch> {
+    let events = &trail.events;
+    let mut from = Some(0);
+    sequence
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            let found = from.and_then(|f| first_from(m, events, f));
+            from = found.map(|f| f + 1);
+            SequenceMatch {
+                entry: i + 1,
+                line: m.loc.line,
+                col: m.loc.col,
+                describe: describe(m),
+                event: found,
+                t_ms: found.map(|f| events[f].t_ms),
+            }
+        })
+        .collect()
+}
+
 /// `sequence`: events matching each entry, each after the one matching the entry
 /// before (the earliest such chain). The finding names the first entry that has
 /// no event after its predecessor's, and says whether it occurs earlier.
 pub fn trail_sequence(file: &str, sequence: &[TrailMatch], trail: &Trail) -> Vec<Finding> {
     let events = &trail.events;
-    let mut from = 0;
-    let mut previous: Option<(&TrailMatch, usize)> = None;
-    for (i, m) in sequence.iter().enumerate() {
-        if let Some(found) = first_from(m, events, from) {
-            previous = Some((m, found));
-            from = found + 1;
-            continue;
-        }
-        let message = match (previous, first_from(m, events, 0)) {
-            (_, None) => format!(
-                "{file}:{}:{}: sequence entry {} ({}) never occurs",
-                m.loc.line,
-                m.loc.col,
-                i + 1,
-                describe(m)
-            ),
-            (Some((p, p_at)), Some(early)) => format!(
-                "{file}:{}:{}: sequence entry {} ({}) is out of order: it occurs at {} ms, but not after entry {} ({}, at {}) at {} ms",
-                m.loc.line,
-                m.loc.col,
-                i + 1,
-                describe(m),
-                events[early].t_ms,
-                i,
-                describe(p),
-                at(p),
-                events[p_at].t_ms
-            ),
-            (None, Some(_)) => unreachable!("the first entry is searched from the start"),
-        };
-        return vec![Finding::new(CHECKER, None, message)];
-    }
-    Vec::new()
+    let matched = sequence_matches(sequence, trail);
+    let Some(i) = matched.iter().position(|s| s.event.is_none()) else {
+        return Vec::new();
+    };
+    let m = &sequence[i];
+    let previous = i
+        .checked_sub(1)
+        .map(|p| (&sequence[p], matched[p].event.expect("matched before")));
+    let message = match (previous, first_from(m, events, 0)) {
+        (_, None) => format!(
+            "{file}:{}:{}: sequence entry {} ({}) never occurs",
+            m.loc.line,
+            m.loc.col,
+            i + 1,
+            describe(m)
+        ),
+        (Some((p, p_at)), Some(early)) => format!(
+            "{file}:{}:{}: sequence entry {} ({}) is out of order: it occurs at {} ms, but not after entry {} ({}, at {}) at {} ms",
+            m.loc.line,
+            m.loc.col,
+            i + 1,
+            describe(m),
+            events[early].t_ms,
+            i,
+            describe(p),
+            at(p),
+            events[p_at].t_ms
+        ),
+        (None, Some(_)) => unreachable!("the first entry is searched from the start"),
+    };
+    vec![Finding::new(CHECKER, None, message)]
 }
 
 /// `before`/`after` on `trail:` matches: some event matching the match comes

@@ -97,6 +97,10 @@ pub struct RunResult {
     /// ledger counts them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unjudged: Vec<crate::check::invariants::Unjudged>,
+    /// Where each `sequence:` entry of the variant's expectation matched on
+    /// the trail (absent when the variant has none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sequence: Vec<crate::check::expect::SequenceMatch>,
     /// Where this failed run departs from its twin with a bug key fixed (the
     /// same seed and schedule): the find's cause, read off the differential
     /// run (`runner::differential`; filled in by the commands that report it).
@@ -203,6 +207,7 @@ impl RunResult {
             wall_ms: 0,
             findings: Vec::new(),
             unjudged: Vec::new(),
+            sequence: Vec::new(),
             differential: Vec::new(),
             cause_check: None,
             fail_points: Vec::new(),
@@ -290,6 +295,10 @@ impl RunResult {
             wall_ms: wall.as_millis() as u64,
             findings,
             unjudged: driver.unjudged.clone(),
+            sequence: crate::check::expect::sequence_matches(
+                &driver.variant.expect.sequence,
+                &trail,
+            ),
             differential: Vec::new(),
             fail_points,
             nodes,

@@ -41,7 +41,10 @@ pub struct Observation {
 impl Observation {
     /// Whether this node vouches for `key` (it is under none of `unvouched`).
     pub fn vouches(&self, key: &str) -> bool {
-        !self.unvouched.iter().any(|prefix| key.starts_with(prefix.as_str()))
+        !self
+            .unvouched
+            .iter()
+            .any(|prefix| key.starts_with(prefix.as_str()))
     }
 
     pub fn fact(&self, key: &str) -> Option<&str> {

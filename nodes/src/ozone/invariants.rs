@@ -323,7 +323,9 @@ mod tests {
                 &[("chain.corrupted", "true"), ("snapshot./v/b/s1", "ACTIVE")],
                 &[],
             );
-            n.observation.unvouched.insert(crate::ozone::chain::PREFIX.into());
+            n.observation
+                .unvouched
+                .insert(crate::ozone::chain::PREFIX.into());
             n
         };
         let ok = |name: &str, chain: &str| {
@@ -347,7 +349,10 @@ mod tests {
         let Check::Fail(message) = check(SNAPSHOTS_AGREE, &view) else {
             panic!("the vouching OMs' chains differ");
         };
-        assert!(message.contains("om2") && message.contains("om3"), "{message}");
+        assert!(
+            message.contains("om2") && message.contains("om3"),
+            "{message}"
+        );
         let mut table = corrupted("om1");
         table
             .observation

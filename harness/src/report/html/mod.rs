@@ -214,6 +214,7 @@ pub fn run_html(r: &RunResult) -> String {
             .collect(),
         clients: clients::section(r),
         probes: ProbeRow::of(r),
+        sequence: SequenceRow::of(r),
         trail: TrailView::of(r, &div),
     }
     .render()
@@ -243,7 +244,41 @@ struct RunPage<'a> {
     /// (like the diagram's SVG); empty when the run had no client op.
     clients: String,
     probes: Vec<ProbeRow>,
+    /// The variant's `sequence:` entries and where each matched.
+    sequence: Vec<SequenceRow>,
     trail: TrailView<'a>,
+}
+
+/// One `sequence:` entry of the expectation: where it is in the file, and the
+/// event it matched (with a link to its trail row when the trail shows it).
+struct SequenceRow {
+    entry: usize,
+    at: String,
+    describe: String,
+    /// `(event, time, shown)`: the event's number, its time, and whether the
+    /// trail table has its row.
+    matched: Option<(usize, String, bool)>,
+}
+
+impl SequenceRow {
+    fn of(r: &RunResult) -> Vec<SequenceRow> {
+        let shown = trail_rows(&r.trail.events);
+        r.sequence
+            .iter()
+            .map(|s| SequenceRow {
+                entry: s.entry,
+                at: format!("{}:{}:{}", r.file, s.line, s.col),
+                describe: s.describe.clone(),
+                matched: s.event.map(|i| {
+                    (
+                        i,
+                        fmt_ms(s.t_ms.unwrap_or_default()),
+                        shown.binary_search(&i).is_ok(),
+                    )
+                }),
+            })
+            .collect()
+    }
 }
 
 /// One bug mode the run had: its key, `buggy` or `fixed`, and whether
