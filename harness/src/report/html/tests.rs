@@ -54,6 +54,7 @@ pub(crate) fn result(nodes: Vec<FinalNode>, events: Vec<Event>) -> RunResult {
         wall_ms: 3,
         findings: vec![],
         unjudged: Vec::new(),
+        sequence: Vec::new(),
         differential: Vec::new(),
         cause_check: None,
         fail_points: vec![],
