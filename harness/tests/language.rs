@@ -48,7 +48,7 @@ fn a_sequence_passes_in_order_and_names_the_first_entry_out_of_order() {
         assert_eq!(Some(e.t_ms), s.t_ms);
     }
     assert!(result.trail.events[events[0]].detail.contains("put a=1"));
-    assert_eq!((result.sequence[1].line, result.sequence[1].col), (7, 7));
+    assert_eq!((result.sequence[1].line, result.sequence[1].col), (8, 7));
     let page = faultline::report::html::run_html(&result);
     assert!(
         page.contains(&format!(
