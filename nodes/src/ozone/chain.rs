@@ -141,8 +141,9 @@ impl SnapshotChain {
         &self.global
     }
 
-    /// The chains as replicas must agree on them (every key under [`PREFIX`]): `chain.global` and
-    /// `chain./v/b`, each as `id>id>...`.
+    /// The chains as replicas must agree on them, every key under [`PREFIX`]:
+    /// `chain.global` and `chain./v/b`, each as `id>id>...` (and
+    /// `chain.corrupted` after a failed load, when the OM vouches for none).
     pub fn state(&self) -> BTreeMap<String, String> {
         let mut state = BTreeMap::new();
         if self.corrupted {
