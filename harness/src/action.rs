@@ -268,6 +268,20 @@ impl fmt::Display for FaultAction {
     }
 }
 
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// "1 held message" / "3 held messages": what a crash took with it.
+fn held_messages(n: usize) -> String {
+    let s = if n == 1 { "" } else { "s" };
+    format!("{n} held message{s} it had sent")
+}
+
+fn lost_held_note(n: usize) -> String {
+    format!("; {} lost", held_messages(n))
+}
+
 /// What performing an action did.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -284,8 +298,17 @@ pub enum ActionResult {
     NotAccepting,
     /// A heal repaired this many cut links.
     Healed { links: usize },
-    /// A restart killed the node first (`was_up`) or only started it.
-    Restarted { was_up: bool },
+    /// A restart killed the node first (`was_up`) or only started it. A crash
+    /// loses what the node had sent that a held link had not delivered yet
+    /// (`lost_held` messages): those sat in the crashed machine's send buffers.
+    Restarted {
+        was_up: bool,
+        #[serde(default, skip_serializing_if = "is_zero")]
+        lost_held: usize,
+    },
+    /// A crash of an up node that lost `lost_held` (at least one) messages it
+    /// had sent over a held link (a crash that lost none is `done`).
+    Crashed { lost_held: usize },
     /// A release of held messages: whether anything was held.
     Released { held: bool },
     /// A clear: whether the point was armed.
@@ -303,6 +326,7 @@ impl ActionResult {
             | ActionResult::Sent { .. }
             | ActionResult::Healed { .. }
             | ActionResult::Restarted { .. }
+            | ActionResult::Crashed { .. }
             | ActionResult::Released { .. }
             | ActionResult::Cleared { .. }
             | ActionResult::Woken { .. } => true,
@@ -376,11 +400,28 @@ impl fmt::Display for Acted {
             Action::Crash { .. } if *result == ActionResult::NodeDown => {
                 write!(f, "crash: already down")
             }
-            Action::Crash { .. } => write!(f, "crash (unsynced writes lost)"),
-            Action::Restart { .. } if *result == (ActionResult::Restarted { was_up: false }) => {
-                write!(f, "restart: start from durable state (was down)")
+            Action::Crash { .. } => {
+                write!(f, "crash (unsynced writes lost")?;
+                if let ActionResult::Crashed { lost_held } = result {
+                    write!(f, "{}", lost_held_note(*lost_held))?;
+                }
+                write!(f, ")")
             }
-            Action::Restart { .. } => write!(f, "restart: crash, then start from durable state"),
+            Action::Restart { .. } => match result {
+                ActionResult::Restarted {
+                    was_up: false,
+                    lost_held: _,
+                } => write!(f, "restart: start from durable state (was down)"),
+                ActionResult::Restarted {
+                    was_up: true,
+                    lost_held: lost @ 1..,
+                } => write!(
+                    f,
+                    "restart: crash ({} lost), then start from durable state",
+                    held_messages(*lost)
+                ),
+                _ => write!(f, "restart: crash, then start from durable state"),
+            },
             Action::Stop { .. } if *result == ActionResult::NodeDown => {
                 write!(f, "stop: already down")
             }
@@ -517,7 +558,7 @@ mod tests {
         assert!(!down.result.took_effect());
         let restart = Acted {
             action: Action::Restart { node: "n2".into() },
-            result: ActionResult::Restarted { was_up: false },
+            result: ActionResult::Restarted { was_up: false, lost_held: 0 },
             fault: None,
         };
         assert_eq!(

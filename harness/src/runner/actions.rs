@@ -142,6 +142,7 @@ impl Driver<'_> {
             | ActionResult::NotAccepting
             | ActionResult::Healed { .. }
             | ActionResult::Restarted { .. }
+            | ActionResult::Crashed { .. }
             | ActionResult::Released { .. }
             | ActionResult::Cleared { .. }
             | ActionResult::Woken { .. }) => result == ActionResult::Done,

@@ -157,17 +157,23 @@ impl Nemesis {
                 if !cluster.up(node) {
                     return ActionResult::NodeDown;
                 }
+                let lost_held = self.net.lose_held_from(cluster.sim(), cluster.names(), node);
                 cluster.kill(node);
-                ActionResult::Done
+                match lost_held {
+                    0 => ActionResult::Done,
+                    lost_held => ActionResult::Crashed { lost_held },
+                }
             }
             Action::Restart { node } => {
                 let node = cluster.id(node);
                 let was_up = cluster.up(node);
+                let mut lost_held = 0;
                 if was_up {
+                    lost_held = self.net.lose_held_from(cluster.sim(), cluster.names(), node);
                     cluster.kill(node);
                 }
                 cluster.boot(node);
-                ActionResult::Restarted { was_up }
+                ActionResult::Restarted { was_up, lost_held }
             }
             Action::Stop { node } => {
                 let node = cluster.id(node);

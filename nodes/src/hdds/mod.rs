@@ -588,8 +588,14 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
         op_timeout_ms: 10_000,
         tick_ms: 100,
         link_latency_ms: (1, 200),
-        heal_within_ms: 15 * 60_000,
-        heal_settle_ms: 2 * 60_000,
+        // What a lost report left (an FCR taken by a failed heartbeat is not
+        // put back, as upstream) only the next periodic FCR repairs: up to two
+        // container report intervals later (the interval plus a random delay
+        // of up to the interval), 2 x 15 min at the top of the chaos range,
+        // then a heartbeat (Recon's interval, <= 60 s) and its RPC (<= 30 s).
+        // The heal window covers that and the settling.
+        heal_within_ms: HEAL_WITHIN_MS,
+        heal_settle_ms: HEAL_SETTLE_MS,
         final_ops: &[
             "{op: create, container: \"{seq}\"}",
             "{op: close, container: \"{seq}\"}",
@@ -599,6 +605,14 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
     },
 }
 });
+
+/// The top of `container_report_interval_ms`'s chaos range.
+const REPORT_INTERVAL_CHAOS_MAX_MS: u64 = 900_000;
+const HEAL_SETTLE_MS: u64 = 2 * 60_000;
+/// Two report periods at the top of the range, a heartbeat and its RPC at the
+/// top of theirs, the settling and a minute of margin: 34.5 min.
+const HEAL_WITHIN_MS: u64 =
+    2 * REPORT_INTERVAL_CHAOS_MAX_MS + 60_000 + 30_000 + HEAL_SETTLE_MS + 60_000;
 
 /// Every `Params` key, declared with the real configuration's default. Intervals
 /// only need to be positive; a week is the longest a scenario may run.
@@ -627,7 +641,10 @@ fn params_info() -> Vec<ParamInfo> {
             d.report_interval_ms,
             "hdds.container.report.interval; each datanode adds a random delay of up to the same interval",
         )
-        .chaos(ParamChaos::Range { min: 60_000, max: 900_000 }),
+        .chaos(ParamChaos::Range {
+            min: 60_000,
+            max: REPORT_INTERVAL_CHAOS_MAX_MS as i64,
+        }),
         ParamInfo::integer(
             "recon_stale_intervals",
             (1, 1_000),
@@ -997,6 +1014,36 @@ fn fmt_ms(ms: u64) -> String {
 mod tests {
     use super::*;
     use crate::api::Observation;
+
+    /// The top of a param's chaos range, read off the declarations.
+    fn chaos_max(name: &str) -> u64 {
+        let info = params_info();
+        let param = info.iter().find(|p| p.name == name).expect(name);
+        match param.chaos {
+            ParamChaos::Range { max, .. } => max as u64,
+            ParamChaos::Fixed | ParamChaos::Choices(_) => panic!("{name} has no range"),
+        }
+    }
+
+    /// A lost FCR is repaired only by the next periodic one, up to two report
+    /// intervals later; then a heartbeat carries it. A heal window shorter than
+    /// that fails fixed code for a repair it was still going to make (the
+    /// hdds-reports-auto control, seed 632: a 14-minute interval, 15 minutes of
+    /// heal).
+    #[test]
+    fn the_heal_window_outlasts_the_longest_repair_the_chaos_domain_can_draw() {
+        let repair = 2 * chaos_max("container_report_interval_ms")
+            + chaos_max("scm_heartbeat_interval_ms").max(chaos_max("recon_heartbeat_interval_ms"))
+            + chaos_max("rpc_timeout_ms");
+        let domain = &INFO.chaos;
+        assert!(
+            domain.heal_within_ms >= repair + domain.heal_settle_ms,
+            "heal window {} ms, repair {} ms + settle {} ms",
+            domain.heal_within_ms,
+            repair,
+            domain.heal_settle_ms
+        );
+    }
 
     fn node(name: &str, role: &str, facts: &[(&str, &str)]) -> NodeView {
         let mut observation = Observation::default();
