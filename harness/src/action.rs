@@ -558,7 +558,10 @@ mod tests {
         assert!(!down.result.took_effect());
         let restart = Acted {
             action: Action::Restart { node: "n2".into() },
-            result: ActionResult::Restarted { was_up: false, lost_held: 0 },
+            result: ActionResult::Restarted {
+                was_up: false,
+                lost_held: 0,
+            },
             fault: None,
         };
         assert_eq!(

@@ -157,7 +157,9 @@ impl Nemesis {
                 if !cluster.up(node) {
                     return ActionResult::NodeDown;
                 }
-                let lost_held = self.net.lose_held_from(cluster.sim(), cluster.names(), node);
+                let lost_held = self
+                    .net
+                    .lose_held_from(cluster.sim(), cluster.names(), node);
                 cluster.kill(node);
                 match lost_held {
                     0 => ActionResult::Done,
@@ -169,7 +171,9 @@ impl Nemesis {
                 let was_up = cluster.up(node);
                 let mut lost_held = 0;
                 if was_up {
-                    lost_held = self.net.lose_held_from(cluster.sim(), cluster.names(), node);
+                    lost_held = self
+                        .net
+                        .lose_held_from(cluster.sim(), cluster.names(), node);
                     cluster.kill(node);
                 }
                 cluster.boot(node);

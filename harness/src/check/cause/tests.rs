@@ -243,7 +243,10 @@ fn a_zookeeper_txn_applied_but_never_logged_is_lost_in_the_restart() {
         act(
             100,
             Action::Restart { node: "zk1".into() },
-            ActionResult::Restarted { was_up: true, lost_held: 0 },
+            ActionResult::Restarted {
+                was_up: true,
+                lost_held: 0,
+            },
         ),
         apply(120, "zk1", 2, Z3, "create /w", ApplyResult::Ok),
         apply(120, "zk2", 2, Z3, "create /w", ApplyResult::Ok),
@@ -289,7 +292,10 @@ fn a_durable_txn_survives_the_restart() {
         act(
             100,
             Action::Restart { node: "zk1".into() },
-            ActionResult::Restarted { was_up: true, lost_held: 0 },
+            ActionResult::Restarted {
+                was_up: true,
+                lost_held: 0,
+            },
         ),
     ]);
     let cause = explain_divergence(

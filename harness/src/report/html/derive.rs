@@ -658,7 +658,10 @@ mod tests {
             act(
                 20,
                 Action::Restart { node: "n1".into() },
-                ActionResult::Restarted { was_up: false, lost_held: 0 },
+                ActionResult::Restarted {
+                    was_up: false,
+                    lost_held: 0,
+                },
             ),
             done(30, Action::Stop { node: "n2".into() }),
             harness(
@@ -672,7 +675,10 @@ mod tests {
             act(
                 40,
                 Action::Restart { node: "n3".into() },
-                ActionResult::Restarted { was_up: true, lost_held: 0 },
+                ActionResult::Restarted {
+                    was_up: true,
+                    lost_held: 0,
+                },
             ),
             harness(50, Some("n2"), Data::Heal(HealStep::Start)),
             harness(
