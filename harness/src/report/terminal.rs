@@ -105,6 +105,23 @@ pub fn run_lines(r: &RunResult, detail: Detail) -> String {
             printable(&d.summary)
         ));
     }
+    for n in r
+        .nodes
+        .iter()
+        .filter(|n| n.up && !n.observation.unvouched.is_empty())
+    {
+        let prefixes: Vec<String> = n
+            .observation
+            .unvouched
+            .iter()
+            .map(|p| format!("`{}*`", printable(p)))
+            .collect();
+        out.push_str(&format!(
+            "  not compared [divergence]: {} on {} (it cannot vouch for them)\n",
+            printable(&n.name),
+            prefixes.join(", ")
+        ));
+    }
     for u in &r.unjudged {
         out.push_str(&format!(
             "  not judged [{}]: {}\n",

@@ -818,6 +818,16 @@ impl<'a> NodeCard<'a> {
             facts.push(("applied index", index_format.show(applied)));
         }
         facts.push(("pending work", o.pending.to_string()));
+        if !o.unvouched.is_empty() {
+            let prefixes: Vec<String> = o.unvouched.iter().map(|p| format!("{p}*")).collect();
+            facts.push((
+                "not compared",
+                format!(
+                    "{}: it cannot vouch for these keys, so the divergence check compares them only among the nodes that can",
+                    prefixes.join(", ")
+                ),
+            ));
+        }
         NodeCard {
             name: &n.name,
             role: &n.role,

@@ -485,3 +485,29 @@ fn trail_rows_keep_head_tail_and_faults() {
     assert!(rows.contains(&15_000));
     assert!(rows.windows(2).all(|w| w[0] < w[1]));
 }
+
+#[test]
+fn a_node_left_out_of_the_comparison_is_named_on_its_card_and_in_the_terminal() {
+    let mut vouching = final_node("n1", &[("chain.x", "s1")]);
+    vouching.observation.state.insert("k".into(), "1".into());
+    let mut broken = final_node("n2", &[("chain.x", "")]);
+    broken.observation.unvouched.insert("chain.".into());
+    let mut down = final_node("n3", &[]);
+    down.up = false;
+    down.observation.unvouched.insert("other.".into());
+    let r = result(vec![vouching, broken, down], vec![leader(1, "n1", 1)]);
+    let page = run_html(&r);
+    assert!(
+        page.contains("not compared"),
+        "the card names what was left out"
+    );
+    assert!(page.contains("chain.*"));
+    let lines =
+        crate::report::strip_styles(&crate::report::run_lines(&r, crate::report::Detail::Full));
+    assert!(
+        lines.contains("not compared [divergence]: n2 on `chain.*`"),
+        "{lines}"
+    );
+    // A node that is down is not compared at all; the line is for up nodes.
+    assert!(!lines.contains("n3 on"), "{lines}");
+}
