@@ -9,6 +9,5 @@ pub mod ozone;
 pub mod raft;
 pub mod raftkv;
 pub mod registry;
-#[cfg(feature = "test-models")]
 pub mod testing;
 pub mod zookeeper;

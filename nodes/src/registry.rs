@@ -10,13 +10,20 @@ pub fn models() -> Vec<&'static dyn Model> {
     models.extend(crate::ozone::model());
     models.extend(crate::hdds::model());
     models.extend(crate::zookeeper::model());
-    #[cfg(feature = "test-models")]
+    models
+}
+
+/// Every model of this crate: the listed ones, then the one kept for the
+/// harness's own tests (`faulty`), which is found by name but never listed.
+pub fn every() -> Vec<&'static dyn Model> {
+    let mut models = models();
     models.push(&crate::testing::Faulty);
     models
 }
 
+/// The model of this name: a listed one, or one kept for the harness's tests.
 pub fn find(name: &str) -> Option<&'static dyn Model> {
-    models().into_iter().find(|m| m.info().name == name)
+    every().into_iter().find(|m| m.info().name == name)
 }
 
 pub fn names() -> Vec<&'static str> {
@@ -25,15 +32,23 @@ pub fn names() -> Vec<&'static str> {
 
 #[cfg(test)]
 mod tests {
-    use super::models;
+    use super::every;
     use crate::api::{check_probe_table, Consistency, HistoryModel, ParamKind, ParamValue};
     use serde_json::json;
 
     /// Every model declares probes, and its table keeps the rules the ledger
     /// relies on: snake_case names, each once, each with a summary.
     #[test]
+    fn the_test_model_is_found_by_name_and_never_listed() {
+        assert!(super::find("faulty").is_some());
+        assert!(!super::names().contains(&"faulty"));
+        assert!(!super::models().iter().any(|m| m.info().name == "faulty"));
+        assert_eq!(every().len(), super::models().len() + 1);
+    }
+
+    #[test]
     fn every_model_declares_a_valid_probe_table() {
-        for model in models() {
+        for model in every() {
             let info = model.info();
             assert!(
                 !info.probes.is_empty(),
@@ -123,7 +138,6 @@ mod tests {
         check("OmProbe", crate::ozone::OmProbe::ALL, &code);
         check("HddsProbe", crate::hdds::HddsProbe::ALL, &code);
         check("ZkProbe", crate::zookeeper::ZkProbe::ALL, &code);
-        #[cfg(feature = "test-models")]
         check("FaultyProbe", crate::testing::FaultyProbe::ALL, &code);
     }
 
@@ -131,7 +145,7 @@ mod tests {
     /// must be exactly the declared parameters, so none can go undeclared.
     #[test]
     fn every_model_declares_exactly_its_params() {
-        for model in models() {
+        for model in every() {
             let info = model.info();
             let declared: Vec<&str> = info.params.iter().map(|p| p.name).collect();
             let message = model
@@ -167,7 +181,7 @@ mod tests {
     /// bound is accepted too (bounds are where the model is valid).
     #[test]
     fn defaults_and_bounds_are_accepted() {
-        for model in models() {
+        for model in every() {
             let info = model.info();
             for param in &info.params {
                 let name = param.name;
@@ -221,7 +235,7 @@ mod tests {
     /// op's example through the checker it names.)
     #[test]
     fn every_op_declares_its_consistency_and_answers() {
-        for model in models() {
+        for model in every() {
             let info = model.info();
             assert_eq!(
                 info.history == HistoryModel::Own,

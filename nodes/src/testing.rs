@@ -1,6 +1,9 @@
 //! `faulty`: a model that misbehaves on request, to test the harness itself (a
-//! panic in node code, an op that never answers, a flood of events). Compiled only
-//! with the `test-models` feature; the harness's tests enable it.
+//! panic in node code, an op that never answers, a flood of events). It is in
+//! every build but in no list: `faultline list`, `new` and the did-you-mean
+//! never name it, and a scenario reaches it only by `model: faulty`. Being in
+//! every build keeps the test build's dependency graph the same as the CLI's, so
+//! one release compile serves both.
 
 use crate::api::{
     parse_json, Answers, ApplyResult, Check, ClusterView, Command, Consistency, HistoryModel,
