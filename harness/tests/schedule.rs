@@ -373,3 +373,52 @@ fn a_fault_named_as_a_cause_is_checked_by_a_rerun_without_it() {
     assert_eq!(rerun.trail_digest, check.rerun_digest);
     assert_eq!(!target.met_by(&rerun), check.finding_gone);
 }
+
+/// The report page of a find with a bug key buggy: the Cause section shows the
+/// departure from the fixed twin, both events side by side, once; the faults in
+/// effect are not offered as a cause beside it, and a violated run without a
+/// differing key has no Divergence panel to say so.
+#[test]
+fn the_report_page_shows_the_departure_as_the_cause_once() {
+    let (scenario, variant, mut result) = zookeeper_find();
+    result.differential =
+        runner::differential(&scenario, &variant, 24, &Inputs::default(), &result);
+    let d = result
+        .differential
+        .iter()
+        .find(|d| d.fixed_passed)
+        .expect("an attributable departure")
+        .clone();
+    let page = faultline::report::html::run_html(&result);
+    let start = page
+        .find(r#"<section id="causes""#)
+        .expect("a Cause section");
+    let section = &page[start..start + page[start..].find("</section>").unwrap()];
+    assert!(
+        section.contains(&format!(r##"<a href="#ev-{0}">event #{0}</a>"##, d.event)),
+        "{section}"
+    );
+    let buggy = d.buggy.as_ref().unwrap();
+    let fixed = d.fixed.as_ref().unwrap();
+    let escape = |s: &str| {
+        s.replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+    };
+    assert!(section.contains(&escape(&buggy.detail)), "{section}");
+    assert!(section.contains(&escape(&fixed.detail)), "{section}");
+    assert!(section.contains("The fixed twin met the expectation"));
+    // No checker-side cause beside it, and no per-finding cause lines.
+    assert!(!section.contains(r#"id="cause""#), "{section}");
+    assert!(!page.contains(r#"<div class="fcause">"#));
+    // The run is violated and no checker named a key: no Divergence panel.
+    if result
+        .findings
+        .iter()
+        .all(|f| f.detail.get("key").is_none())
+    {
+        assert!(!page.contains(r#"<section id="divergence""#));
+    }
+    // The departure is ringed in the diagram.
+    assert!(page.contains(&format!(r#"touch" data-ev="{}""#, d.event)));
+}

@@ -143,11 +143,16 @@ impl<'a> Divergence<'a> {
                 d.violations.push(finding);
             }
         }
-        d.cause = d
-            .first
-            .and_then(cause::of)
-            .or_else(|| d.violations.iter().find_map(|f| cause::of(f)))
-            .or_else(|| r.findings.iter().find_map(cause::of));
+        // A departure from the fixed twin is the find's cause; the checker-side
+        // cause (the faults in effect) is then not offered as one.
+        d.cause = if departed(r) {
+            None
+        } else {
+            d.first
+                .and_then(cause::of)
+                .or_else(|| d.violations.iter().find_map(|f| cause::of(f)))
+                .or_else(|| r.findings.iter().find_map(cause::of))
+        };
         for (i, e) in r.trail.events.iter().enumerate() {
             if d.keys
                 .iter()
@@ -156,18 +161,31 @@ impl<'a> Divergence<'a> {
                 d.touched.insert(i);
             }
         }
+        let n = r.trail.events.len();
         if let Some(cause) = &d.cause {
-            let n = r.trail.events.len();
             d.touched
                 .extend(cause.events().into_iter().filter(|&i| i < n));
         }
+        d.touched.extend(
+            r.differential
+                .iter()
+                .filter(|dep| dep.fixed_passed && dep.event < n)
+                .map(|dep| dep.event),
+        );
         d
     }
 
-    /// Shown on diverged and violated runs, and whenever a checker named a key.
-    pub fn applies(&self, r: &RunResult) -> bool {
-        matches!(r.outcome, Outcome::Diverged | Outcome::Violated) || self.first.is_some()
+    /// Shown when a checker named a key the replicas disagree on (a violated
+    /// run without one has its findings and its cause, and nothing to show here).
+    pub fn applies(&self, _r: &RunResult) -> bool {
+        self.first.is_some()
     }
+}
+
+/// Whether a departure from the fixed twin explains the find (the fixed run met
+/// the expectation the buggy one missed).
+fn departed(r: &RunResult) -> bool {
+    r.differential.iter().any(|d| d.fixed_passed)
 }
 
 /// The whole page.
@@ -204,7 +222,9 @@ pub fn run_html(r: &RunResult) -> String {
             .collect(),
         explain: explain(r),
         sim: fmt_ms(r.sim_elapsed_ms),
-        findings: r.findings.iter().map(FindingView::of).collect(),
+        findings: FindingView::all(r, div.cause.as_ref()),
+        departures: r.differential.iter().map(DepartureView::of).collect(),
+        cause: div.cause.as_ref().map(|c| CauseView::of(r, c)),
         divergence: div.applies(r).then(|| DivergenceView::of(r, &div)),
         diagram: DiagramView::of(r, &derived, &div, rendered),
         nodes: r
@@ -237,6 +257,10 @@ struct RunPage<'a> {
     explain: String,
     sim: String,
     findings: Vec<FindingView<'a>>,
+    /// Where the run departs from its fixed twin, per bug key buggy in it.
+    departures: Vec<DepartureView>,
+    /// The checker-side cause, when no departure explains the find.
+    cause: Option<CauseView>,
     divergence: Option<DivergenceView<'a>>,
     diagram: DiagramView,
     nodes: Vec<NodeCard<'a>>,
@@ -374,8 +398,12 @@ struct FindingView<'a> {
     message: &'a str,
     /// The detail, pretty-printed, when there is one.
     detail: Option<String>,
-    /// The cause's sentence, when the finding carries one.
+    /// The cause's sentence, when the finding carries one that the page's
+    /// Cause section does not already give.
     cause: Option<String>,
+    /// Later findings of the same checker about the same thing (a mid-run
+    /// check and the final check both finding one divergence), not listed again.
+    again: usize,
 }
 
 impl<'a> FindingView<'a> {
@@ -387,6 +415,69 @@ impl<'a> FindingView<'a> {
             detail: (!f.detail.is_null())
                 .then(|| serde_json::to_string_pretty(&f.detail).unwrap_or_else(|_| "?".into())),
             cause: cause::of(f).map(|c| c.summary),
+            again: 0,
+        }
+    }
+
+    /// The run's findings as the page lists them: one entry per checker,
+    /// outcome and subject (the key a finding names, else its message), with a
+    /// count of the repeats; a cause only where the Cause section does not
+    /// already say it, and none when a departure from the fixed twin is the cause.
+    fn all(r: &'a RunResult, shown: Option<&Cause>) -> Vec<FindingView<'a>> {
+        let subject = |f: &'a Finding| {
+            f.detail
+                .get("key")
+                .and_then(|k| k.as_str())
+                .unwrap_or(&f.message)
+        };
+        let mut views: Vec<(FindingView<'a>, (&str, Option<Outcome>, &str))> = Vec::new();
+        for f in &r.findings {
+            let id = (f.checker.as_str(), f.outcome, subject(f));
+            if let Some((view, _)) = views.iter_mut().find(|(_, seen)| *seen == id) {
+                view.again += 1;
+                continue;
+            }
+            let mut view = FindingView::of(f);
+            if departed(r) || view.cause.as_deref() == shown.map(|c| c.summary.as_str()) {
+                view.cause = None;
+            }
+            views.push((view, id));
+        }
+        views.into_iter().map(|(view, _)| view).collect()
+    }
+}
+
+/// Where a buggy run and its fixed twin first disagree, as the Cause section
+/// shows it: both events side by side.
+struct DepartureView {
+    key: String,
+    event: usize,
+    buggy: Option<SideView>,
+    fixed: Option<SideView>,
+    fixed_passed: bool,
+}
+
+struct SideView {
+    time: String,
+    node: String,
+    kind: String,
+    detail: String,
+}
+
+impl DepartureView {
+    fn of(d: &crate::check::differential::Departure) -> DepartureView {
+        let side = |s: &crate::check::differential::Side| SideView {
+            time: fmt_ms(s.t_ms),
+            node: s.node.clone().unwrap_or_else(|| "harness".into()),
+            kind: s.kind.name(),
+            detail: s.detail.clone(),
+        };
+        DepartureView {
+            key: d.key.clone(),
+            event: d.event,
+            buggy: d.buggy.as_ref().map(side),
+            fixed: d.fixed.as_ref().map(side),
+            fixed_passed: d.fixed_passed,
         }
     }
 }
@@ -395,9 +486,7 @@ struct DivergenceView<'a> {
     /// The first differing key and the replicas' values; `None` when no checker
     /// named a key (a violated run).
     first: Option<FirstDifference<'a>>,
-    cause: Option<CauseView>,
     keys: Vec<String>,
-    violations: Vec<FindingView<'a>>,
     touched: Vec<TouchedRow<'a>>,
 }
 
@@ -442,9 +531,7 @@ impl<'a> DivergenceView<'a> {
     fn of(r: &'a RunResult, d: &Divergence<'a>) -> DivergenceView<'a> {
         DivergenceView {
             first: d.first.map(|first| FirstDifference::of(r, d, first)),
-            cause: d.cause.as_ref().map(|c| CauseView::of(r, c)),
             keys: d.keys.clone(),
-            violations: d.violations.iter().map(|f| FindingView::of(f)).collect(),
             touched: d
                 .touched
                 .iter()

@@ -334,7 +334,9 @@ fn the_divergence_view_shows_the_key_the_replicas_the_invariant_and_the_events()
     );
     // Every differing key of the final states, not just the first.
     assert!(view.contains("<td><code>k2</code></td>"));
-    assert!(view.contains("applied_entries_stable: n3: applied index 6"));
+    // The failed invariant is listed once, with the findings, not again here.
+    assert!(!view.contains("applied_entries_stable: n3: applied index 6"));
+    assert!(section(&page, "findings").contains("applied_entries_stable: n3: applied index 6"));
     // Events that touched `k`: by text or by their key list, not "link k2".
     let touched = &view[view.find("Trail events that touched").unwrap()..];
     for detail in [
@@ -510,4 +512,44 @@ fn a_node_left_out_of_the_comparison_is_named_on_its_card_and_in_the_terminal() 
     );
     // A node that is down is not compared at all; the line is for up nodes.
     assert!(!lines.contains("n3 on"), "{lines}");
+}
+
+#[test]
+fn a_finding_found_again_by_a_later_check_is_listed_once() {
+    let mut r = diverged();
+    let again = r.findings[0].clone();
+    r.findings.push(again);
+    let page = run_html(&r);
+    let findings = section(&page, "findings");
+    assert_eq!(
+        findings
+            .matches("replicas disagree at applied index 8: first differing key `k`")
+            .count(),
+        1,
+        "{findings}"
+    );
+    assert!(findings.contains("found again by 1 later check(s) of the run"));
+    // A different key from the same checker is its own entry.
+    let mut other = r.findings[0].clone();
+    other.message = "replicas disagree: first differing key `k2`".into();
+    other.detail["key"] = json!("k2");
+    r.findings.push(other);
+    let page = run_html(&r);
+    assert!(section(&page, "findings").contains("first differing key `k2`"));
+}
+
+#[test]
+fn a_violated_run_without_a_differing_key_has_no_divergence_panel() {
+    let mut r = diverged();
+    r.findings.remove(0);
+    r.outcome = Outcome::Violated;
+    let page = run_html(&r);
+    assert!(!page.contains(r#"<section id="divergence""#));
+    assert!(!page.contains("No checker reported replicas holding different values"));
+    assert!(!page.contains(r##"href="#divergence""##));
+    assert_eq!(
+        page.matches("applied_entries_stable: n3: applied index 6")
+            .count(),
+        1
+    );
 }
