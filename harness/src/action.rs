@@ -420,7 +420,19 @@ impl fmt::Display for Acted {
                     "restart: crash ({} lost), then start from durable state",
                     held_messages(*lost)
                 ),
-                _ => write!(f, "restart: crash, then start from durable state"),
+                ActionResult::Restarted { was_up: true, .. }
+                | ActionResult::Done
+                | ActionResult::Sent { .. }
+                | ActionResult::NodeDown
+                | ActionResult::NodeUp
+                | ActionResult::NotAccepting
+                | ActionResult::Healed { .. }
+                | ActionResult::Crashed { .. }
+                | ActionResult::Released { .. }
+                | ActionResult::Cleared { .. }
+                | ActionResult::Woken { .. } => {
+                    write!(f, "restart: crash, then start from durable state")
+                }
             },
             Action::Stop { .. } if *result == ActionResult::NodeDown => {
                 write!(f, "stop: already down")

@@ -285,7 +285,7 @@ mod tests {
         let names = vec!["a".to_string(), "b".to_string(), "c".to_string()];
         let mut sim = turmoil::Builder::new().build();
         for name in &names {
-            sim.host(name.as_str(), || std::future::pending());
+            sim.host(name.as_str(), std::future::pending);
         }
         let mut net = NetState::default();
         net.hold(&sim, &names, 1, 2);

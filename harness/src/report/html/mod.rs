@@ -430,7 +430,7 @@ impl<'a> FindingView<'a> {
                 .and_then(|k| k.as_str())
                 .unwrap_or(&f.message)
         };
-        let mut views: Vec<(FindingView<'a>, (&str, Option<Outcome>, &str))> = Vec::new();
+        let mut views: Vec<(FindingView<'a>, FindingId<'a>)> = Vec::new();
         for f in &r.findings {
             let id = (f.checker.as_str(), f.outcome, subject(f));
             if let Some((view, _)) = views.iter_mut().find(|(_, seen)| *seen == id) {
@@ -446,6 +446,9 @@ impl<'a> FindingView<'a> {
         views.into_iter().map(|(view, _)| view).collect()
     }
 }
+
+/// What makes two findings the same for the page: checker, outcome, subject.
+type FindingId<'a> = (&'a str, Option<Outcome>, &'a str);
 
 /// Where a buggy run and its fixed twin first disagree, as the Cause section
 /// shows it: both events side by side.
