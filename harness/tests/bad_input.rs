@@ -191,6 +191,7 @@ fn every_mistake_of_a_file_is_reported_in_one_pass() {
         (19, 12), // node leaderr
         (20, 17), // partition between
         (20, 32), // partition and
+        (21, 34), // point nope.point (its step's action cannot be read)
         (21, 54), // stall without a value
         (22, 22), // applied: x
         (23, 20), // heal setle

@@ -142,9 +142,9 @@ impl Reader<'_, '_> {
             let Some(raw) = self.e.read::<raw::KnownDefect>(item) else {
                 continue;
             };
-            if !self.known_checker(&raw.checker) {
-                continue;
-            }
+            // An unknown checker is reported here; the key is still checked
+            // with the variant, so one pass names both mistakes.
+            self.known_checker(&raw.checker);
             known.push(KnownDefect {
                 loc: raw.key.loc,
                 key: raw.key.value,

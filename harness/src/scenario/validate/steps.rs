@@ -480,7 +480,19 @@ impl Reader<'_, '_> {
     }
 
     pub(super) fn failpoint(&mut self, body: &Node) -> Option<StepKind> {
-        let raw = self.e.read::<raw::FailPoint>(body)?;
+        let Some(raw) = self.e.read::<raw::FailPoint>(body) else {
+            // The step could not be read (its action, say): its point is still
+            // checked, so one pass names both mistakes.
+            if let Some(point) = body.get("point").and_then(|p| {
+                p.as_str().map(|name| Spanned {
+                    loc: p.loc,
+                    value: name.to_string(),
+                })
+            }) {
+                self.point(&point);
+            }
+            return None;
+        };
         let node = self.target(&raw.node);
         let point = self.point(&raw.point);
         let (node, point) = (node?, point?);
