@@ -407,33 +407,20 @@ impl fmt::Display for Acted {
                 }
                 write!(f, ")")
             }
-            Action::Restart { .. } => match result {
-                ActionResult::Restarted {
-                    was_up: false,
-                    lost_held: _,
-                } => write!(f, "restart: start from durable state (was down)"),
-                ActionResult::Restarted {
-                    was_up: true,
-                    lost_held: lost @ 1..,
-                } => write!(
-                    f,
-                    "restart: crash ({} lost), then start from durable state",
-                    held_messages(*lost)
-                ),
-                ActionResult::Restarted { was_up: true, .. }
-                | ActionResult::Done
-                | ActionResult::Sent { .. }
-                | ActionResult::NodeDown
-                | ActionResult::NodeUp
-                | ActionResult::NotAccepting
-                | ActionResult::Healed { .. }
-                | ActionResult::Crashed { .. }
-                | ActionResult::Released { .. }
-                | ActionResult::Cleared { .. }
-                | ActionResult::Woken { .. } => {
-                    write!(f, "restart: crash, then start from durable state")
+            Action::Restart { .. } => {
+                if let ActionResult::Restarted { was_up: false, .. } = result {
+                    return write!(f, "restart: start from durable state (was down)");
                 }
-            },
+                write!(f, "restart: crash")?;
+                if let ActionResult::Restarted {
+                    lost_held: lost @ 1..,
+                    ..
+                } = result
+                {
+                    write!(f, " ({} lost)", held_messages(*lost))?;
+                }
+                write!(f, ", then start from durable state")
+            }
             Action::Stop { .. } if *result == ActionResult::NodeDown => {
                 write!(f, "stop: already down")
             }

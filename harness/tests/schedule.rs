@@ -411,14 +411,16 @@ fn the_report_page_shows_the_departure_as_the_cause_once() {
     // No checker-side cause beside it, and no per-finding cause lines.
     assert!(!section.contains(r#"id="cause""#), "{section}");
     assert!(!page.contains(r#"<div class="fcause">"#));
-    // The run is violated and no checker named a key: no Divergence panel.
-    if result
-        .findings
-        .iter()
-        .all(|f| f.detail.get("key").is_none())
-    {
-        assert!(!page.contains(r#"<section id="divergence""#));
-    }
+    // The find is violated and no checker named a key: no Divergence panel.
+    assert!(
+        result
+            .findings
+            .iter()
+            .all(|f| f.detail.get("key").is_none()),
+        "{:?}",
+        result.findings
+    );
+    assert!(!page.contains(r#"<section id="divergence""#));
     // The departure is ringed in the diagram.
     assert!(page.contains(&format!(r#"touch" data-ev="{}""#, d.event)));
 }

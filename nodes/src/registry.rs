@@ -36,8 +36,7 @@ mod tests {
     use crate::api::{check_probe_table, Consistency, HistoryModel, ParamKind, ParamValue};
     use serde_json::json;
 
-    /// Every model declares probes, and its table keeps the rules the ledger
-    /// relies on: snake_case names, each once, each with a summary.
+    /// `faulty` is found by name, and no list names it.
     #[test]
     fn the_test_model_is_found_by_name_and_never_listed() {
         assert!(super::find("faulty").is_some());
@@ -46,6 +45,8 @@ mod tests {
         assert_eq!(every().len(), super::models().len() + 1);
     }
 
+    /// Every model declares probes, and its table keeps the rules the ledger
+    /// relies on: snake_case names, each once, each with a summary.
     #[test]
     fn every_model_declares_a_valid_probe_table() {
         for model in every() {

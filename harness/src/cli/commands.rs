@@ -104,7 +104,7 @@ fn run_jobs(scenarios: &[Scenario], jobs: &[(usize, usize, u64)], args: &RunArgs
         // A failed run with a bug key on is explained by its fixed twin.
         result.differential = runner::differential(scenario, v, seed, &inputs, &result);
         // Otherwise a fault named as the cause is checked by one rerun without it.
-        if !result.differential.iter().any(|d| d.fixed_passed) {
+        if !result.departed() {
             result.cause_check = runner::confirm_causes(scenario, v, seed, &inputs, &mut result);
         }
         let mut record = report::RunRecord::of(&result).started_now();

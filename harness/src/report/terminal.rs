@@ -84,7 +84,7 @@ pub fn run_lines(r: &RunResult, detail: Detail) -> String {
     }
     // A departure from the fixed twin is the cause; the faults in effect are
     // then not shown as one.
-    let departed = r.differential.iter().any(|d| d.fixed_passed);
+    let departed = r.departed();
     for f in &r.findings {
         out.push_str(&format!(
             "  {FINDING}{} [{}]{FINDING:#}: {}\n",

@@ -148,6 +148,13 @@ pub struct RunResult {
 }
 
 impl RunResult {
+    /// Whether a departure from the fixed twin explains this run's find: the
+    /// twin (one bug key fixed) met the expectation this run missed. The
+    /// faults in effect are then not offered as the cause.
+    pub fn departed(&self) -> bool {
+        self.differential.iter().any(|d| d.fixed_passed)
+    }
+
     /// Mark a run's result with its overrides: its replay command takes the
     /// flags, its report the bug overrides and params (for `faultline
     /// replay`). A `--bug` given as a run input (`runner::Inputs::bugs`) is

@@ -145,7 +145,7 @@ impl<'a> Divergence<'a> {
         }
         // A departure from the fixed twin is the find's cause; the checker-side
         // cause (the faults in effect) is then not offered as one.
-        d.cause = if departed(r) {
+        d.cause = if r.departed() {
             None
         } else {
             d.first
@@ -177,15 +177,9 @@ impl<'a> Divergence<'a> {
 
     /// Shown when a checker named a key the replicas disagree on (a violated
     /// run without one has its findings and its cause, and nothing to show here).
-    pub fn applies(&self, _r: &RunResult) -> bool {
+    pub fn applies(&self) -> bool {
         self.first.is_some()
     }
-}
-
-/// Whether a departure from the fixed twin explains the find (the fixed run met
-/// the expectation the buggy one missed).
-fn departed(r: &RunResult) -> bool {
-    r.differential.iter().any(|d| d.fixed_passed)
 }
 
 /// The whole page.
@@ -225,7 +219,7 @@ pub fn run_html(r: &RunResult) -> String {
         findings: FindingView::all(r, div.cause.as_ref()),
         departures: r.differential.iter().map(DepartureView::of).collect(),
         cause: div.cause.as_ref().map(|c| CauseView::of(r, c)),
-        divergence: div.applies(r).then(|| DivergenceView::of(r, &div)),
+        divergence: div.applies().then(|| DivergenceView::of(r, &div)),
         diagram: DiagramView::of(r, &derived, &div, rendered),
         nodes: r
             .nodes
@@ -438,7 +432,7 @@ impl<'a> FindingView<'a> {
                 continue;
             }
             let mut view = FindingView::of(f);
-            if departed(r) || view.cause.as_deref() == shown.map(|c| c.summary.as_str()) {
+            if r.departed() || view.cause.as_deref() == shown.map(|c| c.summary.as_str()) {
                 view.cause = None;
             }
             views.push((view, id));
