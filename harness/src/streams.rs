@@ -31,6 +31,9 @@ pub enum Stream {
     /// Guided search's choices of corpus entries and mutations (seeded by the
     /// search, not by a run: a derived run's own draws come from its seed).
     Guided,
+    /// The delays after which the chaos window starts a node whose process
+    /// ended itself (`restart_exited`), drawn in the order the exits came.
+    Supervisor,
 }
 
 /// Starts of one node before the runner stops the run: below the lowest harness
@@ -38,7 +41,7 @@ pub enum Stream {
 pub const INCARNATIONS_MAX: u32 = 60_000;
 
 impl Stream {
-    pub const ALL: [Stream; 8] = [
+    pub const ALL: [Stream; 9] = [
         Stream::Chaos,
         Stream::Faults,
         Stream::Picks,
@@ -47,6 +50,7 @@ impl Stream {
         Stream::Workload,
         Stream::ChaosWorkload,
         Stream::Guided,
+        Stream::Supervisor,
     ];
 
     /// The ChaCha8 stream number.
@@ -60,6 +64,7 @@ impl Stream {
             Stream::Workload => 0x776f_726b_0000_0000,
             Stream::ChaosWorkload => 0x776f_726b_0000_0001,
             Stream::Guided => 0x6775_6964_0000_0000,
+            Stream::Supervisor => 0x7375_7076_0000_0000,
         }
     }
 

@@ -572,6 +572,12 @@ pub enum ChaosMark {
         fault: u32,
         why: String,
     },
+    /// A node whose process ended itself is started again by the window's
+    /// supervisor (`restart_exited`), this long after it went down.
+    Supervisor {
+        node: String,
+        after_ms: u64,
+    },
     Ended,
 }
 
@@ -651,6 +657,11 @@ impl fmt::Display for ChaosMark {
             ChaosMark::Skipped { fault, why } => {
                 write!(f, "chaos: fault #{fault} skipped: {why}")
             }
+            ChaosMark::Supervisor { node, after_ms } => write!(
+                f,
+                "chaos: supervisor starts {node} again, {} after its process ended",
+                fmt_duration(Duration::from_millis(*after_ms))
+            ),
             ChaosMark::Ended => write!(f, "chaos: window over, every fault undone"),
         }
     }

@@ -424,3 +424,85 @@ fn the_report_page_shows_the_departure_as_the_cause_once() {
     // The departure is ringed in the diagram.
     assert!(page.contains(&format!(r#"touch" data-ev="{}""#, d.event)));
 }
+
+/// A scenario whose chaos window panics n1 once (the `apply` fail point, armed
+/// for 1 s at 1 s, reached by the workload's writes), with `restart_exited`
+/// given as `SUPERVISOR` (a YAML value, or nothing).
+fn panicking(supervisor: &str) -> Scenario {
+    let text = format!(
+        r#"
+model: raftkv
+nodes: [n1, n2, n3]
+expect: converged
+steps:
+  - await: {{leader: any, within: 5s}}
+chaos:
+  auto: true
+  window: 12s
+  {supervisor}
+  schedule:
+    window: 12s
+    faults:
+      - {{at: 1s, for: 1s, failpoint: {{node: leader, point: apply, action: panic, count: 1}}}}
+"#
+    );
+    scenario::load_str("supervised.yaml", &text).expect("valid")
+}
+
+/// When each node's process ended itself, and when the supervisor started it.
+fn exits_and_revivals(result: &RunResult) -> (Vec<(String, u64)>, Vec<(String, u64, u64)>) {
+    let (mut exits, mut revived) = (Vec::new(), Vec::new());
+    for e in result.trail.iter() {
+        if let Data::Exited { .. } = &e.data {
+            exits.push((e.node.clone().unwrap_or_default(), e.t_ms));
+        }
+        if let Data::Chaos(faultline::trail::ChaosMark::Supervisor { node, after_ms }) = &e.data {
+            revived.push((node.clone(), e.t_ms, *after_ms));
+        }
+    }
+    (exits, revived)
+}
+
+#[test]
+fn a_node_that_ends_itself_in_the_window_is_started_again_by_the_supervisor() {
+    let on = panicking("restart_exited: {min: 2s, max: 2s}");
+    let off = panicking("");
+    let r_on = runner::run(&on, &on.variants[0], 1);
+    let r_off = runner::run(&off, &off.variants[0], 1);
+    let (exits, revived) = exits_and_revivals(&r_on);
+    assert_eq!(exits.len(), 1, "the panic ends one process: {exits:?}");
+    let (node, exited_at) = &exits[0];
+    assert_eq!(revived.len(), 1, "{revived:?}");
+    let (again, at, after) = &revived[0];
+    assert_eq!(again, node);
+    assert_eq!(*after, 2_000, "the drawn delay of a 2s..2s range");
+    assert!(
+        *at >= exited_at + 2_000 && *at <= exited_at + 2_010,
+        "{at} after {exited_at}"
+    );
+    // The start is an action on the trail right after the supervisor's mark,
+    // and the node is up again before the window ends.
+    let start = r_on.trail.iter().find(|e| {
+        e.t_ms >= *at
+            && matches!(&e.data, Data::Action(Acted { action: faultline::action::Action::Start { node: n }, .. }) if n == node)
+    });
+    assert!(start.is_some(), "a start of {node} follows the mark");
+    // Without `restart_exited` (the default outside the model's domain) the
+    // node stays down until the heal phase.
+    let (exits_off, revived_off) = exits_and_revivals(&r_off);
+    assert_eq!(exits_off.len(), 1);
+    assert!(revived_off.is_empty());
+    assert_ne!(r_on.trail_digest, r_off.trail_digest);
+    // `true` is refused with the shape it needs.
+    let Err(err) = scenario::load_str(
+        "bad.yaml",
+        "model: raftkv\nnodes: [n1, n2, n3]\nchaos: {auto: true, window: 5s, restart_exited: true}\n",
+    ) else {
+        panic!("`restart_exited: true` says no delay and must be refused");
+    };
+    assert!(
+        err.to_string()
+            .contains("restart_exited: {min: 1s, max: 30s}"),
+        "{err}"
+    );
+}

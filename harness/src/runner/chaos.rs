@@ -46,6 +46,13 @@ struct Stopping {
     deadline: Duration,
 }
 
+/// A node whose process ended itself, to be started again by the supervisor.
+struct Revive {
+    node: usize,
+    exited: Duration,
+    due: Duration,
+}
+
 /// Plays one schedule over the window that opened at `start`.
 struct Player {
     start: Duration,
@@ -53,6 +60,10 @@ struct Player {
     next: usize,
     live: Vec<Live>,
     stopping: Vec<Stopping>,
+    /// The supervisor's delay range (`restart_exited`), its draws, and the
+    /// starts it owes.
+    supervisor: Option<((Duration, Duration), rand_chacha::ChaCha8Rng)>,
+    revive: Vec<Revive>,
 }
 
 impl Driver<'_> {
@@ -120,12 +131,18 @@ impl Driver<'_> {
             self.start_planned_workload(source, workload, ops, start);
         }
         self.played = Some(played);
+        // Exits before the window are the script's business, not the supervisor's.
+        self.cluster.take_exited();
         let mut player = Player {
             start,
             faults: schedule.faults,
             next: 0,
             live: Vec::new(),
             stopping: Vec::new(),
+            supervisor: chaos
+                .restart_exited
+                .map(|range| (range, Stream::Supervisor.rng(self.seed))),
+            revive: Vec::new(),
         };
         while self.cluster.elapsed() < end {
             player.step(self)?;
@@ -240,6 +257,7 @@ impl Driver<'_> {
 impl Player {
     fn step(&mut self, run: &mut Driver<'_>) -> Result<(), Halt> {
         let now = run.cluster.elapsed();
+        self.supervise(run, now);
         self.settle_stops(run, now, None);
         let (over, still): (Vec<Live>, Vec<Live>) = std::mem::take(&mut self.live)
             .into_iter()
@@ -260,6 +278,51 @@ impl Player {
             self.begin(run, index, &planned, now);
         }
         Ok(())
+    }
+
+    /// The supervisor: note the nodes that ended themselves (each draws its
+    /// delay, in the order they went down), and start those whose delay is
+    /// over and that are still down, unless a scheduled crash or stop holds
+    /// them down (its own undo starts them).
+    fn supervise(&mut self, run: &mut Driver<'_>, now: Duration) {
+        let exited = run.cluster.take_exited();
+        let Some((range, rng)) = &mut self.supervisor else {
+            return;
+        };
+        for node in exited {
+            let delay = draw::length(rng, *range);
+            self.revive.push(Revive {
+                node,
+                exited: now,
+                due: now + delay,
+            });
+        }
+        let (due, later): (Vec<Revive>, Vec<Revive>) = std::mem::take(&mut self.revive)
+            .into_iter()
+            .partition(|r| r.due <= now);
+        self.revive = later;
+        let names: Vec<String> = run.cluster.names().to_vec();
+        for r in due {
+            let name = &names[r.node];
+            let held = self
+                .live
+                .iter()
+                .any(|l| matches!(&l.undo, Action::Start { node } if node == name))
+                || self.stopping.iter().any(|s| s.node == r.node);
+            if held || run.up(r.node) {
+                continue;
+            }
+            let mark = ChaosMark::Supervisor {
+                node: name.clone(),
+                after_ms: (now - r.exited).as_millis() as u64,
+            };
+            run.event(Some(r.node), Data::Chaos(mark));
+            run.nemesis.apply(
+                &mut run.cluster,
+                Action::Start { node: name.clone() },
+                run.at,
+            );
+        }
     }
 
     /// Finish the stops whose node stopped, went down, or ran out of time (or,

@@ -94,6 +94,9 @@ pub(crate) struct Cluster {
     roles: Vec<String>,
     next_op: u64,
     steps: u64,
+    /// Nodes whose process ended itself, in the order they went down, until
+    /// the chaos window takes them ([`Cluster::take_exited`]).
+    exited: Vec<NodeId>,
 }
 
 impl Cluster {
@@ -148,6 +151,7 @@ impl Cluster {
             roles: scenario.nodes.iter().map(|n| n.role.clone()).collect(),
             next_op: 1,
             steps: 0,
+            exited: Vec::new(),
         }
     }
 
@@ -218,8 +222,14 @@ impl Cluster {
             if self.up(node) {
                 self.kill(node);
                 self.event(Some(node), Data::Exited { reason });
+                self.exited.push(node);
             }
         }
+    }
+
+    /// The nodes that ended themselves since the last call, in order.
+    pub(crate) fn take_exited(&mut self) -> Vec<NodeId> {
+        std::mem::take(&mut self.exited)
     }
 
     /// Messages on every link, not yet delivered.

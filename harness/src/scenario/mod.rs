@@ -552,6 +552,10 @@ pub struct Chaos {
     pub schedule: Option<crate::scenario::schedule::Schedule>,
     /// Built from the model's chaos domain (`auto: true`).
     pub auto: bool,
+    /// A node whose process ends itself in the window is started again after
+    /// a delay drawn from this range (`restart_exited`); `None`: it stays down
+    /// until the heal phase.
+    pub restart_exited: Option<(Duration, Duration)>,
 }
 
 /// One model param a chaos section draws per seed.

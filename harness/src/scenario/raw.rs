@@ -347,6 +347,9 @@ pub struct Chaos {
     pub params: Option<serde::de::IgnoredAny>,
     /// The faults (and ops) to play: a file's path, or the schedule itself.
     pub schedule: Option<serde::de::IgnoredAny>,
+    /// Start a node whose process ended itself again after a delay in
+    /// `{min, max}`, or `false`; read by `validate`.
+    pub restart_exited: Option<serde::de::IgnoredAny>,
 }
 
 pub const CHAOS_FAULT_KINDS: &[&str] = &[

@@ -121,6 +121,12 @@ pub struct ChaosDomain {
     /// the run is `stuck` naming the op. A write, then a read of it.
     pub final_ops: &'static [&'static str],
     pub final_within_ms: u64,
+    /// A node whose process ends itself during the window (a fatal error, an
+    /// injected panic) is started again after a delay drawn from this range
+    /// (ms, log-uniform), as the supervisor of a real deployment (systemd's
+    /// `Restart=on-failure`, a Kubernetes pod's restart with its back-off)
+    /// does; `None`: it stays down until the heal phase.
+    pub restart_exited_ms: Option<(u64, u64)>,
 }
 
 impl ChaosDomain {
@@ -142,5 +148,6 @@ impl ChaosDomain {
         heal_settle_ms: 1_000,
         final_ops: &[],
         final_within_ms: 30_000,
+        restart_exited_ms: None,
     };
 }

@@ -112,6 +112,11 @@ impl Reader<'_, '_> {
                 params.push(param);
             }
         }
+        let restart_exited = match node.get("restart_exited") {
+            Some(n) => self.restart_exited(n),
+            None if auto => domain.restart_exited_ms.map(|(a, b)| (ms(a), ms(b))),
+            None => None,
+        };
         if faults.is_empty() && workload.is_none() && schedule.is_none() {
             self.e.error(
                 node.loc,
@@ -130,7 +135,25 @@ impl Reader<'_, '_> {
             params,
             schedule,
             auto,
+            restart_exited,
         })
+    }
+
+    /// `restart_exited: {min, max}` (the supervisor's delay) or `false`.
+    fn restart_exited(&mut self, node: &Node) -> Option<(Duration, Duration)> {
+        if let serde_json::Value::Bool(on) = node.to_json() {
+            if on {
+                self.e.error_hint(
+                    node.loc,
+                    "`restart_exited: true` does not say how long the supervisor waits",
+                    "give the delay's range, e.g. `restart_exited: {min: 1s, max: 30s}`, or `false`",
+                );
+            }
+            return None;
+        }
+        let range = self.e.read::<raw::Range>(node)?;
+        let zero = (Duration::ZERO, Duration::ZERO);
+        Some(self.range(&Some(range), zero))
     }
 
     /// Every fault kind the model's domain allows, at weight 1, and its fail
