@@ -249,32 +249,89 @@ fn peak_rss_mb() -> f64 {
     }
 }
 
-pub fn rows(scenarios: &[Scenario], repeat: usize) -> Vec<Row> {
+/// One run of a variant timed in this process, and the same actions in a bare
+/// loop: the measurement a row is the median of.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct Sample {
+    pub sim_ms: u64,
+    pub harness_ms: f64,
+    pub bare_ms: f64,
+}
+
+/// Time one run of `variant` here (its model must run in this process).
+pub fn sample(scenario: &Scenario, variant: &crate::scenario::Variant, seed: u64) -> Sample {
+    let (result, harness_ms) = timed(|| runner::run(scenario, variant, seed));
+    let bare_ms = bare_run(scenario, &result);
+    Sample {
+        sim_ms: result.sim_elapsed_ms,
+        harness_ms,
+        bare_ms,
+    }
+}
+
+/// One sample taken by the binary a variant runs in (a target's build, or a
+/// fresh copy of this one for a model that needs a process per run), over the
+/// child protocol's `bench` command.
+fn sample_in(
+    binary: &std::path::Path,
+    scenario: &Scenario,
+    variant: &crate::scenario::Variant,
+    seed: u64,
+) -> Result<Sample, String> {
+    let args = [
+        "__child".to_string(),
+        "bench".into(),
+        scenario.file.clone(),
+        "--variant".into(),
+        variant.name.clone(),
+        "--seed".into(),
+        seed.to_string(),
+    ];
+    match crate::targets::call(binary, &args, scenario.source.as_ref())? {
+        (0, stdout, _) => serde_json::from_slice(&stdout)
+            .map_err(|e| format!("{} gave no measurement: {e}", binary.display())),
+        (code, _, stderr) => Err(format!(
+            "{} could not measure it (exit {code}): {}",
+            binary.display(),
+            crate::targets::tail(&stderr)
+        )),
+    }
+}
+
+/// The rows of every variant, each the median of `repeat` samples, measured
+/// in the process its runs belong to; and a line for each variant that could
+/// not be measured (its build is missing, its binary failed), which the bench
+/// reports and goes on without.
+pub fn rows(scenarios: &[Scenario], repeat: usize) -> (Vec<Row>, Vec<String>) {
     let mut rows = Vec::new();
+    let mut not_measured = Vec::new();
     for scenario in scenarios {
         for variant in &scenario.variants {
             let seed = scenario.settings.seed;
-            let mut harness = Vec::new();
-            let mut result = None;
-            for _ in 0..repeat.max(1) {
-                let (r, ms) = timed(|| runner::run(scenario, variant, seed));
-                harness.push(ms);
-                result = Some(r);
+            let samples: Result<Vec<Sample>, String> = runner::child::placement(scenario, variant)
+                .and_then(|placed| {
+                    (0..repeat.max(1))
+                        .map(|_| match &placed {
+                            None => Ok(sample(scenario, variant, seed)),
+                            Some(binary) => sample_in(binary, scenario, variant, seed),
+                        })
+                        .collect()
+                });
+            match samples {
+                Ok(samples) => rows.push(Row {
+                    scenario: scenario.name.clone(),
+                    variant: variant.name.clone(),
+                    sim_ms: samples[0].sim_ms,
+                    harness_ms: median(samples.iter().map(|s| s.harness_ms).collect()),
+                    bare_ms: median(samples.iter().map(|s| s.bare_ms).collect()),
+                }),
+                Err(why) => {
+                    not_measured.push(format!("{} [{}]: {}", scenario.file, variant.name, why))
+                }
             }
-            let result = result.expect("at least one run");
-            let bare: Vec<f64> = (0..repeat.max(1))
-                .map(|_| bare_run(scenario, &result))
-                .collect();
-            rows.push(Row {
-                scenario: scenario.name.clone(),
-                variant: variant.name.clone(),
-                sim_ms: result.sim_elapsed_ms,
-                harness_ms: median(harness),
-                bare_ms: median(bare),
-            });
         }
     }
-    rows
+    (rows, not_measured)
 }
 
 /// Why a bench could not be done; the command line exits 2 on every one.
@@ -356,7 +413,10 @@ pub fn bench(options: &BenchOptions) -> Result<BenchSummary, Error> {
         scenarios.len(),
         options.repeat
     );
-    let rows = rows(&scenarios, options.repeat);
+    let (rows, not_measured) = rows(&scenarios, options.repeat);
+    for line in &not_measured {
+        eprintln!("bench: not measured: {line}");
+    }
     let mut rates = Vec::new();
     for jobs in [1, 2] {
         eprintln!(
@@ -366,13 +426,19 @@ pub fn bench(options: &BenchOptions) -> Result<BenchSummary, Error> {
         );
         rates.push((jobs, sweep_rate(&options.sweep, options.sweep_seeds, jobs)?));
     }
-    let text = render(
+    let mut text = render(
         &rows,
         &rates,
         &options.sweep,
         options.sweep_seeds,
         peak_rss_mb(),
     );
+    if !not_measured.is_empty() {
+        text.push_str("\nNot measured (each variant's reason):\n\n");
+        for line in &not_measured {
+            text.push_str(&format!("- {line}\n"));
+        }
+    }
     if let Some(out) = &options.out {
         let mut file = text.clone();
         // Hand-written notes below the marker (profiles, analysis) survive a rerun.

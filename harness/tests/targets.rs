@@ -445,3 +445,85 @@ fn an_external_models_probes_reach_the_ledger_the_exit_code_and_the_report() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `faultline bench` on a scenario whose variants run in target builds (issue
+/// 28, item 5): every variant is measured in the binary it runs in (before,
+/// the bare loop panicked with turmoil's "missing host"), and a variant whose
+/// build is missing is said in one line while the others are measured.
+#[test]
+fn bench_measures_target_variants_in_their_own_binaries_and_goes_on_without_a_missing_one() {
+    openraft_builds();
+    let root = common::workspace();
+    let dir = common::temp_dir("targets", "bench");
+    let out_md = dir.join("perf.md");
+    let out = Command::new(env!("CARGO_BIN_EXE_faultline"))
+        .args([
+            "bench",
+            "scenarios/openraft/openraft-1805-transfer-to-learner.yaml",
+            "--repeat",
+            "1",
+            "--sweep",
+            "scenarios/raftkv/leader-crash.yaml",
+            "--sweep-seeds",
+            "2",
+            "--out",
+            out_md.to_str().unwrap(),
+        ])
+        .current_dir(&root)
+        .env_remove("FAULTLINE_TARGETS")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let text = std::fs::read_to_string(&out_md).unwrap();
+    for variant in ["buggy", "fixed"] {
+        let row = text
+            .lines()
+            .find(|l| {
+                l.starts_with(&format!(
+                    "| openraft-1805-transfer-to-learner | {variant} |"
+                ))
+            })
+            .unwrap_or_else(|| panic!("a row for {variant}: {text}"));
+        // simulated seconds, harness ms, bare ms: all measured (non-zero).
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        let number = |c: &str| -> f64 {
+            c.trim_end_matches(" s")
+                .trim_end_matches(" ms")
+                .parse()
+                .unwrap_or_else(|_| panic!("{c} in {row}"))
+        };
+        assert!(
+            number(cells[3]) > 0.0 && number(cells[4]) > 0.0 && number(cells[5]) > 0.0,
+            "{row}"
+        );
+    }
+    assert!(!text.contains("Not measured"), "{text}");
+
+    // A build that is missing: one line, and the rest is measured.
+    let tree = unbuilt_tree("bench-missing");
+    let out = faultline_in(
+        &tree,
+        &[
+            "bench",
+            "scenarios",
+            "--repeat",
+            "1",
+            "--sweep",
+            "scenarios/leader-crash.yaml",
+            "--sweep-seeds",
+            "2",
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("bench: not measured: scenarios/s.yaml [old]: target sys@1.0 is not built"),
+        "{stderr}"
+    );
+    assert!(
+        stdout.contains("| raftkv-leader-crash | default |"),
+        "{stdout}"
+    );
+}

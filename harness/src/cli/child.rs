@@ -1,6 +1,8 @@
 //! The child's side of a run in another process (`runner::child` is the
-//! parent's): `__child validate NAME` and `__child run NAME --variant V --seed S`,
-//! the scenario's text on stdin, answers on stdout.
+//! parent's): `__child validate NAME`, `__child run NAME --variant V --seed S`
+//! and `__child bench NAME --variant V --seed S` (one timed run and its bare
+//! replay, as `bench::Sample` JSON: `faultline bench` measures a variant in the
+//! binary it runs in), the scenario's text on stdin, answers on stdout.
 
 use super::exit;
 use crate::scenario::{self, LoadError};
@@ -12,6 +14,14 @@ pub enum ChildCommand {
     Validate { name: String },
     /// Run one variant of the scenario on stdin with one seed.
     Run {
+        name: String,
+        #[arg(long)]
+        variant: String,
+        #[arg(long)]
+        seed: u64,
+    },
+    /// Time one run of one variant here, and its bare replay.
+    Bench {
         name: String,
         #[arg(long)]
         variant: String,
@@ -42,6 +52,34 @@ pub fn serve(command: ChildCommand) -> u8 {
                 exit::BAD_INPUT
             }
         },
+        ChildCommand::Bench {
+            name,
+            variant,
+            seed,
+        } => {
+            let scenario = match scenario::load_str(&name, &text) {
+                Ok(s) => s,
+                Err(e) => {
+                    eprint!("{e}");
+                    return exit::BAD_INPUT;
+                }
+            };
+            let Some(v) = scenario.variant(&variant) else {
+                eprintln!("error: {name} has no variant `{variant}`");
+                return exit::BAD_INPUT;
+            };
+            if let Some(code) = wrong_binary(v, &variant) {
+                return code;
+            }
+            crate::runner::child::mark_child();
+            let sample = crate::bench::sample(&scenario, v, seed);
+            let line = serde_json::to_string(&sample).expect("samples serialize");
+            let mut out = std::io::stdout().lock();
+            if writeln!(out, "{line}").and_then(|()| out.flush()).is_err() {
+                return exit::FAILED;
+            }
+            exit::OK
+        }
         ChildCommand::Run {
             name,
             variant,
@@ -62,15 +100,8 @@ pub fn serve(command: ChildCommand) -> u8 {
                 eprintln!("error: {name} has no variant `{variant}`");
                 return exit::BAD_INPUT;
             };
-            if let Some(target) = &v.target {
-                if crate::models::providing(target).is_none() {
-                    let here = crate::models::provided();
-                    eprintln!(
-                        "error: variant `{variant}` runs on {target}, but this binary runs [{}]: the targets manifest names the wrong binary",
-                        here.join(", ")
-                    );
-                    return exit::BAD_INPUT;
-                }
+            if let Some(code) = wrong_binary(v, &variant) {
+                return code;
             }
             let mut inputs = crate::runner::Inputs::default();
             if let Some(extra) = extra {
@@ -112,4 +143,19 @@ pub fn serve(command: ChildCommand) -> u8 {
             exit::OK
         }
     }
+}
+
+/// A variant on a target this binary does not run: the manifest named the
+/// wrong binary (exit 2, said on stderr).
+fn wrong_binary(v: &crate::scenario::Variant, variant: &str) -> Option<u8> {
+    let target = v.target.as_ref()?;
+    if crate::models::providing(target).is_some() {
+        return None;
+    }
+    let here = crate::models::provided();
+    eprintln!(
+        "error: variant `{variant}` runs on {target}, but this binary runs [{}]: the targets manifest names the wrong binary",
+        here.join(", ")
+    );
+    Some(exit::BAD_INPUT)
 }
