@@ -423,7 +423,10 @@ fn chromium_shows_the_cause_of_hdds_17603() {
 /// Content-Security-Policy, which would refuse the probe; the page itself is
 /// unchanged. Returns the probe's answer.
 fn probe(page: &str, css: &str, probe: &str, fragment: &str) -> String {
-    let dir = temp_dir(&format!("probe-{}", css.len() + probe.len() + fragment.len()));
+    let dir = temp_dir(&format!(
+        "probe-{}",
+        css.len() + probe.len() + fragment.len()
+    ));
     let csp_at = page
         .find(r#"<meta http-equiv="Content-Security-Policy""#)
         .unwrap();
@@ -478,10 +481,14 @@ fn chromium_folds_runs_of_ops_and_opens_one_for_a_click_or_a_link() {
         .expect("the raftkv chaos scenario is bundled");
     let result = runner::run(&scenario, scenario.variant("default").unwrap(), 1);
     let page = run_html(&result);
-    assert!(page.contains(r#"<tbody class="grp""#), "runs of ops are folded");
+    assert!(
+        page.contains(r#"<tbody class="grp""#),
+        "runs of ops are folded"
+    );
     let folded: usize = probe(&page, "", HEIGHT, "").parse().unwrap();
     // Every run opened, and its summary row gone: the table as it was unfolded.
-    let unfold = "tbody.grp>tr{display:table-row !important}tbody.grp>tr.gsum{display:none !important}";
+    let unfold =
+        "tbody.grp>tr{display:table-row !important}tbody.grp>tr.gsum{display:none !important}";
     let unfolded: usize = probe(&page, unfold, HEIGHT, "").parse().unwrap();
     eprintln!("raftkv chaos page: {folded} px folded, {unfolded} px unfolded");
     assert!(
@@ -499,7 +506,11 @@ fn chromium_folds_runs_of_ops_and_opens_one_for_a_click_or_a_link() {
         text[at..].split(' ').next().unwrap().to_string()
     };
     assert_eq!(field(&clicked, "before"), "0", "folded: {clicked}");
-    assert_ne!(field(&clicked, "after"), "0", "shown after the click: {clicked}");
+    assert_ne!(
+        field(&clicked, "after"),
+        "0",
+        "shown after the click: {clicked}"
+    );
     assert_eq!(field(&clicked, "hl"), "true", "{clicked}");
 
     // A link to the same row opens its run too.

@@ -6,7 +6,7 @@
 //! replica's value side by side, its cause as the checkers explained it from the
 //! typed trail, the failed invariants, the trail events that touched the key or that
 //! the cause cites); the space-time diagram; each node's final observation; the full trail,
-//! filterable by node and kind.
+//! filterable by node and kind, its runs of plain op traffic folded ([`collapse`]).
 //!
 //! The markup is in askama templates (`harness/templates/report/`), escaped by
 //! [`escape::Html`]; this module derives what they show (the view structs below)
