@@ -416,3 +416,113 @@ fn chromium_shows_the_cause_of_hdds_17603() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `page` as headless Chromium lays it out (its default window), after the page's script ran
+/// and then `probe` (JavaScript that leaves its answer in the root element's
+/// `data-probe`), with `css` added. The copy drops the page's
+/// Content-Security-Policy, which would refuse the probe; the page itself is
+/// unchanged. Returns the probe's answer.
+fn probe(page: &str, css: &str, probe: &str, fragment: &str) -> String {
+    let dir = temp_dir(&format!(
+        "probe-{}",
+        css.len() + probe.len() + fragment.len()
+    ));
+    let csp_at = page
+        .find(r#"<meta http-equiv="Content-Security-Policy""#)
+        .unwrap();
+    let csp_end = csp_at + page[csp_at..].find('>').unwrap() + 1;
+    let copy = format!("{}{}", &page[..csp_at], &page[csp_end..])
+        .replacen("</head>", &format!("<style>{css}</style></head>"), 1)
+        .replacen(
+            "</body></html>",
+            &format!("<script>(function () {{ {probe} }})();</script></body></html>"),
+            1,
+        );
+    let file = dir.join("probe.html");
+    std::fs::write(&file, copy).unwrap();
+    let dom = dump_dom(&format!("file://{}{fragment}", file.display()));
+    std::fs::remove_dir_all(&dir).unwrap();
+    let at = dom
+        .find(r#"data-probe=""#)
+        .unwrap_or_else(|| panic!("the probe did not answer:\n{}", &dom[..dom.len().min(600)]))
+        + 12;
+    unescape(&dom[at..at + dom[at..].find('"').unwrap()])
+}
+
+/// The height of the whole page.
+const HEIGHT: &str =
+    "document.documentElement.setAttribute('data-probe', String(document.documentElement.scrollHeight));";
+
+/// What happens to a folded row: whether it is shown (its height) before and
+/// after a click on its diagram mark, and whether it is then highlighted.
+const CLICK_A_FOLDED_MARK: &str = r#"
+  var marks = document.querySelectorAll('svg.diagram .mk[data-ev]');
+  for (var k = 0; k < marks.length; k++) {
+    var ev = marks[k].getAttribute('data-ev').split(',')[0];
+    var row = document.getElementById('ev-' + ev);
+    if (!row || !row.parentNode.classList.contains('grp')) { continue; }
+    var before = row.offsetHeight;
+    marks[k].dispatchEvent(new MouseEvent('click', { bubbles: true }));
+    document.documentElement.setAttribute('data-probe', 'ev=' + ev + ' before=' + before +
+      ' after=' + row.offsetHeight + ' hl=' + row.classList.contains('hl'));
+    return;
+  }
+  document.documentElement.setAttribute('data-probe', 'no mark of a folded row');
+"#;
+
+/// A chaos run with a workload is mostly ops: the trail table folds their runs
+/// into summary rows, so the page is a fraction of its unfolded height, and a
+/// click on a folded event's diagram mark, or a link to its row, opens its run.
+#[test]
+fn chromium_folds_runs_of_ops_and_opens_one_for_a_click_or_a_link() {
+    let scenario = common::bundled()
+        .into_iter()
+        .find(|s| s.name == "raftkv-chaos")
+        .expect("the raftkv chaos scenario is bundled");
+    let result = runner::run(&scenario, scenario.variant("default").unwrap(), 1);
+    let page = run_html(&result);
+    assert!(
+        page.contains(r#"<tbody class="grp""#),
+        "runs of ops are folded"
+    );
+    let folded: usize = probe(&page, "", HEIGHT, "").parse().unwrap();
+    // Every run opened, and its summary row gone: the table as it was unfolded.
+    let unfold =
+        "tbody.grp>tr{display:table-row !important}tbody.grp>tr.gsum{display:none !important}";
+    let unfolded: usize = probe(&page, unfold, HEIGHT, "").parse().unwrap();
+    eprintln!("raftkv chaos page: {folded} px folded, {unfolded} px unfolded");
+    assert!(
+        folded * 4 < unfolded,
+        "{folded} px folded is not much shorter than {unfolded} px"
+    );
+
+    let clicked = probe(&page, "", CLICK_A_FOLDED_MARK, "");
+    let field = |text: &str, name: &str| -> String {
+        let at = text
+            .find(&format!("{name}="))
+            .unwrap_or_else(|| panic!("{text}"))
+            + name.len()
+            + 1;
+        text[at..].split(' ').next().unwrap().to_string()
+    };
+    assert_eq!(field(&clicked, "before"), "0", "folded: {clicked}");
+    assert_ne!(
+        field(&clicked, "after"),
+        "0",
+        "shown after the click: {clicked}"
+    );
+    assert_eq!(field(&clicked, "hl"), "true", "{clicked}");
+
+    // A link to the same row opens its run too.
+    let ev = field(&clicked, "ev");
+    let linked = probe(
+        &page,
+        "",
+        &format!(
+            "var r = document.getElementById('ev-{ev}'); \
+             document.documentElement.setAttribute('data-probe', String(r.offsetHeight));"
+        ),
+        &format!("#ev-{ev}"),
+    );
+    assert_ne!(linked, "0", "#ev-{ev} is shown when linked to");
+}

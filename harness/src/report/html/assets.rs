@@ -78,6 +78,10 @@ td.num a{color:var(--accent);text-decoration:none}
 tr.fault td{background:#fff6f6}
 tr.touch td{background:#eef5ff}
 tr.hl td{background:#fff1a8 !important}
+tr.gsum td{background:#f3f6fa;color:var(--muted);border-top:1px solid var(--line);border-bottom:1px solid var(--line)}
+tr.gsum label{cursor:pointer;display:block}
+table:not(.narrowed) tbody.grp:not(:has(.gopen:checked))>tr:not(.gsum){display:none}
+table.narrowed tbody.grp>tr.gsum{display:none}
 .keys{color:var(--muted);font-size:12px;margin-left:6px}
 .kind{font-size:11.5px;padding:1px 6px;border-radius:4px;background:#eef1f5;color:#3e4c59;white-space:nowrap}
 .k-network,.k-crash,.k-fail_point_hit,.k-limit,.k-exit{background:#fde8e8;color:#a61b1b}
@@ -183,7 +187,8 @@ pub const SCRIPT: &str = r#"
   var doc = document;
   var tip = doc.getElementById('tip');
   var diagram = doc.querySelector('svg.diagram');
-  var rows = Array.prototype.slice.call(doc.querySelectorAll('#trail-table tbody tr'));
+  var table = doc.getElementById('trail-table');
+  var rows = Array.prototype.slice.call(doc.querySelectorAll('#trail-table tbody tr[id^="ev-"]'));
   var count = doc.getElementById('trail-count');
   var search = doc.getElementById('trail-q');
 
@@ -224,10 +229,27 @@ pub const SCRIPT: &str = r#"
     return set;
   }
 
+  // A filter shows every matching row, folded or not (the summary rows step aside).
+  function narrowed() {
+    return Array.prototype.some.call(
+      doc.querySelectorAll('.filters [data-group] input[type=checkbox]'),
+      function (c) { return !c.checked; }) || (search && search.value.trim() !== '');
+  }
+
+  // Open the folded run of ops a row is in, so the row can be seen.
+  function unfold(row) {
+    var group = row.parentNode;
+    if (group && group.classList && group.classList.contains('grp')) {
+      var box = group.querySelector('.gopen');
+      if (box) { box.checked = true; }
+    }
+  }
+
   function apply() {
     var nodes = checked('node'), kinds = checked('kind');
     var q = search ? search.value.trim().toLowerCase() : '';
     var shown = 0;
+    if (table) { table.classList.toggle('narrowed', !!narrowed()); }
     rows.forEach(function (r) {
       var ok = nodes[r.getAttribute('data-node')] === true &&
         kinds[r.getAttribute('data-kind')] === true &&
@@ -256,6 +278,7 @@ pub const SCRIPT: &str = r#"
         if (search) { search.value = ''; }
         apply();
       }
+      unfold(row);
       row.classList.add('hl');
       if (!first) { first = row; }
     });
@@ -356,6 +379,13 @@ pub const SCRIPT: &str = r#"
     });
   }
   apply();
+  // A link to a row (#ev-N) opens the folded run it is in.
+  function follow() {
+    var m = /^#ev-(\d+)$/.exec(window.location.hash);
+    if (m) { showRows([m[1]]); }
+  }
+  window.addEventListener('hashchange', follow);
+  follow();
   doc.documentElement.setAttribute('data-ready', '1');
 })();
 "#;

@@ -6,7 +6,7 @@
 //! replica's value side by side, its cause as the checkers explained it from the
 //! typed trail, the failed invariants, the trail events that touched the key or that
 //! the cause cites); the space-time diagram; each node's final observation; the full trail,
-//! filterable by node and kind.
+//! filterable by node and kind, its runs of plain op traffic folded ([`collapse`]).
 //!
 //! The markup is in askama templates (`harness/templates/report/`), escaped by
 //! [`escape::Html`]; this module derives what they show (the view structs below)
@@ -19,6 +19,7 @@
 
 pub(crate) mod assets;
 pub mod clients;
+pub mod collapse;
 pub mod derive;
 pub mod diagram;
 pub mod escape;
@@ -229,7 +230,7 @@ pub fn run_html(r: &RunResult) -> String {
         clients: clients::section(r),
         probes: ProbeRow::of(r),
         sequence: SequenceRow::of(r),
-        trail: TrailView::of(r, &div),
+        trail: TrailView::of(r, &div, &collapse::linked(r, &div)),
     }
     .render()
     .map(|page| page + "\n") // askama drops the template file's last newline
@@ -984,6 +985,14 @@ struct TrailView<'a> {
     harness: usize,
     nodes: Vec<(&'a str, usize)>,
     kinds: Vec<KindChip>,
+    /// Rows the table has (plain and folded).
+    shown: usize,
+    /// The rows, with runs of plain op traffic folded ([`collapse`]).
+    parts: Vec<TrailPart<'a>>,
+}
+
+struct TrailPart<'a> {
+    group: Option<collapse::Summary>,
     rows: Vec<TrailRow<'a>>,
 }
 
@@ -1006,7 +1015,7 @@ struct TrailRow<'a> {
 }
 
 impl<'a> TrailView<'a> {
-    fn of(r: &'a RunResult, div: &Divergence) -> TrailView<'a> {
+    fn of(r: &'a RunResult, div: &Divergence, linked: &BTreeSet<usize>) -> TrailView<'a> {
         let events = &r.trail.events;
         let rows = trail_rows(events);
         let mut per_node: BTreeMap<usize, usize> = BTreeMap::new();
@@ -1045,29 +1054,41 @@ impl<'a> TrailView<'a> {
                     count,
                 })
                 .collect(),
-            rows: rows
+            shown: rows.len(),
+            parts: collapse::parts(events, &rows, linked)
                 .into_iter()
-                .map(|i| {
-                    let e = &events[i];
-                    let mut class = Vec::new();
-                    if diagram::is_fault_mark(e) {
-                        class.push("fault");
-                    }
-                    if div.touched.contains(&i) {
-                        class.push("touch");
-                    }
-                    TrailRow {
-                        i,
-                        time: fmt_ms(e.t_ms),
-                        node: e.node.as_deref().unwrap_or(""),
-                        kind: e.kind.name(),
-                        class: class.join(" "),
-                        detail: &e.detail,
-                        keys: e.keys(),
-                        line: e.line,
-                    }
+                .map(|part| TrailPart {
+                    group: part.group,
+                    rows: part
+                        .rows
+                        .into_iter()
+                        .map(|i| TrailRow::of(r, div, i))
+                        .collect(),
                 })
                 .collect(),
+        }
+    }
+}
+
+impl<'a> TrailRow<'a> {
+    fn of(r: &'a RunResult, div: &Divergence, i: usize) -> TrailRow<'a> {
+        let e = &r.trail.events[i];
+        let mut class = Vec::new();
+        if diagram::is_fault_mark(e) {
+            class.push("fault");
+        }
+        if div.touched.contains(&i) {
+            class.push("touch");
+        }
+        TrailRow {
+            i,
+            time: fmt_ms(e.t_ms),
+            node: e.node.as_deref().unwrap_or(""),
+            kind: e.kind.name(),
+            class: class.join(" "),
+            detail: &e.detail,
+            keys: e.keys(),
+            line: e.line,
         }
     }
 }

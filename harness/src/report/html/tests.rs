@@ -553,3 +553,90 @@ fn a_violated_run_without_a_differing_key_has_no_divergence_panel() {
         1
     );
 }
+
+/// A partition, 20 client-op events (10 ops sent and answered), a heal.
+fn ops_between_faults() -> RunResult {
+    let mut events = vec![done(100, partition(&[&["n1"], &["n2", "n3"]]))];
+    for op in 0..10u64 {
+        let t = 200 + op * 50;
+        let node = ["n2", "n3"][(op % 2) as usize];
+        let put = format!("put k{op}=v");
+        events.push(invoke(t, node, op, &put));
+        events.push(answer(t + 5, node, op, &put, OpResult::ok()));
+    }
+    events.push(act(1000, Action::Heal, ActionResult::Healed { links: 2 }));
+    let names = ["n1", "n2", "n3"];
+    result(names.iter().map(|n| final_node(n, &[])).collect(), events)
+}
+
+/// The trail section's folded runs: (the `<tbody class="grp" ...>` tag, the
+/// trail positions of the rows inside).
+fn folded(page: &str) -> Vec<(String, Vec<usize>)> {
+    let trail = section(page, "trail");
+    trail
+        .match_indices(r#"<tbody class="grp""#)
+        .map(|(at, _)| {
+            let body = &trail[at..at + trail[at..].find("</tbody>").unwrap()];
+            let tag = body[..body.find('>').unwrap()].to_string();
+            let rows = body
+                .match_indices(r#"<tr id="ev-"#)
+                .map(|(at, m)| {
+                    let rest = &body[at + m.len()..];
+                    rest[..rest.find('"').unwrap()].parse().unwrap()
+                })
+                .collect();
+            (tag, rows)
+        })
+        .collect()
+}
+
+#[test]
+fn a_run_of_ops_between_two_faults_is_one_summary_row_that_opens_to_its_rows() {
+    let r = ops_between_faults();
+    let page = run_html(&r);
+    let groups = folded(&page);
+    assert_eq!(groups.len(), 1, "one folded run: {groups:?}");
+    let (tag, rows) = &groups[0];
+    assert!(tag.contains(r#"data-ops="20""#), "{tag}");
+    assert_eq!(*rows, (1..=20).collect::<Vec<usize>>(), "its 20 rows");
+    let trail = section(&page, "trail");
+    let summary = &trail[trail.find(r#"<tr class="gsum">"#).unwrap()..];
+    let summary = &summary[..summary.find("</tr>").unwrap()];
+    assert!(
+        summary.contains("20 op events (10 sent, 10 ok) on n2 ×10, n3 ×10, 200 ms – 655 ms"),
+        "{summary}"
+    );
+    assert!(summary.contains(r#"<input type="checkbox" class="gopen""#));
+    // The faults are rows of their own, and every event keeps its row and id.
+    for i in 0..r.trail.events.len() {
+        assert_eq!(trail.matches(&format!(r#"<tr id="ev-{i}""#)).count(), 1);
+    }
+    assert!(!rows.contains(&0) && !rows.contains(&21));
+    // Fewer than five ops stay rows.
+    let mut short = ops_between_faults();
+    short.trail.events.drain(5..21);
+    assert_eq!(short.trail.events.len(), 6, "a fault, four ops, a heal");
+    assert!(folded(&run_html(&short)).is_empty());
+}
+
+#[test]
+fn an_op_a_sequence_entry_links_to_stays_a_row_of_its_own() {
+    let mut r = ops_between_faults();
+    r.sequence = vec![crate::check::expect::SequenceMatch {
+        entry: 1,
+        line: 9,
+        col: 7,
+        describe: "node n3, kind op_ok".into(),
+        event: Some(12),
+        t_ms: Some(r.trail.events[12].t_ms),
+    }];
+    let page = run_html(&r);
+    assert!(section(&page, "sequence").contains(r##"<a href="#ev-12">"##));
+    let groups = folded(&page);
+    let inside: Vec<usize> = groups.iter().flat_map(|(_, rows)| rows.clone()).collect();
+    assert!(!inside.contains(&12), "the linked row is not folded");
+    assert!(section(&page, "trail").contains(r#"<tr id="ev-12""#));
+    // The ops on either side still fold: 11 before it, 8 after.
+    let sizes: Vec<usize> = groups.iter().map(|(_, rows)| rows.len()).collect();
+    assert_eq!(sizes, [11, 8]);
+}
