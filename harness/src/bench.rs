@@ -471,7 +471,8 @@ pub fn render(
          models through the same actions (the harness run's trail, replayed at the same simulated \
          times) with a bare turmoil loop: no scenario interpreter, trail, observations, fail-point \
          arming or checkers. *Overhead* is harness wall / bare wall; rows of a few milliseconds are \
-         noisy, the total is the figure to read.\n\n## Runs: the harness against a bare turmoil loop\n\n",
+         noisy, the total is the figure to read. A variant on a target build (`target:`) is measured \
+         in that build's binary, both ways.\n\n## Runs: the harness against a bare turmoil loop\n\n",
     );
     md.push_str("| scenario | variant | simulated | harness wall | bare wall | overhead | sim-s per wall-s |\n");
     md.push_str("|---|---|---:|---:|---:|---:|---:|\n");
