@@ -366,3 +366,69 @@ fn a_report_whose_inputs_no_longer_fit_is_bad_input() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A scripted run shrinks to a file whose variants are named for what they are
+/// and whose waits are as short as the finding allows (issue 26, item 3): the
+/// canary's `fixed` variant run with `--bug CANARY-QUORUM=buggy` used to shrink
+/// to a variant named `fixed` holding the buggy mode, with every sleep of the
+/// original kept.
+#[test]
+fn a_scripted_shrink_keeps_a_buggy_fixed_pair_and_shortens_its_waits() {
+    let dir = temp_dir("scripted-shrink");
+    let reports = dir.join("reports");
+    let out = faultline(&[
+        "run",
+        "scenarios/raftkv/canary-quorum.yaml",
+        "--variant",
+        "fixed",
+        "--bug",
+        "CANARY-QUORUM=buggy",
+        "--report-dir",
+        reports.to_str().unwrap(),
+    ]);
+    assert_ne!(
+        out.status.code(),
+        Some(0),
+        "the buggy mode fails the fixed variant"
+    );
+    let report = only_report(&reports);
+    let shrunk = dir.join("shrunk.yaml");
+    let out = faultline(&[
+        "shrink",
+        report.to_str().unwrap(),
+        "-o",
+        shrunk.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let file = std::fs::read_to_string(&shrunk).unwrap();
+    assert!(
+        file.contains("  buggy: {expect: [diverged], bugs: {CANARY-QUORUM: buggy}}\n"),
+        "{file}"
+    );
+    assert!(
+        file.contains("  fixed: {expect: converged, bugs: {CANARY-QUORUM: fixed}}\n"),
+        "{file}"
+    );
+    // The script before the heal phase: the original's 3,434 ms of waits, cut
+    // down to what the divergence needs (a leader, then the minority's write).
+    let waited: u64 = file
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("- sleep: "))
+        .map(|d| d.trim_end_matches("ms").parse::<u64>().unwrap())
+        .sum();
+    assert!(waited < 1_000, "{waited} ms of sleeps: {file}");
+    // It runs on its own: the buggy variant ends with the finding, the fixed
+    // one converges.
+    let run = faultline(&["run", shrunk.to_str().unwrap()]);
+    let stdout = text(&run.stdout);
+    assert_eq!(run.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains("[buggy] diverged (expected diverged)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("[fixed] converged (expected converged)"),
+        "{stdout}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -153,6 +153,18 @@ impl Template {
 
     /// A scenario with exactly these actions, at their original times.
     pub fn render(&self, actions: &[Timed], comment: &str) -> String {
+        self.render_until(actions, self.end_ms, None, comment)
+    }
+
+    /// [`Template::render`] with the script ending at `end_ms` (the heal phase
+    /// begins there), and with `variants` in place of the run's own variant.
+    pub fn render_until(
+        &self,
+        actions: &[Timed],
+        end_ms: u64,
+        variants: Option<&serde_json::Map<String, serde_json::Value>>,
+        comment: &str,
+    ) -> String {
         let mut out = String::new();
         for line in comment.lines() {
             out.push_str(&format!("# {line}\n"));
@@ -161,11 +173,19 @@ impl Template {
         for (key, value) in &self.header {
             out.push_str(&format!("{key}: {}\n", flow(value)));
         }
-        out.push_str(&format!(
-            "variants:\n  {}: {}\n",
-            flow(&json!(self.variant)),
-            flow(&self.variant_body)
-        ));
+        out.push_str("variants:\n");
+        match variants {
+            Some(variants) => {
+                for (name, body) in variants {
+                    out.push_str(&format!("  {}: {}\n", flow(&json!(name)), flow(body)));
+                }
+            }
+            None => out.push_str(&format!(
+                "  {}: {}\n",
+                flow(&json!(self.variant)),
+                flow(&self.variant_body)
+            )),
+        }
         out.push_str("steps:\n");
         let mut now = 0u64;
         for action in actions {
@@ -186,10 +206,10 @@ impl Template {
             }
             out.push_str(&format!("  - {}\n", step_line(&step)));
         }
-        if self.end_ms > now {
-            out.push_str(&format!("  - sleep: {}ms\n", self.end_ms - now));
+        if end_ms > now {
+            out.push_str(&format!("  - sleep: {}ms\n", end_ms - now));
         }
-        if actions.is_empty() && self.end_ms <= now {
+        if actions.is_empty() && end_ms <= now {
             out.push_str("  - sleep: 1ms\n");
         }
         out
@@ -213,6 +233,72 @@ pub struct Shrunk {
     pub original: usize,
     pub runs: usize,
     pub exhausted: bool,
+}
+
+/// The kept actions with their waits shortened, and what that took.
+pub struct Compacted {
+    pub actions: Vec<Timed>,
+    /// When the script ends (the heal phase begins).
+    pub end_ms: u64,
+    pub runs: usize,
+    pub exhausted: bool,
+}
+
+/// Shorten each wait of a script (before its first action, between two, and
+/// before its end), first to last, by bisection to within a tenth of what is
+/// left of it: a wait is cut to the shortest tried length after which
+/// `fails(actions, end)` still holds, and everything after it moves earlier by
+/// as much. At most `budget` calls.
+pub fn compact(
+    actions: Vec<Timed>,
+    end_ms: u64,
+    budget: usize,
+    fails: &mut dyn FnMut(&[Timed], u64) -> bool,
+) -> Compacted {
+    let mut actions = actions;
+    let mut end = end_ms;
+    let mut runs = 0;
+    let mut exhausted = false;
+    let shifted = |actions: &[Timed], from: usize, end: u64, by: u64| {
+        let mut moved = actions.to_vec();
+        for a in &mut moved[from..] {
+            a.t_ms -= by;
+        }
+        (moved, end - by)
+    };
+    for gap in 0..=actions.len() {
+        let before = if gap == 0 { 0 } else { actions[gap - 1].t_ms };
+        let after = actions.get(gap).map_or(end, |a| a.t_ms);
+        // `hi` is known to fail (the wait as it is), `lo` is not known to.
+        let (mut lo, mut hi) = (0, after.saturating_sub(before));
+        while hi > lo + (hi / 10).max(1) {
+            if runs >= budget {
+                exhausted = true;
+                break;
+            }
+            let mid = lo + (hi - lo) / 2;
+            let (a, e) = shifted(&actions, gap, end, after - before - mid);
+            runs += 1;
+            if fails(&a, e) {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+        }
+        let cut = after - before - hi;
+        if cut > 0 {
+            (actions, end) = shifted(&actions, gap, end, cut);
+        }
+        if exhausted {
+            break;
+        }
+    }
+    Compacted {
+        actions,
+        end_ms: end,
+        runs,
+        exhausted,
+    }
 }
 
 /// Delta-debug `actions` with `fails` (true: the subset still fails the same way),
@@ -366,12 +452,13 @@ pub fn shrink(options: &ShrinkOptions) -> Result<ShrinkSummary, Error> {
     // original's path, wherever the shrunk file goes: targets are found from the
     // scenario's directory (faultline-targets.yaml), and the candidate's builds
     // are the original's.
-    let attempt = |subset: &[Timed]| -> Result<RunResult, String> {
-        let candidate = template.render(subset, "candidate");
+    let attempt_until = |subset: &[Timed], end_ms: u64| -> Result<RunResult, String> {
+        let candidate = template.render_until(subset, end_ms, None, "candidate");
         let s =
             scenario::load_text(original.scenario_path(), &candidate).map_err(|e| e.to_string())?;
         Ok(runner::run(&s, &s.variants[0], original.seed))
     };
+    let attempt = |subset: &[Timed]| attempt_until(subset, template.end_ms());
     let mut try_subset = |subset: &[Timed]| attempt(subset).is_ok_and(|r| target.met_by(&r));
     let replayed = match attempt(&all) {
         Ok(run) if target.met_by(&run) => None,
@@ -400,14 +487,25 @@ pub fn shrink(options: &ShrinkOptions) -> Result<ShrinkSummary, Error> {
         options.budget.saturating_sub(1),
         &mut try_subset,
     );
+    // Then the waits: each one as short as the finding allows.
+    let left = options.budget.saturating_sub(runs + 1);
+    let mut fails_at =
+        |a: &[Timed], end: u64| attempt_until(a, end).is_ok_and(|r| target.met_by(&r));
+    let timed = compact(kept, template.end_ms(), left, &mut fails_at);
     let shrunk = Shrunk {
         original: all.len(),
-        runs: runs + 1,
-        exhausted,
-        kept,
+        runs: runs + 1 + timed.runs,
+        exhausted: exhausted || timed.exhausted,
+        kept: timed.actions,
     };
-    let comment = provenance(options, &original, &target, &shrunk);
-    let text = template.render(&shrunk.kept, &comment);
+    let variants = run_variant(&scenario, &original).map(|v| pair(&scenario, &v, &original));
+    let comment = provenance(options, &original, &target, &shrunk, variants.is_some())
+        + &format!(
+            "\nIts script takes {} of the original's {} before the heal phase.",
+            crate::duration::format(std::time::Duration::from_millis(timed.end_ms)),
+            crate::duration::format(std::time::Duration::from_millis(template.end_ms()))
+        );
+    let text = template.render_until(&shrunk.kept, timed.end_ms, variants.as_ref(), &comment);
     if let Some(out) = &options.out {
         atomic_write(out, text.as_bytes()).map_err(Error::Io)?;
     }
@@ -667,14 +765,22 @@ fn provenance(
     original: &RunResult,
     target: &Target,
     shrunk: &Shrunk,
+    paired: bool,
 ) -> String {
+    let expectation = if paired {
+        "Its variants are named for what they are: `buggy` (the run's bug modes or\n\
+         build) expects the finding, `fixed` expects `converged`; a variant of the\n\
+         original's own name expects `converged` and fails until the defect is fixed."
+    } else {
+        "It keeps the original expectation, so it fails until the defect is fixed:\n\
+         commit it as a regression scenario."
+    };
     format!(
         "Shrunk by `faultline shrink` from {}\n\
          scenario {} ({}), variant {}, seed {}, harness {}.\n\
          The original run ended {} (checker `{}`); this scenario ends the same way\n\
          with {} of its {} actions ({} shrink run(s){}).\n\
-         It keeps the original expectation, so it fails until the defect is fixed:\n\
-         commit it as a regression scenario.",
+         {expectation}",
         options.report.display(),
         original.scenario,
         original.file,
@@ -697,6 +803,43 @@ fn provenance(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn compact_shortens_every_wait_as_far_as_the_finding_allows() {
+        let at = |t_ms: u64| Timed {
+            t_ms,
+            action: crate::action::Action::Heal,
+            detail: String::new(),
+        };
+        // Fails while the first action comes at 100 ms or later and the second
+        // at least 300 ms after it; the end may come at once.
+        let mut calls = 0;
+        let mut fails = |a: &[Timed], end: u64| {
+            calls += 1;
+            a[0].t_ms >= 100 && a[1].t_ms >= a[0].t_ms + 300 && end >= a[1].t_ms
+        };
+        let c = compact(vec![at(1_000), at(5_000)], 9_000, 200, &mut fails);
+        assert!(!c.exhausted);
+        let (first, second) = (c.actions[0].t_ms, c.actions[1].t_ms);
+        assert!((100..=115).contains(&first), "first at {first}");
+        let wait = second - first;
+        assert!(
+            (300..=340).contains(&wait),
+            "second {wait} ms after the first"
+        );
+        assert!(
+            c.end_ms - second <= 1,
+            "the end comes at once: {}",
+            c.end_ms
+        );
+        assert!(fails(&c.actions, c.end_ms), "what is kept still fails");
+        assert_eq!(c.runs + 1, calls);
+        // Out of budget: it stops, says so, and keeps what already failed.
+        let mut always = |_: &[Timed], _: u64| true;
+        let c = compact(vec![at(1_000), at(5_000)], 9_000, 3, &mut always);
+        assert!(c.exhausted && c.runs == 3);
+        assert!(c.actions[0].t_ms < 1_000 && c.actions[1].t_ms - c.actions[0].t_ms == 4_000);
+    }
 
     #[test]
     fn ddmin_finds_a_minimal_failing_pair() {
