@@ -137,7 +137,12 @@ fn excerpt(source: &str, loc: Loc) -> Option<(String, std::ops::Range<usize>)> {
     let col = (wanted - start).min(chars.len());
     let (start, end) = (0, chars.len());
     let word_end = (col..end)
-        .find(|&i| chars[i].is_whitespace() || ",:{}[]".contains(chars[i]))
+        .find(|&i| {
+            // A `:` ends the word only where YAML ends a plain scalar at it
+            // (before a space or the end): `invariant:NAME` is one word.
+            let colon_ends = chars[i] == ':' && chars.get(i + 1).is_none_or(|c| c.is_whitespace());
+            chars[i].is_whitespace() || ",{}[]".contains(chars[i]) || colon_ends
+        })
         .unwrap_or(end)
         .max(col + 1);
     let mut text = String::new();
@@ -197,6 +202,28 @@ mod tests {
         assert_eq!(&source_line[caret..caret + 2], "n9", "{text}");
         assert!(caret_line[caret..].starts_with("^^"), "{text}");
         assert!(text.contains("help: did you mean `n1`?"), "{text}");
+    }
+
+    /// A plain scalar with a `:` inside (`invariant:NAME`, a checker) is one
+    /// word: the caret covers the name, not the part before the colon.
+    #[test]
+    fn the_caret_covers_a_name_with_a_colon_inside() {
+        let source = "except: [{key: K, checker: invariant:snapshots_agre}]\n";
+        let d = Diagnostic::new("s.yaml", Loc { line: 1, col: 28 }, "unknown checker");
+        let text = strip(&render(&Diagnostics(vec![d]), Some(source)));
+        let lines: Vec<&str> = text.lines().collect();
+        let at = lines
+            .iter()
+            .position(|l| l.contains("checker: inv"))
+            .unwrap();
+        let (source_line, caret_line) = (lines[at], lines[at + 1]);
+        let caret = caret_line.find('^').unwrap();
+        let carets = caret_line[caret..].trim_end().len();
+        assert_eq!(
+            &source_line[caret..caret + carets],
+            "invariant:snapshots_agre",
+            "{text}"
+        );
     }
 
     #[test]

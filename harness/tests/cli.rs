@@ -182,6 +182,42 @@ fn list_shows_every_probe_with_its_summary_and_rarity() {
     assert!(listed >= 5 + 5 + 5 + 3, "only {listed} probes listed");
 }
 
+/// `list MODEL` shows each key the model's nodes publish (what `observed:`
+/// can match) with its kind and summary, and `list --json` carries them.
+#[test]
+fn list_shows_every_observation_key_with_its_summary() {
+    let mut listed = 0;
+    for model in nodes::registry::models() {
+        let info = model.info();
+        let out = faultline(&["list", info.name]);
+        assert_eq!(out.status.code(), Some(0));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let section: Vec<&str> = stdout
+            .lines()
+            .skip_while(|l| !l.starts_with("  observed keys"))
+            .skip(1)
+            .take_while(|l| l.starts_with("    "))
+            .collect();
+        assert_eq!(section.len(), info.observations.len(), "{stdout}");
+        for (line, o) in section.iter().zip(&info.observations) {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            assert_eq!(words[..2], [o.key, o.kind.name()], "{line}");
+            assert!(line.ends_with(o.summary), "{line}");
+            listed += 1;
+        }
+    }
+    assert!(listed >= 40, "only {listed} keys listed");
+    let out = faultline(&["list", "ozone-om", "--json"]);
+    assert_eq!(out.status.code(), Some(0));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let keys = json["models"][0]["observations"].as_array().unwrap();
+    let ready = keys.iter().find(|k| k["key"] == "ready").expect("ready");
+    assert_eq!(ready["kind"], "fact");
+    assert!(keys
+        .iter()
+        .any(|k| k["key"] == "chain.<bucket>" && k["kind"] == "state"));
+}
+
 #[test]
 fn completions_and_man_pages_come_from_the_command_definitions() {
     for (shell, marker) in [

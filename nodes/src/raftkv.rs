@@ -7,8 +7,8 @@
 use crate::api::{
     parse_json, Answers, ApplyResult, BugInfo, ChaosDomain, Check, ClusterView, Command,
     Consistency, FailPoint, FailPointInfo, Fault, HistoryModel, InvariantInfo, InvariantKind,
-    Model, ModelInfo, NodeCtx, NodeEvent, Observation, OpInfo, OpResult, ParsedOp, PointChaos,
-    RoleInfo,
+    Model, ModelInfo, NodeCtx, NodeEvent, Observation, ObservationInfo, OpInfo, OpResult, ParsedOp,
+    PointChaos, RoleInfo,
 };
 use crate::raft::{
     role_name, Config, Entry, EntryBody, ProposeError, Raft, RaftEvent, Role, Tuning,
@@ -243,6 +243,18 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| ModelInfo {
         ));
         params
     },
+    observations: vec![
+        ObservationInfo::state(
+            "<key>",
+            "a key a client put, with its value; a deleted key is gone (and listed as removed)",
+        ),
+        ObservationInfo::fact("commit", "the node's Raft commit index"),
+        ObservationInfo::fact("last_index", "the last index of the node's Raft log"),
+        ObservationInfo::fact(
+            "applied_entry_replaced",
+            "an applied log index whose entry now has another term (state machine safety broken)",
+        ),
+    ],
     reports_removed: true,
     history: HistoryModel::Register,
     chaos: ChaosDomain {

@@ -45,6 +45,35 @@ mod tests {
         assert_eq!(every().len(), super::models().len() + 1);
     }
 
+    /// Every model declares the keys its nodes publish, each key once and with
+    /// a summary (the test `observation_keys` holds them to what runs publish).
+    #[test]
+    fn every_model_declares_its_observation_keys() {
+        for model in every() {
+            let info = model.info();
+            assert!(
+                !info.observations.is_empty(),
+                "model {} declares no keys",
+                info.name
+            );
+            let mut seen = std::collections::BTreeSet::new();
+            for o in &info.observations {
+                assert!(
+                    seen.insert((o.kind, o.key)),
+                    "{}: `{}` twice",
+                    info.name,
+                    o.key
+                );
+                assert!(
+                    !o.summary.is_empty(),
+                    "{}: `{}` has no summary",
+                    info.name,
+                    o.key
+                );
+            }
+        }
+    }
+
     /// Every model declares probes, and its table keeps the rules the ledger
     /// relies on: snake_case names, each once, each with a summary.
     #[test]

@@ -117,6 +117,10 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| ModelInfo {
     has_leader: false,
     leader_transfer: false,
     params: Vec::new(),
+    observations: vec![crate::api::ObservationInfo::state(
+        "<key>",
+        "a key the `set` op stored",
+    )],
     reports_removed: false,
     history: HistoryModel::None,
     chaos: crate::api::ChaosDomain::DEFAULT,

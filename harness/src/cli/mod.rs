@@ -8,6 +8,7 @@ mod child;
 mod commands;
 pub mod exit;
 mod hunt;
+mod list;
 mod manual;
 mod new;
 mod term;
@@ -471,7 +472,7 @@ pub fn main_with(cli: Cli) -> ExitCode {
             model,
             scenarios,
             json,
-        } => commands::list(scenarios.as_deref(), model.as_deref(), json),
+        } => list::list(scenarios.as_deref(), model.as_deref(), json),
         Command::New { model, out, force } => new::new(&model, out.as_deref(), force),
         Command::Replay { report } => commands::replay(&report, verbosity),
         Command::Sweep {

@@ -2,7 +2,7 @@
 
 use crate::faults::FaultTable;
 use crate::trail::{Data, Event, GiveUp, OpEnd, OpEndKind, Trail};
-use nodes::api::{Command, Env, Fault, NodeEvent, Observation, OpResult, Role};
+use nodes::api::{Command, Env, Fault, NodeEvent, Observation, ObservationKind, OpResult, Role};
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
@@ -14,6 +14,39 @@ use tokio::sync::mpsc::UnboundedSender;
 pub const MESSAGE_BUCKET_MS: u64 = 100;
 /// Bound on the message buckets kept per run.
 pub const MESSAGE_BUCKETS_MAX: usize = 200_000;
+
+/// A published key: which map, and the key.
+pub type PublishedKey = (ObservationKind, String);
+
+thread_local! {
+    /// Every key published on this thread while [`published_keys`] collects.
+    static PUBLISHED: RefCell<Option<BTreeSet<PublishedKey>>> = const { RefCell::new(None) };
+}
+
+/// Run `f`, and return with its result every state key and fact a node
+/// published in the runs it made on this thread (not in child processes): what
+/// the test of the models' key declarations holds them to.
+pub fn published_keys<T>(f: impl FnOnce() -> T) -> (T, BTreeSet<PublishedKey>) {
+    let outer = PUBLISHED.with(|p| p.borrow_mut().replace(BTreeSet::new()));
+    let value = f();
+    let keys = PUBLISHED.with(|p| std::mem::replace(&mut *p.borrow_mut(), outer));
+    (value, keys.unwrap_or_default())
+}
+
+fn collect_keys(observation: &Observation) {
+    PUBLISHED.with(|p| {
+        let mut p = p.borrow_mut();
+        let Some(keys) = p.as_mut() else {
+            return;
+        };
+        let state = observation
+            .state
+            .keys()
+            .map(|k| (ObservationKind::State, k));
+        let facts = observation.facts.keys().map(|k| (ObservationKind::Fact, k));
+        keys.extend(state.chain(facts).map(|(kind, key)| (kind, key.clone())));
+    });
+}
 
 pub struct NodeState {
     pub name: String,
@@ -233,6 +266,7 @@ impl Env for RunEnv {
     }
 
     fn publish(&self, node: &str, observation: Observation) {
+        collect_keys(&observation);
         let mut state = self.state.borrow_mut();
         if let Some(i) = state.node_index(node) {
             let node = &mut state.nodes[i];

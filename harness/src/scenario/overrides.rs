@@ -41,11 +41,20 @@ impl Overrides {
 }
 
 /// "none" or the names, comma-separated, for a message.
-fn known_list(names: Vec<&str>) -> String {
-    if names.is_empty() {
+/// What follows an unknown `name` in the error: the nearest known one, if
+/// any is near, and every known one.
+fn known_list(name: &str, names: Vec<&str>) -> String {
+    let known = if names.is_empty() {
         "none".to_string()
     } else {
         names.join(", ")
+    };
+    match crate::yaml::nearest(name, names.iter().copied()) {
+        Some(best) => format!(
+            "; {} (known: {known})",
+            crate::text::did_you_mean(name, best)
+        ),
+        None => format!(" (known: {known})"),
     }
 }
 
@@ -72,10 +81,10 @@ pub fn bug_set(scenarios: &[Scenario], bugs: &[String]) -> Result<nodes::api::Bu
             let info = scenario.model.info();
             if info.bug(key).is_none() {
                 return Err(format!(
-                    "`--bug {text}`: model `{}` of {} declares no bug `{key}` (known: {})",
+                    "`--bug {text}`: model `{}` of {} declares no bug `{key}`{}",
                     info.name,
                     scenario.file,
-                    known_list(info.bugs.iter().map(|b| b.key).collect())
+                    known_list(key, info.bugs.iter().map(|b| b.key).collect())
                 ));
             }
         }
@@ -120,10 +129,10 @@ pub fn apply_params(scenarios: &mut [Scenario], params: &[String]) -> Result<(),
             }
             let Some(param) = info.param(name) else {
                 return Err(format!(
-                    "`--param {text}`: model `{}` of {} has no param `{name}` (known: {})",
+                    "`--param {text}`: model `{}` of {} has no param `{name}`{}",
                     info.name,
                     scenario.file,
-                    known_list(info.params.iter().map(|p| p.name).collect())
+                    known_list(name, info.params.iter().map(|p| p.name).collect())
                 ));
             };
             let nodes: Vec<&str> = scenario.nodes.iter().map(|n| n.name.as_str()).collect();
@@ -152,4 +161,24 @@ pub fn apply_params(scenarios: &mut [Scenario], params: &[String]) -> Result<(),
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::known_list;
+
+    /// An unknown `--param` or `--bug` name gets the nearest known one.
+    #[test]
+    fn an_unknown_override_name_gets_a_did_you_mean() {
+        let names = vec!["heartbeat_ms", "exit_order"];
+        assert_eq!(
+            known_list("exit_ordr", names.clone()),
+            "; did you mean `exit_order`? (known: heartbeat_ms, exit_order)"
+        );
+        assert_eq!(
+            known_list("nosuch", names),
+            " (known: heartbeat_ms, exit_order)"
+        );
+        assert_eq!(known_list("x", Vec::new()), " (known: none)");
+    }
 }

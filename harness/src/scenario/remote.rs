@@ -255,6 +255,8 @@ fn remote_model(name: &str) -> &'static dyn Model {
                 has_leader: false,
                 leader_transfer: false,
                 params: Vec::new(),
+                // Its keys are declared in the target's binary.
+                observations: Vec::new(),
                 reports_removed: false,
                 // Judged in the target's binary, by the model's own declaration.
                 history: nodes::api::HistoryModel::None,

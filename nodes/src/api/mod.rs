@@ -26,7 +26,7 @@ pub use model::{
     InvariantKind, Model, ModelInfo, NodeView, OpInfo, ParsedOp, RoleInfo,
 };
 pub use net::Net;
-pub use observe::Observation;
+pub use observe::{pattern_matches, Observation, ObservationInfo, ObservationKind};
 pub use params::{ParamInfo, ParamKind, ParamValue, PerNode, WEEK_MS};
 pub use probe::{check_probe_table, Probe, ProbeInfo, Probes};
 pub use promise::{AnswerKind, Answers, Consistency, HistoryModel, Sequential};

@@ -3,7 +3,7 @@
 use super::chaos::ChaosDomain;
 use super::ctx::{NodeCtx, NodeSpec};
 use super::faults::FailPointInfo;
-use super::observe::Observation;
+use super::observe::{Observation, ObservationInfo, ObservationKind};
 use super::params::ParamInfo;
 use super::probe::ProbeInfo;
 use super::promise::{Answers, Consistency, HistoryModel, Sequential};
@@ -110,6 +110,10 @@ pub struct ModelInfo {
     pub leader_transfer: bool,
     /// Every key the model's `params` accept, with type, bounds and default.
     pub params: Vec<ParamInfo>,
+    /// Every state key and fact its nodes publish (what `observed:` can
+    /// match); empty for a model whose keys are not known here (one built
+    /// into a target's binary).
+    pub observations: Vec<ObservationInfo>,
     /// Whether observations list the state keys a node held and removed
     /// ([`Observation::removed`]), so that "removed" and "never there" differ.
     pub reports_removed: bool,
@@ -158,6 +162,12 @@ impl ModelInfo {
     }
     pub fn invariant(&self, name: &str) -> Option<&InvariantInfo> {
         self.invariants.iter().find(|i| i.name == name)
+    }
+    /// The declaration a published key of this kind is, if any.
+    pub fn observation(&self, kind: ObservationKind, key: &str) -> Option<&ObservationInfo> {
+        self.observations
+            .iter()
+            .find(|o| o.kind == kind && o.matches(key))
     }
     pub fn op(&self, name: &str) -> Option<&OpInfo> {
         self.ops.iter().find(|o| o.name == name)

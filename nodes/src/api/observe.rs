@@ -59,3 +59,120 @@ impl Observation {
         self.fact(key).and_then(|v| v.parse().ok())
     }
 }
+
+/// Which map of an [`Observation`] a declared key is in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ObservationKind {
+    /// [`Observation::state`]: replicated, compared between replicas.
+    State,
+    /// [`Observation::facts`]: node-local.
+    Fact,
+}
+
+impl ObservationKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ObservationKind::State => "state",
+            ObservationKind::Fact => "fact",
+        }
+    }
+}
+
+/// One key (or family of keys) a model's nodes publish, for `faultline list`,
+/// for `observed:` in scenarios, and for the test that holds a model to it.
+#[derive(Debug, PartialEq, Eq)]
+pub struct ObservationInfo {
+    /// The key, where `<word>` stands for any non-empty text: `ratis_applied`,
+    /// `chain.<bucket>`, `held.<datanode>/C<container>`.
+    pub key: &'static str,
+    pub kind: ObservationKind,
+    pub summary: &'static str,
+    /// Why the bundled scenarios may never publish it (a key only a rare path
+    /// writes); `None`: some bundled scenario of the model publishes it.
+    pub rare: Option<&'static str>,
+}
+
+impl ObservationInfo {
+    /// A key the nodes always (or commonly) publish.
+    pub const fn new(key: &'static str, kind: ObservationKind, summary: &'static str) -> Self {
+        ObservationInfo {
+            key,
+            kind,
+            summary,
+            rare: None,
+        }
+    }
+
+    pub const fn state(key: &'static str, summary: &'static str) -> Self {
+        Self::new(key, ObservationKind::State, summary)
+    }
+
+    pub const fn fact(key: &'static str, summary: &'static str) -> Self {
+        Self::new(key, ObservationKind::Fact, summary)
+    }
+
+    /// The same key, marked as one the bundled scenarios need not publish.
+    pub const fn rare(self, why: &'static str) -> Self {
+        ObservationInfo {
+            rare: Some(why),
+            ..self
+        }
+    }
+
+    /// Whether `key` is this declaration's key (each `<word>` matching any
+    /// non-empty text).
+    pub fn matches(&self, key: &str) -> bool {
+        pattern_matches(self.key, key)
+    }
+
+    /// The key's fixed text before its first `<word>` (all of it when it has none).
+    pub fn prefix(&self) -> &'static str {
+        self.key.split('<').next().unwrap_or(self.key)
+    }
+}
+
+/// Whether `key` matches `pattern`, where `<word>` matches one or more characters.
+pub fn pattern_matches(pattern: &str, key: &str) -> bool {
+    let Some(open) = pattern.find('<') else {
+        return pattern == key;
+    };
+    let Some(close) = pattern[open..].find('>').map(|c| open + c) else {
+        return pattern == key;
+    };
+    let (literal, rest) = (&pattern[..open], &pattern[close + 1..]);
+    let Some(tail) = key.strip_prefix(literal) else {
+        return false;
+    };
+    // The placeholder takes at least one character; try every length.
+    (1..=tail.len())
+        .filter(|&end| tail.is_char_boundary(end))
+        .any(|end| pattern_matches(rest, &tail[end..]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pattern_matches;
+
+    #[test]
+    fn a_placeholder_matches_any_non_empty_text() {
+        assert!(pattern_matches("ratis_applied", "ratis_applied"));
+        assert!(!pattern_matches("ratis_applied", "ratis_applie"));
+        assert!(pattern_matches("chain.<bucket>", "chain./v/b"));
+        assert!(!pattern_matches("chain.<bucket>", "chain."));
+        assert!(pattern_matches("held.<dn>/C<n>", "held.dn1/C12"));
+        assert!(pattern_matches("held.<dn>/C<n>", "held.a/C/C1"));
+        assert!(!pattern_matches("held.<dn>/C<n>", "held.dn1/C"));
+        assert!(!pattern_matches("held.<dn>/C<n>", "since_ms.dn1/C1"));
+        assert!(pattern_matches("<key>", "a"));
+        assert!(!pattern_matches("<key>", ""));
+        assert!(pattern_matches(
+            "bucket.<b>.usedBytes",
+            "bucket./v/b.usedBytes"
+        ));
+        assert!(!pattern_matches(
+            "bucket.<b>.usedBytes",
+            "bucket./v/b.usedBytesX"
+        ));
+    }
+}

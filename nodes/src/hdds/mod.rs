@@ -16,6 +16,7 @@
 mod context;
 mod datanode;
 mod deletion;
+mod observations;
 mod receiver;
 mod replicas;
 mod report;
@@ -573,6 +574,7 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
     has_leader: false,
     leader_transfer: false,
     params: params_info(),
+    observations: observations::observations(),
     reports_removed: false,
     history: HistoryModel::Own,
     chaos: ChaosDomain {

@@ -15,6 +15,7 @@ pub mod chain;
 pub mod db;
 mod invariants;
 mod node;
+mod observations;
 pub mod request;
 mod sequential;
 mod services;
@@ -586,6 +587,7 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
     has_leader: true,
     leader_transfer: true,
     params: params_info(),
+    observations: observations::observations(),
     reports_removed: false,
     history: HistoryModel::Own,
     chaos: ChaosDomain {

@@ -15,6 +15,7 @@ pub mod checks;
 pub mod election;
 mod follower;
 mod leader;
+mod observations;
 mod server;
 pub mod storage;
 pub mod sync_queue;
@@ -445,6 +446,7 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
     has_leader: true,
     leader_transfer: false,
     params: params_info(),
+    observations: observations::observations(),
     reports_removed: false,
     history: HistoryModel::ZooKeeper,
     chaos: ChaosDomain {

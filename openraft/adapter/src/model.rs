@@ -5,7 +5,7 @@ use nodes::api::{ChaosDomain, ParamChaos, ParamInfo, ParamValue};
 use nodes::api::{Answers, Consistency, HistoryModel};
 use nodes::api::{
     Check, ClusterView, IndexFormat, InvariantInfo, InvariantKind, Model, ModelInfo, NodeCtx,
-    OpInfo, ParsedOp, RoleInfo, parse_json,
+    ObservationInfo, OpInfo, ParsedOp, RoleInfo, parse_json,
 };
 use serde::{Deserialize, Serialize};
 use std::future::Future;
@@ -245,6 +245,25 @@ fn info() -> ModelInfo {
             // enough to hide every other finding and to fail each all-fixed
             // control. A scenario that sets it on still runs it.
             .chaos(ParamChaos::Choices(&[ParamValue::Bool(false)])),
+        ],
+        // What `Node::publish_metrics` publishes. Not held to the registry
+        // test of the harness (that test runs only the models built with it).
+        observations: vec![
+            ObservationInfo::state("<key>", "a key a client put, with its value"),
+            ObservationInfo::fact("committed", "the node's committed log index"),
+            ObservationInfo::fact("committed_log_id", "the committed log id, `TERM-INDEX`"),
+            ObservationInfo::fact("last_log", "the last log index"),
+            ObservationInfo::fact("durable", "the last log index flushed to storage"),
+            ObservationInfo::fact("snapshot", "the index of the last snapshot"),
+            ObservationInfo::fact("vote", "the node's vote"),
+            ObservationInfo::fact(
+                "membership",
+                "the membership, `voters [n1,n2,n3] learners [n4]`",
+            ),
+            ObservationInfo::fact(
+                "violation.<invariant>",
+                "what the node's oracle saw break that invariant",
+            ),
         ],
         reports_removed: false,
         // put, get and read are judged as a register per key.

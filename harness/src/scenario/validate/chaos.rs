@@ -718,6 +718,20 @@ impl Reader<'_, '_> {
             None => 1,
         };
         let op_node = super::errors::map_filtered(item, |k| k != "on" && k != "weight");
+        // The op's name, at the name (a name with a placeholder is left to the
+        // checks of its draws).
+        if let Some(name) = op_node
+            .get("op")
+            .filter(|n| !n.as_str().unwrap_or("").contains('{'))
+        {
+            let info = self.info;
+            let text = name.as_str().unwrap_or("");
+            if info.op(text).is_none() {
+                self.e
+                    .unknown_name(name.loc, "op", text, info.ops.iter().map(|o| o.name));
+                return None;
+            }
+        }
         if let Err((loc, message)) = super::templates::placeholders(&op_node) {
             self.e.error(loc, message);
             return None;

@@ -5,7 +5,7 @@
 use super::names::Reader;
 use crate::scenario::raw;
 use crate::scenario::{Absence, Compare, Number, ObservedMatch, Pattern, ValueTest};
-use crate::yaml::{Node, Value};
+use crate::yaml::{nearest, Node, Spanned, Value};
 
 /// Longest regular expression source accepted, and the compiled size bound: a
 /// pattern is input like any other and must not cost unbounded memory.
@@ -42,7 +42,8 @@ impl Reader<'_, '_> {
         let raw: raw::Observed = self.e.read(item)?;
         let node = self.target(&raw.node);
         let mut tests = Vec::new();
-        let mut ok = node.is_some();
+        let key_known = self.observed_key(&raw.key);
+        let mut ok = node.is_some() && key_known;
         if let Some(value) = &raw.value {
             tests.push(ValueTest::Equals(value.clone()));
         }
@@ -103,6 +104,31 @@ impl Reader<'_, '_> {
 }
 
 impl Reader<'_, '_> {
+    /// Whether some key the model declares its nodes publish (a state key or a
+    /// fact) is `key`; else an error with the nearest declared key. A model
+    /// that declares none (one built into a target's binary) takes any key.
+    fn observed_key(&mut self, key: &Spanned<String>) -> bool {
+        let info = self.info;
+        if info.observations.is_empty() || info.observations.iter().any(|o| o.matches(&key.value)) {
+            return true;
+        }
+        let keys = info.observations.iter().map(|o| o.key);
+        let list = format!("`faultline list {}` shows its keys", info.name);
+        let hint = match nearest(&key.value, keys) {
+            Some(best) => format!("{} {list}", crate::text::did_you_mean(&key.value, best)),
+            None => list,
+        };
+        self.e.error_hint(
+            key.loc,
+            format!(
+                "unknown observed key `{}`: no {} node publishes it as a state key or fact",
+                key.value, info.name
+            ),
+            hint,
+        );
+        false
+    }
+
     /// `absent: true | removed | never`, alone, and `removed`/`never` only for a
     /// model that reports removed keys.
     fn absence(&mut self, absent: &Node, with_other_tests: bool) -> Option<Absence> {
