@@ -40,7 +40,7 @@ const KINDS: &[KindSpec] = &[
     fault(
         "transfer_leader",
         "Hand leadership to a node (a node reference, or `{to, timeout, optional}`).",
-        |g| one_of_name_or::<raw::TransferLeader>(g),
+        one_of_name_or::<raw::TransferLeader>,
         |r, body| r.transfer_leader(body),
     ),
     fault(
@@ -76,25 +76,25 @@ const KINDS: &[KindSpec] = &[
     fault(
         "crash",
         "Kill a node's process; unsynced writes are lost (a node reference, or `{node, optional}`).",
-        |g| one_of_name_or::<raw::Process>(g),
+        one_of_name_or::<raw::Process>,
         |r, body| r.process(body, true).map(StepKind::Crash),
     ),
     fault(
         "restart",
         "Crash a node (if up), then start it from durable state.",
-        |g| one_of_name_or::<raw::Process>(g),
+        one_of_name_or::<raw::Process>,
         |r, body| r.process(body, true).map(StepKind::Restart),
     ),
     fault(
         "stop",
         "Stop a node cleanly (the model's own shutdown).",
-        |g| one_of_name_or::<raw::Process>(g),
+        one_of_name_or::<raw::Process>,
         |r, body| r.process(body, true).map(StepKind::Stop),
     ),
     step(
         "start",
         "Start a down node from durable state.",
-        |g| one_of_name_or::<raw::Process>(g),
+        one_of_name_or::<raw::Process>,
         |r, body| r.process(body, false).map(StepKind::Start),
     ),
     fault(
