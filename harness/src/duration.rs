@@ -63,6 +63,20 @@ pub fn parse(text: &str) -> Result<Duration, String> {
     Ok(Duration::from_micros((total_ms * 1000.0).round() as u64))
 }
 
+/// What [`parse`] reads, as a regular expression (ECMA-262 and Rust `regex`
+/// alike): parts of a number and a unit, around optional spaces. The scenario
+/// file's JSON Schema gives it to editors; a test holds it to [`parse`].
+pub const PATTERN: &str = r"^\s*(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:ms|s|min|m|h))+\s*$";
+
+/// A duration in the scenario file's JSON Schema.
+pub fn schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "string",
+        "pattern": PATTERN,
+        "description": "A duration: a number and a unit (ms, s, m, h), compounds allowed: 150ms, 2s, 1.5s, 1m30s",
+    })
+}
+
 /// Format a duration the way scenarios write it.
 pub fn format(duration: Duration) -> String {
     let ms = duration.as_millis();
@@ -115,6 +129,42 @@ mod tests {
         assert!(parse("5 parsecs").unwrap_err().contains("unknown unit"));
         assert!(parse("soon").unwrap_err().contains("cannot read"));
         assert!(parse("").unwrap_err().contains("empty"));
+    }
+
+    #[test]
+    fn the_schema_pattern_reads_what_parse_reads() {
+        let pattern = regex::Regex::new(PATTERN).unwrap();
+        for text in [
+            "150ms",
+            "2s",
+            "1.5s",
+            "1m30s",
+            "2h",
+            "0s",
+            "5min",
+            " 2s ",
+            ".5s",
+            "1.s",
+            "1.5s.5s",
+            "-1s",
+            "5",
+            "5 parsecs",
+            "soon",
+            "",
+            "1500us",
+            "1.2.3s",
+            "1s 2s",
+            "s",
+            "2d",
+            "1e3s",
+        ] {
+            assert_eq!(
+                pattern.is_match(text),
+                parse(text).is_ok(),
+                "`{text}`: {:?}",
+                parse(text)
+            );
+        }
     }
 
     #[test]

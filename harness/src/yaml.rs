@@ -252,6 +252,26 @@ impl<T: Serialize> Serialize for Spanned<T> {
     }
 }
 
+/// Described as the bare value: the location is ours, not the file's (the
+/// scenario file's JSON Schema, `crate::scenario::schema`).
+impl<T: schemars::JsonSchema> schemars::JsonSchema for Spanned<T> {
+    fn inline_schema() -> bool {
+        T::inline_schema()
+    }
+
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        T::schema_name()
+    }
+
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        T::schema_id()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        T::json_schema(generator)
+    }
+}
+
 struct SpannedVisitor<T>(PhantomData<T>);
 
 impl<'de, T: Deserialize<'de>> Visitor<'de> for SpannedVisitor<T> {

@@ -1,6 +1,7 @@
 //! Shell completions and man pages, generated from the clap definitions in
 //! [`super::Cli`] (so they cannot drift from the real flags): `faultline
-//! completions bash|zsh|fish|elvish|powershell` and `faultline man [--out-dir DIR]`.
+//! completions bash|zsh|fish|elvish|powershell` and `faultline man [--out-dir DIR]`;
+//! and the JSON Schemas made from the library's types (`faultline schema scenario`).
 
 use super::exit;
 use super::term;
@@ -53,6 +54,14 @@ pub fn man(out_dir: Option<&Path>) -> u8 {
         }
     }
     exit::OK
+}
+
+/// Print a JSON Schema (`faultline schema scenario`).
+pub fn schema(what: super::SchemaKind) -> u8 {
+    let text = match what {
+        super::SchemaKind::Scenario => crate::scenario::schema::scenario_text(),
+    };
+    write_stdout(text.as_bytes())
 }
 
 fn write_stdout(bytes: &[u8]) -> u8 {

@@ -52,6 +52,13 @@ pub enum EdnShapeArg {
     ListAppend,
 }
 
+/// The JSON Schemas `faultline schema` prints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SchemaKind {
+    /// A scenario file (for editors: `# yaml-language-server: $schema=...`).
+    Scenario,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ColorWhen {
     Auto,
@@ -324,6 +331,12 @@ pub enum Command {
         #[arg(long)]
         out_dir: Option<PathBuf>,
     },
+    /// Print a JSON Schema: `faultline schema scenario` is the scenario file's
+    /// (docs/schema/scenario.schema.json), made from the reader's own types.
+    Schema {
+        #[arg(value_enum)]
+        what: SchemaKind,
+    },
     /// Render the HTML report of a saved report.json (no rerun).
     Report {
         report: PathBuf,
@@ -571,6 +584,7 @@ pub fn main_with(cli: Cli) -> ExitCode {
         }),
         Command::Completions { shell } => manual::completions(shell),
         Command::Man { out_dir } => manual::man(out_dir.as_deref()),
+        Command::Schema { what } => manual::schema(what),
     };
     ExitCode::from(code)
 }

@@ -9,6 +9,7 @@ pub mod overrides;
 pub mod raw;
 mod remote;
 pub mod schedule;
+pub mod schema;
 pub mod target;
 mod validate;
 

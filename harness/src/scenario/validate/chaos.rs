@@ -1,4 +1,8 @@
 //! The `chaos` section: fault kinds with weights, fail points, and the workload.
+//!
+//! Over 800 lines for a reason: the JSON Schema of what these readers take from
+//! the tree (the end of the file) stays beside them, so that the two are read
+//! and changed together.
 
 use super::errors::locate_field;
 use super::names::Reader;
@@ -7,6 +11,7 @@ use crate::scenario::raw;
 use crate::scenario::*;
 use crate::yaml::{Node, Spanned, Value};
 use nodes::api::{FailPointInfo, ParamChaos, ParamValue};
+use schemars::{json_schema, Schema, SchemaGenerator};
 use std::time::Duration;
 
 impl Reader<'_, '_> {
@@ -822,4 +827,75 @@ fn param_value(value: &ParamValue) -> serde_json::Value {
         ParamValue::Text(t) => (*t).into(),
         ParamValue::Integers(list) => list.to_vec().into(),
     }
+}
+
+// ---- The JSON Schema of what this module reads from the tree. ----
+
+/// `chaos:` as [`Reader::chaos`] reads it.
+pub(in crate::scenario) fn chaos_schema(generator: &mut SchemaGenerator) -> Schema {
+    generator.subschema_for::<raw::Chaos>()
+}
+
+/// A workload (top-level or chaos), as [`Reader::workload`] reads it.
+pub(in crate::scenario) fn workload_schema(generator: &mut SchemaGenerator) -> Schema {
+    generator.subschema_for::<raw::Workload>()
+}
+
+/// `faults:` as [`Reader::chaos_faults`] reads it: kind -> weight or `{weight, ...}`.
+pub(in crate::scenario) fn chaos_faults_schema(generator: &mut SchemaGenerator) -> Schema {
+    let full = generator.subschema_for::<raw::ChaosFault>();
+    let kind = json_schema!({
+        "anyOf": [
+            {"type": "integer", "minimum": 0, "maximum": u32::MAX, "description": "The weight (0 switches the kind off)."},
+            full,
+        ],
+    });
+    let properties: serde_json::Map<String, serde_json::Value> = raw::CHAOS_FAULT_KINDS
+        .iter()
+        .map(|name| (name.to_string(), kind.clone().to_value()))
+        .collect();
+    json_schema!({
+        "type": "object",
+        "properties": properties,
+        "additionalProperties": false,
+    })
+}
+
+/// `chaos.params:` as [`Reader::chaos_params`] reads it.
+pub(in crate::scenario) fn chaos_params_schema(generator: &mut SchemaGenerator) -> Schema {
+    let range = generator.subschema_for::<raw::IntRange>();
+    json_schema!({
+        "type": "object",
+        "additionalProperties": {"anyOf": [range, {"type": "array", "minItems": 1}]},
+    })
+}
+
+/// A chaos point's `action:` as [`Reader::point_action`] reads it.
+pub(in crate::scenario) fn point_action_schema(generator: &mut SchemaGenerator) -> Schema {
+    let fixed = generator.subschema_for::<raw::Action>();
+    let range = generator.subschema_for::<raw::Range>();
+    json_schema!({
+        "anyOf": [
+            fixed,
+            {"type": "object", "properties": {"stall": range}, "required": ["stall"], "additionalProperties": false},
+        ],
+    })
+}
+
+/// A workload's `ops:` as [`Reader::workload`] and [`Reader::workload_op`]
+/// read them: op templates, each with its own `on` and `weight`.
+pub(in crate::scenario) fn workload_ops_schema(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({
+        "type": "array",
+        "minItems": 1,
+        "items": {
+            "type": "object",
+            "properties": {
+                "op": {"type": "string", "description": "One of the model's ops; its arguments (which may hold placeholders `{A..B}`, `{seq}`) are keys beside it."},
+                "on": {"type": "string", "description": "A node reference (default: the workload's `on`)."},
+                "weight": {"type": "integer", "minimum": 1, "maximum": u32::MAX, "description": "Relative frequency (default 1)."},
+            },
+            "required": ["op"],
+        },
+    })
 }

@@ -7,6 +7,7 @@ use crate::scenario::raw;
 use crate::scenario::{ClientOp, ClientStep, OpExpect, StepKind, Target};
 use crate::yaml::{Node, Spanned, Value};
 use nodes::api::ParsedOp;
+use schemars::{JsonSchema, Schema, SchemaGenerator};
 
 impl Reader<'_, '_> {
     pub(super) fn client(&mut self, body: &Node) -> Option<StepKind> {
@@ -175,4 +176,20 @@ impl Reader<'_, '_> {
         );
         None
     }
+}
+
+/// A `client` step's value, as [`Reader::client`] reads it: the options of
+/// [`raw::ClientOptions`], and every other key the op's (`op` and its arguments,
+/// which the model checks).
+pub(super) fn client_schema(generator: &mut SchemaGenerator) -> Schema {
+    let mut schema = raw::ClientOptions::json_schema(generator);
+    schema.remove("additionalProperties");
+    if let Some(serde_json::Value::Object(properties)) = schema.get_mut("properties") {
+        properties.insert(
+            "op".into(),
+            serde_json::json!({"type": "string", "description": "One of the model's ops (`faultline list MODEL`); its arguments are keys beside it."}),
+        );
+    }
+    schema.insert("required".into(), serde_json::json!(["op"]));
+    schema
 }

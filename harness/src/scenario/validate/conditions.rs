@@ -5,12 +5,29 @@ use super::names::Reader;
 use crate::scenario::raw;
 use crate::scenario::{Condition, Since, StepKind, Target};
 use crate::yaml::{Node, Spanned, Value};
+use schemars::{json_schema, Schema, SchemaGenerator};
 use std::time::Duration;
 
 const DEFAULT_WITHIN: Duration = Duration::from_secs(30);
 
 const CONDITIONS: &str =
     "one of `leader`, `applied`, `up`, `down`, `ops_done`, `quiescent`, `observed`, `event`";
+
+/// The keys of an await mapping that are conditions, in the order of `given`
+/// in [`Reader::await_step`] (the JSON Schema asks for exactly one).
+const CONDITION_KEYS: [&str; 8] = [
+    "leader",
+    "applied",
+    "up",
+    "down",
+    "ops_done",
+    "quiescent",
+    "observed",
+    "event",
+];
+
+/// The words an await may be (`- await: leader`).
+const AWAIT_WORDS: [&str; 3] = ["leader", "ops_done", "quiescent"];
 
 impl Reader<'_, '_> {
     pub(super) fn await_step(&mut self, body: &Node) -> Option<StepKind> {
@@ -71,12 +88,8 @@ impl Reader<'_, '_> {
             "ops_done" => Condition::OpsDone,
             "quiescent" => Condition::Quiescent,
             other => {
-                self.e.unknown_name(
-                    body.loc,
-                    "await condition",
-                    other,
-                    ["leader", "ops_done", "quiescent"],
-                );
+                self.e
+                    .unknown_name(body.loc, "await condition", other, AWAIT_WORDS);
                 return None;
             }
         };
@@ -133,8 +146,7 @@ impl Reader<'_, '_> {
                 Some(s) if s.value == "step" => Since::Step,
                 Some(s) if s.value == "run" => Since::Run,
                 Some(s) => {
-                    self.e
-                        .unknown_name(s.loc, "`since`", &s.value, ["step", "run"]);
+                    self.e.unknown_name(s.loc, "`since`", &s.value, SINCE_WORDS);
                     return None;
                 }
             };
@@ -165,4 +177,34 @@ impl Reader<'_, '_> {
             }
         }
     }
+}
+
+/// What `since:` may be.
+const SINCE_WORDS: [&str; 2] = ["step", "run"];
+
+// ---- The JSON Schema of what this module reads from the tree. ----
+
+/// An `await` step's value, as [`Reader::await_step`] reads it.
+pub(super) fn await_body_schema(generator: &mut SchemaGenerator) -> Schema {
+    let full = generator.subschema_for::<raw::Await>();
+    json_schema!({"anyOf": [{"enum": AWAIT_WORDS}, full]})
+}
+
+/// `since:` of an event await.
+pub(in crate::scenario) fn since_schema(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({"enum": SINCE_WORDS})
+}
+
+/// What [`Reader::await_step`] asks of a mapping: exactly one condition,
+/// `nodes` only with `applied`, `since` only with `event`.
+pub(in crate::scenario) fn await_shape(schema: &mut Schema) {
+    let one: Vec<serde_json::Value> = CONDITION_KEYS
+        .iter()
+        .map(|key| serde_json::json!({"required": [key]}))
+        .collect();
+    schema.insert("oneOf".into(), one.into());
+    schema.insert(
+        "dependentRequired".into(),
+        serde_json::json!({"nodes": ["applied"], "since": ["event"]}),
+    );
 }

@@ -8,6 +8,7 @@ use crate::scenario::{Expect, KnownDefect, TrailMatch};
 use crate::trail::Kind;
 use crate::yaml::{from_node, Node, Spanned, Value};
 use nodes::api::{BugMode, BugSet};
+use schemars::{json_schema, Schema, SchemaGenerator};
 
 /// The words a node reference may be instead of a node name.
 pub(super) const TARGET_WORDS: &[&str] = &["leader", "follower", "any"];
@@ -358,4 +359,55 @@ impl Reader<'_, '_> {
         }
         inner.map(Box::new)
     }
+}
+
+// ---- The JSON Schema of what this module reads from the tree. ----
+
+/// `expect:` as [`Reader::expect`] reads it.
+pub(in crate::scenario) fn expect_schema(generator: &mut SchemaGenerator) -> Schema {
+    let full = generator.subschema_for::<raw::ExpectFull>();
+    json_schema!({"anyOf": [outcomes_schema(generator), full]})
+}
+
+/// An outcome or a non-empty list of them, as [`Reader::outcomes`] reads it.
+pub(in crate::scenario) fn outcomes_schema(_: &mut SchemaGenerator) -> Schema {
+    let names: Vec<&str> = Outcome::ALL.iter().map(|o| o.name()).collect();
+    json_schema!({
+        "anyOf": [
+            {"enum": names},
+            {"type": "array", "minItems": 1, "items": {"enum": names}},
+        ],
+    })
+}
+
+/// An event kind, as [`Reader::trail_match`] reads it.
+pub(in crate::scenario) fn event_kind_schema(_: &mut SchemaGenerator) -> Schema {
+    let names: Vec<String> = Kind::ALL.iter().map(|k| k.name()).collect();
+    json_schema!({"enum": names})
+}
+
+/// `except:` as [`Reader::known_defects`] reads it.
+pub(in crate::scenario) fn except_schema(generator: &mut SchemaGenerator) -> Schema {
+    let one = generator.subschema_for::<raw::KnownDefect>();
+    json_schema!({
+        "anyOf": [one, {"type": "array", "minItems": 1, "items": one}],
+    })
+}
+
+/// `observed:` of an expectation, as [`Reader::observed_list`] reads it.
+pub(in crate::scenario) fn observed_list_schema(generator: &mut SchemaGenerator) -> Schema {
+    let one = generator.subschema_for::<raw::Observed>();
+    json_schema!({"type": "array", "items": one})
+}
+
+/// What [`Reader::trail_match`] asks of every match: one of `node`, `kind`, `contains`.
+pub(in crate::scenario) fn trail_match_shape(schema: &mut Schema) {
+    schema.insert(
+        "anyOf".into(),
+        serde_json::json!([
+            {"required": ["node"]},
+            {"required": ["kind"]},
+            {"required": ["contains"]},
+        ]),
+    );
 }

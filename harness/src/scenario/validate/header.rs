@@ -9,6 +9,7 @@ use crate::scenario::raw;
 use crate::scenario::{Heal, HistoryCheck, Limits, NodeSpec, Settings, Variant};
 use crate::yaml::{from_node, Loc, Node, Spanned, Value};
 use nodes::api::{BugMode, BugSet, ChaosDomain, Model, ModelInfo};
+use schemars::{json_schema, Schema, SchemaGenerator};
 use std::time::Duration;
 
 /// What the header phase resolves.
@@ -703,4 +704,81 @@ pub(in crate::scenario) fn default_settings() -> Settings {
             shrink_steps: 2_000_000,
         },
     }
+}
+
+// ---- The JSON Schema of what this phase reads from the tree (raw.rs names
+// these; `crate::scenario::schema` assembles the document). ----
+
+/// `nodes:` as [`Errors::nodes`] reads it: 1..=NODES_MAX names or `{name, role}`.
+pub(in crate::scenario) fn nodes_schema(generator: &mut SchemaGenerator) -> Schema {
+    let full = generator.subschema_for::<raw::NodeFull>();
+    json_schema!({
+        "type": "array",
+        "minItems": 1,
+        "maxItems": NODES_MAX,
+        "items": {"anyOf": [node_name_schema(generator), full]},
+    })
+}
+
+/// A node's name as [`Errors::node_name_ok`] accepts it.
+pub(in crate::scenario) fn node_name_schema(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({
+        "type": "string",
+        "pattern": "^[A-Za-z0-9_-]{1,32}$",
+        "not": {"enum": RESERVED_NODE_NAMES},
+    })
+}
+
+/// `params:` (top-level and a variant's) as [`Errors::params`] reads it: a
+/// mapping whose keys and values the model checks.
+pub(in crate::scenario) fn params_schema(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({"type": ["object", "null"]})
+}
+
+/// `heal:` as [`Errors::heal`] reads it.
+pub(in crate::scenario) fn heal_schema(generator: &mut SchemaGenerator) -> Schema {
+    let spec = generator.subschema_for::<raw::HealSpec>();
+    json_schema!({"anyOf": [{"type": "boolean"}, spec]})
+}
+
+/// A variant's `bugs:` as [`Reader::bugs`] reads it.
+pub(in crate::scenario) fn bugs_schema(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({
+        "type": "object",
+        "additionalProperties": {"enum": ["buggy", "fixed"]},
+    })
+}
+
+/// `variants:` as [`Reader::variant_map`] reads it.
+pub(in crate::scenario) fn variants_schema(generator: &mut SchemaGenerator) -> Schema {
+    let variant = generator.subschema_for::<raw::Variant>();
+    json_schema!({
+        "type": "object",
+        "description": "Variant name -> {target, bugs, params, expect}: each runs the same steps with its own bug modes and params (or give `expect`).",
+        "minProperties": 1,
+        "maxProperties": super::VARIANTS_MAX,
+        "additionalProperties": variant,
+    })
+}
+
+/// What [`read`] and [`Reader::variants`] ask of the whole file: not both
+/// `expect` and `variants`; unless the chaos section says `auto: true`,
+/// `steps` and one of `expect` or `variants`.
+pub(in crate::scenario) fn top_level_shape(schema: &mut Schema) {
+    let auto = json_schema!({
+        "required": ["chaos"],
+        "properties": {"chaos": {"required": ["auto"], "properties": {"auto": {"const": true}}}},
+    });
+    schema.insert(
+        "not".into(),
+        serde_json::json!({"required": ["expect", "variants"]}),
+    );
+    schema.insert("if".into(), auto.to_value());
+    schema.insert(
+        "else".into(),
+        serde_json::json!({
+            "required": ["steps"],
+            "anyOf": [{"required": ["expect"]}, {"required": ["variants"]}],
+        }),
+    );
 }

@@ -6,6 +6,7 @@ use super::names::Reader;
 use crate::scenario::raw;
 use crate::scenario::{Absence, Compare, Number, ObservedMatch, Pattern, ValueTest};
 use crate::yaml::{nearest, Node, Spanned, Value};
+use schemars::{json_schema, Schema, SchemaGenerator};
 
 /// Longest regular expression source accepted, and the compiled size bound: a
 /// pattern is input like any other and must not cost unbounded memory.
@@ -212,4 +213,40 @@ fn describe(node: &Node) -> String {
             node.kind_name().to_string()
         }
     }
+}
+
+// ---- The JSON Schema of what this module reads from the tree. ----
+
+/// The tests of a value other than the comparisons (see [`COMPARISONS`]).
+const TESTS: [&str; 3] = ["value", "contains", "matches"];
+
+/// An observed match (`await: {observed: ...}`).
+pub(in crate::scenario) fn observed_schema(generator: &mut SchemaGenerator) -> Schema {
+    generator.subschema_for::<raw::Observed>()
+}
+
+/// `absent:` as [`Reader::absence`] reads it.
+pub(in crate::scenario) fn absent_schema(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({"enum": [true, "removed", "never"]})
+}
+
+/// A bound of a comparison, as [`number`] reads it: a number, or its text.
+pub(in crate::scenario) fn bound_schema(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({"type": ["number", "string"]})
+}
+
+/// What [`Reader::observed_match`] asks: at least one test, and `absent` alone.
+pub(in crate::scenario) fn observed_shape(schema: &mut Schema) {
+    let others: Vec<serde_json::Value> = TESTS
+        .iter()
+        .chain(COMPARISONS.iter().map(|(name, _)| name))
+        .map(|name| serde_json::json!({"required": [name]}))
+        .collect();
+    let mut any = others.clone();
+    any.push(serde_json::json!({"required": ["absent"]}));
+    schema.insert("anyOf".into(), any.into());
+    schema.insert(
+        "dependentSchemas".into(),
+        serde_json::json!({"absent": {"not": {"anyOf": others}}}),
+    );
 }

@@ -20,6 +20,30 @@ mod steps;
 mod templates;
 
 pub use templates::expand_template;
+// The JSON Schema of what each reader reads from the tree, beside the reader
+// (raw.rs names these; `crate::scenario::schema` assembles the document).
+pub(in crate::scenario) use chaos::{
+    chaos_faults_schema, chaos_params_schema, chaos_schema, point_action_schema,
+    workload_ops_schema, workload_schema,
+};
+pub(in crate::scenario) use conditions::{await_shape, since_schema};
+pub(in crate::scenario) use expectations::{
+    event_kind_schema, except_schema, expect_schema, observed_list_schema, outcomes_schema,
+    trail_match_shape,
+};
+pub(in crate::scenario) use header::{
+    bugs_schema, heal_schema, node_name_schema, nodes_schema, params_schema, top_level_shape,
+    variants_schema,
+};
+pub(in crate::scenario) use matchers::{
+    absent_schema, bound_schema, observed_schema, observed_shape,
+};
+pub(in crate::scenario) use schedule::{
+    op_schema, schedule_ref_schema, scheduled_faults_schema, scheduled_ops_schema,
+};
+pub(in crate::scenario) use steps::{
+    check_shape, delay_schema, partition_shape, release_shape, stall_schema, steps_schema,
+};
 // For scenarios whose model runs in a target's binary (remote.rs).
 pub(super) use errors::file_stem as stem_of_file;
 pub(super) use header::default_settings;

@@ -11,6 +11,7 @@ use crate::scenario::raw;
 use crate::scenario::schedule::{Fault, Planned, PlannedOp, Schedule, FAULTS_MAX, OPS_MAX};
 use crate::scenario::{FaultAction, StepKind};
 use crate::yaml::{Node, Spanned, Value};
+use schemars::{json_schema, Schema, SchemaGenerator};
 use std::path::Path;
 use std::time::Duration;
 
@@ -320,4 +321,67 @@ impl Reader<'_, '_> {
             op,
         })
     }
+}
+
+// ---- The JSON Schema of what this module reads from the tree. ----
+
+/// `chaos.schedule:` as [`Reader::schedule_ref`] reads it.
+pub(in crate::scenario) fn schedule_ref_schema(generator: &mut SchemaGenerator) -> Schema {
+    let schedule = generator.subschema_for::<raw::Schedule>();
+    json_schema!({
+        "anyOf": [
+            {"type": "string", "description": "A schedule file, relative to the scenario's directory."},
+            schedule,
+        ],
+    })
+}
+
+/// A schedule's `faults:` as [`Reader::scheduled_fault`] reads them: a fault
+/// step with the [`ENTRY_KEYS`].
+pub(in crate::scenario) fn scheduled_faults_schema(generator: &mut SchemaGenerator) -> Schema {
+    let duration = crate::duration::schema(generator).to_value();
+    let mut properties = serde_json::Map::new();
+    let about = [
+        ("When it begins, from the window's start.", duration.clone()),
+        ("How long a lasting fault lasts.", duration),
+        (
+            "The number that decides a `follower` or `any`.",
+            serde_json::json!({"type": "integer", "minimum": 0, "maximum": u32::MAX}),
+        ),
+    ];
+    for (key, (text, mut schema)) in ENTRY_KEYS.iter().zip(about) {
+        schema["description"] = text.into();
+        properties.insert(key.to_string(), schema);
+    }
+    let mut one = Vec::new();
+    for (kind, schema) in super::steps::fault_kind_schemas(generator) {
+        one.push(serde_json::json!({"required": [kind]}));
+        properties.insert(kind.to_string(), schema);
+    }
+    json_schema!({
+        "type": "array",
+        "maxItems": FAULTS_MAX,
+        "items": {
+            "type": "object",
+            "properties": properties,
+            "additionalProperties": false,
+            "required": ["at"],
+            "oneOf": one,
+        },
+    })
+}
+
+/// A schedule's `ops:` as [`Reader::scheduled_ops`] reads them.
+pub(in crate::scenario) fn scheduled_ops_schema(generator: &mut SchemaGenerator) -> Schema {
+    let op = generator.subschema_for::<raw::ScheduleOp>();
+    json_schema!({"type": "array", "maxItems": OPS_MAX, "items": op})
+}
+
+/// A scheduled op's `op:`: the op and its arguments, which the model checks.
+pub(in crate::scenario) fn op_schema(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({
+        "type": "object",
+        "properties": {"op": {"type": "string", "description": "One of the model's ops."}},
+        "required": ["op"],
+    })
 }

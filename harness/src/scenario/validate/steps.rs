@@ -1,5 +1,8 @@
 //! Phase two: the steps. The one place that reads each step kind, and the kinds
 //! that need no reader of their own.
+//!
+//! Over 800 lines for a reason: each kind's row in the table carries the JSON
+//! Schema of its value beside its reader, so that the two cannot part.
 
 use super::names::Reader;
 use super::{EXPANDED_STEPS_MAX, FAULTS_MAX, REPEAT_COUNT_MAX, STEPS_MAX};
@@ -7,62 +10,159 @@ use crate::scenario::raw;
 use crate::scenario::*;
 use crate::yaml::{Node, Spanned, Value};
 use nodes::api::FailPointInfo;
+use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
 /// A step kind as files write it: its name, whether it injects a fault (bounded
-/// by FAULTS_MAX), and its reader. One row per kind: the one place that names
-/// and reads each (a new kind is a row here and a variant of `StepKind`).
+/// by FAULTS_MAX), its reader, and the JSON Schema of its value with a line
+/// about it (for editors). One row per kind: the one place that names, reads
+/// and describes each (a new kind is a row here and a variant of `StepKind`).
 struct KindSpec {
     name: &'static str,
     fault: bool,
     read: Read,
+    about: &'static str,
+    schema: Describe,
 }
 
 type Read = fn(&mut Reader<'_, '_>, &Node) -> Option<StepKind>;
+type Describe = fn(&mut SchemaGenerator) -> Schema;
 
 const KINDS: &[KindSpec] = &[
-    step("client", |r, body| r.client(body)),
-    fault("transfer_leader", |r, body| r.transfer_leader(body)),
-    fault("partition", |r, body| r.partition(body)),
-    step("heal", |r, body| r.heal(body)),
-    fault("hold", |r, body| r.hold(body)),
-    step("release", |r, body| r.release(body)),
-    fault("latency", |r, body| r.latency(body)),
-    fault("crash", |r, body| {
-        r.process(body, true).map(StepKind::Crash)
-    }),
-    fault("restart", |r, body| {
-        r.process(body, true).map(StepKind::Restart)
-    }),
-    fault("stop", |r, body| r.process(body, true).map(StepKind::Stop)),
-    step("start", |r, body| {
-        r.process(body, false).map(StepKind::Start)
-    }),
-    fault("failpoint", |r, body| r.failpoint(body)),
-    step("clear_failpoint", |r, body| r.clear_failpoint(body)),
-    step("sleep", |r, body| r.sleep(body)),
-    step("await", |r, body| r.await_step(body)),
-    step("check", |r, body| r.check(body)),
-    step("repeat", |r, body| r.repeat(body)),
-    step("workload", |r, body| r.workload_step(body)),
+    step(
+        "client",
+        "A client operation of the model: `op` and its arguments, with `on`, `wait`, `timeout`, `expect`.",
+        super::client::client_schema,
+        |r, body| r.client(body),
+    ),
+    fault(
+        "transfer_leader",
+        "Hand leadership to a node (a node reference, or `{to, timeout, optional}`).",
+        one_of_name_or::<raw::TransferLeader>,
+        |r, body| r.transfer_leader(body),
+    ),
+    fault(
+        "partition",
+        "Cut links: `{groups}`, `{isolate}`, or one-way `{from, to}`.",
+        |g| g.subschema_for::<raw::Partition>(),
+        |r, body| r.partition(body),
+    ),
+    step(
+        "heal",
+        "Repair every partition: `heal: all`.",
+        |_| json_schema!({"anyOf": [{"const": "all"}, {"const": true}, {"type": "null"}, {"type": "object", "maxProperties": 0}]}),
+        |r, body| r.heal(body),
+    ),
+    fault(
+        "hold",
+        "Hold the messages between two nodes until `release`.",
+        |g| g.subschema_for::<raw::Between>(),
+        |r, body| r.hold(body),
+    ),
+    step(
+        "release",
+        "Deliver held messages (`{between}`) or wake a stalled fail point (`{node, failpoint}`).",
+        |g| g.subschema_for::<raw::Release>(),
+        |r, body| r.release(body),
+    ),
+    fault(
+        "latency",
+        "Set a link's delay: `{between: [a, b], delay: 200ms | default}`.",
+        |g| g.subschema_for::<raw::Latency2>(),
+        |r, body| r.latency(body),
+    ),
+    fault(
+        "crash",
+        "Kill a node's process; unsynced writes are lost (a node reference, or `{node, optional}`).",
+        one_of_name_or::<raw::Process>,
+        |r, body| r.process(body, true).map(StepKind::Crash),
+    ),
+    fault(
+        "restart",
+        "Crash a node (if up), then start it from durable state.",
+        one_of_name_or::<raw::Process>,
+        |r, body| r.process(body, true).map(StepKind::Restart),
+    ),
+    fault(
+        "stop",
+        "Stop a node cleanly (the model's own shutdown).",
+        one_of_name_or::<raw::Process>,
+        |r, body| r.process(body, true).map(StepKind::Stop),
+    ),
+    step(
+        "start",
+        "Start a down node from durable state.",
+        one_of_name_or::<raw::Process>,
+        |r, body| r.process(body, false).map(StepKind::Start),
+    ),
+    fault(
+        "failpoint",
+        "Arm a fail point of the model: `{node, point, action, count, probability, optional}`.",
+        |g| g.subschema_for::<raw::FailPoint>(),
+        |r, body| r.failpoint(body),
+    ),
+    step(
+        "clear_failpoint",
+        "Disarm a fail point: `{node, point}`.",
+        |g| g.subschema_for::<raw::PointRef>(),
+        |r, body| r.clear_failpoint(body),
+    ),
+    step(
+        "sleep",
+        "Let simulated time pass.",
+        crate::duration::schema,
+        |r, body| r.sleep(body),
+    ),
+    step(
+        "await",
+        "Wait for a condition: `leader`, `ops_done`, `quiescent`, or a mapping with one condition and `within`.",
+        super::conditions::await_body_schema,
+        |r, body| r.await_step(body),
+    ),
+    step(
+        "check",
+        "Check now: `converged`, `{converged: true, within}` or `{invariant: NAME}`.",
+        |g| {
+            let full = g.subschema_for::<raw::Check>();
+            json_schema!({"anyOf": [{"const": "converged"}, full]})
+        },
+        |r, body| r.check(body),
+    ),
+    step(
+        "repeat",
+        "Run `steps` `count` times.",
+        |g| g.subschema_for::<raw::Repeat>(),
+        |r, body| r.repeat(body),
+    ),
+    step(
+        "workload",
+        "Start or stop the top-level `workload:`.",
+        |_| json_schema!({"enum": ["start", "stop"]}),
+        |r, body| r.workload_step(body),
+    ),
 ];
 
 /// A step kind that injects no fault.
-const fn step(name: &'static str, read: Read) -> KindSpec {
+const fn step(name: &'static str, about: &'static str, schema: Describe, read: Read) -> KindSpec {
     KindSpec {
         name,
         fault: false,
         read,
+        about,
+        schema,
     }
 }
 
 /// A step kind that injects a fault.
-const fn fault(name: &'static str, read: Read) -> KindSpec {
+const fn fault(name: &'static str, about: &'static str, schema: Describe, read: Read) -> KindSpec {
     KindSpec {
         name,
         fault: true,
         read,
+        about,
+        schema,
     }
 }
 
@@ -594,4 +694,115 @@ pub(super) fn expanded_steps(steps: &[Step]) -> u64 {
         };
         total.saturating_add(one)
     })
+}
+
+// ---- The JSON Schema of steps, from the table above. ----
+
+/// A node reference, or the mapping `T` (`crash: n1`, `crash: {node: n1}`).
+fn one_of_name_or<T: JsonSchema>(generator: &mut SchemaGenerator) -> Schema {
+    let full = generator.subschema_for::<T>();
+    json_schema!({"anyOf": [{"type": "string", "description": "A node reference: a node name, `leader`, `follower` or `any`."}, full]})
+}
+
+/// One step: a mapping with one key, the step kind (a definition of its own,
+/// `$defs/Step`, since `repeat` holds steps).
+struct StepSchema;
+
+impl JsonSchema for StepSchema {
+    fn schema_name() -> Cow<'static, str> {
+        "Step".into()
+    }
+
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        let properties: serde_json::Map<String, serde_json::Value> = KINDS
+            .iter()
+            .map(|kind| (kind.name.to_string(), described(generator, kind)))
+            .collect();
+        json_schema!({
+            "description": "A step: a mapping with one key, the step kind.",
+            "type": "object",
+            "minProperties": 1,
+            "maxProperties": 1,
+            "properties": properties,
+            "additionalProperties": false,
+        })
+    }
+}
+
+/// A kind's schema with its line about it.
+fn described(generator: &mut SchemaGenerator, kind: &KindSpec) -> serde_json::Value {
+    let mut schema = (kind.schema)(generator);
+    schema.insert("description".into(), kind.about.into());
+    schema.to_value()
+}
+
+/// `steps:` as [`Reader::steps`] reads it (also `repeat.steps`).
+pub(in crate::scenario) fn steps_schema(generator: &mut SchemaGenerator) -> Schema {
+    let step = generator.subschema_for::<StepSchema>();
+    json_schema!({
+        "type": "array",
+        "minItems": 1,
+        "maxItems": STEPS_MAX,
+        "items": step,
+    })
+}
+
+/// The step kinds that inject a fault, each with its schema: what a schedule's
+/// fault entry may be.
+pub(super) fn fault_kind_schemas(
+    generator: &mut SchemaGenerator,
+) -> Vec<(&'static str, serde_json::Value)> {
+    KINDS
+        .iter()
+        .filter(|kind| kind.fault)
+        .map(|kind| (kind.name, described(generator, kind)))
+        .collect()
+}
+
+/// A fail point action's `stall:` as [`Reader::fault_action`] reads it.
+pub(in crate::scenario) fn stall_schema(generator: &mut SchemaGenerator) -> Schema {
+    json_schema!({"anyOf": [{"const": "release"}, crate::duration::schema(generator)]})
+}
+
+/// A latency step's `delay:` as [`Reader::latency`] reads it.
+pub(in crate::scenario) fn delay_schema(generator: &mut SchemaGenerator) -> Schema {
+    json_schema!({"anyOf": [{"const": "default"}, crate::duration::schema(generator)]})
+}
+
+/// What [`Reader::partition`] asks: exactly one form, `from` with `to`.
+pub(in crate::scenario) fn partition_shape(schema: &mut Schema) {
+    schema.insert(
+        "oneOf".into(),
+        serde_json::json!([
+            {"required": ["groups"]},
+            {"required": ["isolate"]},
+            {"anyOf": [{"required": ["from"]}, {"required": ["to"]}]},
+        ]),
+    );
+    schema.insert(
+        "dependentRequired".into(),
+        serde_json::json!({"from": ["to"], "to": ["from"]}),
+    );
+}
+
+/// What [`Reader::release`] asks: `between` alone, or `node` with `failpoint`.
+pub(in crate::scenario) fn release_shape(schema: &mut Schema) {
+    schema.insert(
+        "oneOf".into(),
+        serde_json::json!([
+            {"required": ["between"], "not": {"anyOf": [{"required": ["node"]}, {"required": ["failpoint"]}]}},
+            {"required": ["node", "failpoint"], "not": {"required": ["between"]}},
+        ]),
+    );
+}
+
+/// What [`Reader::check`] asks of a mapping: `converged: true` or `invariant`, not both.
+pub(in crate::scenario) fn check_shape(schema: &mut Schema) {
+    schema.insert(
+        "oneOf".into(),
+        serde_json::json!([
+            {"required": ["converged"], "properties": {"converged": {"const": true}}, "not": {"required": ["invariant"]}},
+            {"required": ["invariant"], "not": {"required": ["converged"]}},
+        ]),
+    );
 }
