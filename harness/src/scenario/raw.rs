@@ -572,7 +572,9 @@ pub struct Chaos {
     #[schemars(schema_with = "crate::scenario::validate::schedule_ref_schema")]
     pub schedule: Option<serde::de::IgnoredAny>,
     /// Start a node whose process ended itself again after a delay in
-    /// `{min, max}`, or `false`; read by `validate`.
+    /// `{min, max}` (a supervisor), or `false`; read by `validate`.
+    #[serde(default)]
+    #[schemars(schema_with = "crate::scenario::validate::restart_exited_schema")]
     pub restart_exited: Option<serde::de::IgnoredAny>,
 }
 

@@ -870,6 +870,16 @@ pub(in crate::scenario) fn chaos_params_schema(generator: &mut SchemaGenerator) 
     })
 }
 
+/// `restart_exited:` as [`Reader::restart_exited`] reads it: the supervisor's
+/// delay range, or `false`.
+pub(in crate::scenario) fn restart_exited_schema(generator: &mut SchemaGenerator) -> Schema {
+    let range = generator.subschema_for::<raw::Range>();
+    json_schema!({
+        "description": "Start a node whose process ended itself in the window again after a delay drawn from this range (a supervisor), or `false` (it stays down until the heal phase).",
+        "anyOf": [range, {"const": false}],
+    })
+}
+
 /// A chaos point's `action:` as [`Reader::point_action`] reads it.
 pub(in crate::scenario) fn point_action_schema(generator: &mut SchemaGenerator) -> Schema {
     let fixed = generator.subschema_for::<raw::Action>();

@@ -24,7 +24,7 @@ pub use templates::expand_template;
 // (raw.rs names these; `crate::scenario::schema` assembles the document).
 pub(in crate::scenario) use chaos::{
     chaos_faults_schema, chaos_params_schema, chaos_schema, point_action_schema,
-    workload_ops_schema, workload_schema,
+    restart_exited_schema, workload_ops_schema, workload_schema,
 };
 pub(in crate::scenario) use conditions::{await_shape, since_schema};
 pub(in crate::scenario) use expectations::{
