@@ -122,6 +122,36 @@ impl Kind {
             .unwrap_or_default()
     }
 
+    /// A client op's event: sent, answered, failed, timed out.
+    pub fn is_op(self) -> bool {
+        match self {
+            Kind::OpInvoke | Kind::OpOk | Kind::OpError | Kind::OpTimeout => true,
+            Kind::Network
+            | Kind::Crash
+            | Kind::Restart
+            | Kind::Stop
+            | Kind::Start
+            | Kind::Transfer
+            | Kind::FailPointArm
+            | Kind::FailPointHit
+            | Kind::FailPointClear
+            | Kind::FailPointRelease
+            | Kind::Sleep
+            | Kind::Await
+            | Kind::Check
+            | Kind::Heal
+            | Kind::Limit
+            | Kind::Leader
+            | Kind::Apply
+            | Kind::Storage
+            | Kind::Service
+            | Kind::Submit
+            | Kind::Exit
+            | Kind::Probe
+            | Kind::Note => false,
+        }
+    }
+
     /// Faults the scenario injected (the shrinker's unit of work, the report's bands).
     pub fn is_fault(self) -> bool {
         match self {

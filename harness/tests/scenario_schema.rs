@@ -109,6 +109,8 @@ const MEANING: &[&str] = &[
     "93-except-unknown-key",                  // the model's bug keys
     "94-except-unknown-checker",              // the model's invariants
     "97-except-unknown-key-and-checker",      // the model's bug keys and invariants
+    "98-observed-key-unknown",                // the model's observation keys
+    "99-workload-op-unknown",                 // the model's ops
 ];
 
 /// Cases that are no YAML document JSON can hold: the YAML reader refuses them

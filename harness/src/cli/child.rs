@@ -57,28 +57,14 @@ pub fn serve(command: ChildCommand) -> u8 {
             variant,
             seed,
         } => {
-            let scenario = match scenario::load_str(&name, &text) {
+            let scenario = match runnable(&name, &text, &variant) {
                 Ok(s) => s,
-                Err(e) => {
-                    eprint!("{e}");
-                    return exit::BAD_INPUT;
-                }
+                Err(code) => return code,
             };
-            let Some(v) = scenario.variant(&variant) else {
-                eprintln!("error: {name} has no variant `{variant}`");
-                return exit::BAD_INPUT;
-            };
-            if let Some(code) = wrong_binary(v, &variant) {
-                return code;
-            }
+            let v = scenario.variant(&variant).expect("checked by runnable");
             crate::runner::child::mark_child();
             let sample = crate::bench::sample(&scenario, v, seed);
-            let line = serde_json::to_string(&sample).expect("samples serialize");
-            let mut out = std::io::stdout().lock();
-            if writeln!(out, "{line}").and_then(|()| out.flush()).is_err() {
-                return exit::FAILED;
-            }
-            exit::OK
+            answer(&serde_json::to_string(&sample).expect("samples serialize"))
         }
         ChildCommand::Run {
             name,
@@ -89,20 +75,11 @@ pub fn serve(command: ChildCommand) -> u8 {
                 Some((text, extra)) => (text.to_string(), Some(extra.to_string())),
                 None => (text, None),
             };
-            let scenario = match scenario::load_str(&name, &text) {
+            let scenario = match runnable(&name, &text, &variant) {
                 Ok(s) => s,
-                Err(e) => {
-                    eprint!("{e}");
-                    return exit::BAD_INPUT;
-                }
+                Err(code) => return code,
             };
-            let Some(v) = scenario.variant(&variant) else {
-                eprintln!("error: {name} has no variant `{variant}`");
-                return exit::BAD_INPUT;
-            };
-            if let Some(code) = wrong_binary(v, &variant) {
-                return code;
-            }
+            let v = scenario.variant(&variant).expect("checked by runnable");
             let mut inputs = crate::runner::Inputs::default();
             if let Some(extra) = extra {
                 let doc: serde_json::Value = match serde_json::from_str(&extra) {
@@ -135,27 +112,41 @@ pub fn serve(command: ChildCommand) -> u8 {
             }
             crate::runner::child::mark_child();
             let result = crate::runner::run_with(&scenario, v, seed, &inputs);
-            let line = serde_json::to_string(&result).expect("results serialize");
-            let mut out = std::io::stdout().lock();
-            if writeln!(out, "{line}").and_then(|()| out.flush()).is_err() {
-                return exit::FAILED;
-            }
-            exit::OK
+            answer(&serde_json::to_string(&result).expect("results serialize"))
         }
     }
 }
 
-/// A variant on a target this binary does not run: the manifest named the
-/// wrong binary (exit 2, said on stderr).
-fn wrong_binary(v: &crate::scenario::Variant, variant: &str) -> Option<u8> {
-    let target = v.target.as_ref()?;
-    if crate::models::providing(target).is_some() {
-        return None;
+/// The scenario on stdin, with a variant `variant` that this binary runs; else
+/// the exit code, the reason said on stderr (a variant on a target this binary
+/// does not run: the manifest named the wrong binary).
+fn runnable(name: &str, text: &str, variant: &str) -> Result<scenario::Scenario, u8> {
+    let scenario = scenario::load_str(name, text).map_err(|e| {
+        eprint!("{e}");
+        exit::BAD_INPUT
+    })?;
+    let Some(v) = scenario.variant(variant) else {
+        eprintln!("error: {name} has no variant `{variant}`");
+        return Err(exit::BAD_INPUT);
+    };
+    if let Some(target) = &v.target {
+        if crate::models::providing(target).is_none() {
+            let here = crate::models::provided();
+            eprintln!(
+                "error: variant `{variant}` runs on {target}, but this binary runs [{}]: the targets manifest names the wrong binary",
+                here.join(", ")
+            );
+            return Err(exit::BAD_INPUT);
+        }
     }
-    let here = crate::models::provided();
-    eprintln!(
-        "error: variant `{variant}` runs on {target}, but this binary runs [{}]: the targets manifest names the wrong binary",
-        here.join(", ")
-    );
-    Some(exit::BAD_INPUT)
+    Ok(scenario)
+}
+
+/// The answer's one JSON line on stdout.
+fn answer(line: &str) -> u8 {
+    let mut out = std::io::stdout().lock();
+    if writeln!(out, "{line}").and_then(|()| out.flush()).is_err() {
+        return exit::FAILED;
+    }
+    exit::OK
 }

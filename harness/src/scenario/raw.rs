@@ -15,7 +15,7 @@ use serde::Deserialize;
 
 /// Top-level keys, except `steps` and `variants`, which are read one entry at a
 /// time so that every entry's errors are reported (the schema adds them:
-/// `crate::scenario::schema`).
+/// the `schema` module of `scenario`).
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(title = "faultline scenario", transform = crate::scenario::validate::top_level_shape)]

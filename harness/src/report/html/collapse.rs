@@ -28,42 +28,12 @@ pub const GROUP_OPS_MIN: usize = 5;
 /// ...unless the run has at least this many rows.
 pub const GROUP_ROWS_MIN: usize = 20;
 
-/// Is `kind` a client op's event (sent, answered, failed, timed out)?
-pub fn is_op(kind: Kind) -> bool {
-    match kind {
-        Kind::OpInvoke | Kind::OpOk | Kind::OpError | Kind::OpTimeout => true,
-        Kind::Network
-        | Kind::Crash
-        | Kind::Restart
-        | Kind::Stop
-        | Kind::Start
-        | Kind::Transfer
-        | Kind::FailPointArm
-        | Kind::FailPointHit
-        | Kind::FailPointClear
-        | Kind::FailPointRelease
-        | Kind::Sleep
-        | Kind::Await
-        | Kind::Check
-        | Kind::Heal
-        | Kind::Limit
-        | Kind::Leader
-        | Kind::Apply
-        | Kind::Storage
-        | Kind::Service
-        | Kind::Submit
-        | Kind::Exit
-        | Kind::Probe
-        | Kind::Note => false,
-    }
-}
-
 /// Plain op traffic: a client op's event, or the work a node does for one (a
 /// submit, a flush, an apply, whatever its result: a `get` of a missing key
 /// fails in the state machine as a matter of course). Everything else is worth
 /// its own row; an apply the cause cites is linked, and so never folded.
 pub fn is_routine(e: &Event) -> bool {
-    if is_op(e.kind) {
+    if e.kind.is_op() {
         return true;
     }
     match e.node_event() {
@@ -118,7 +88,7 @@ pub fn parts(events: &[Event], shown: &[usize], linked: &BTreeSet<usize>) -> Vec
     let mut plain: Vec<usize> = Vec::new();
     let mut run: Vec<usize> = Vec::new();
     let flush_run = |run: &mut Vec<usize>, plain: &mut Vec<usize>, parts: &mut Vec<Part>| {
-        let ops = run.iter().filter(|&&i| is_op(events[i].kind)).count();
+        let ops = run.iter().filter(|&&i| events[i].kind.is_op()).count();
         if ops < GROUP_OPS_MIN && run.len() < GROUP_ROWS_MIN {
             plain.append(run);
             return;
@@ -171,7 +141,7 @@ fn summary(events: &[Event], rows: &[usize]) -> Summary {
     let count = |kind: Kind| by_kind.get(&kind).copied().unwrap_or(0);
     let ops: usize = by_kind
         .iter()
-        .filter(|(kind, _)| is_op(**kind))
+        .filter(|(kind, _)| kind.is_op())
         .map(|(_, c)| c)
         .sum();
     let mut said: Vec<String> = Vec::new();
@@ -190,7 +160,7 @@ fn summary(events: &[Event], rows: &[usize]) -> Summary {
     }
     let others: Vec<String> = by_kind
         .iter()
-        .filter(|(kind, _)| !is_op(**kind))
+        .filter(|(kind, _)| !kind.is_op())
         .map(|(kind, c)| {
             if *kind == Kind::Apply && failed > 0 {
                 format!("{c} apply, {failed} failed")

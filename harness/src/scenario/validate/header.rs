@@ -707,7 +707,7 @@ pub(in crate::scenario) fn default_settings() -> Settings {
 }
 
 // ---- The JSON Schema of what this phase reads from the tree (raw.rs names
-// these; `crate::scenario::schema` assembles the document). ----
+// these; the `schema` module of `scenario` assembles the document). ----
 
 /// `nodes:` as [`Errors::nodes`] reads it: 1..=NODES_MAX names or `{name, role}`.
 pub(in crate::scenario) fn nodes_schema(generator: &mut SchemaGenerator) -> Schema {

@@ -21,7 +21,7 @@ mod templates;
 
 pub use templates::expand_template;
 // The JSON Schema of what each reader reads from the tree, beside the reader
-// (raw.rs names these; `crate::scenario::schema` assembles the document).
+// (raw.rs names these; the scenario's schema module assembles the document).
 pub(in crate::scenario) use chaos::{
     chaos_faults_schema, chaos_params_schema, chaos_schema, point_action_schema,
     restart_exited_schema, workload_ops_schema, workload_schema,
