@@ -449,8 +449,13 @@ chaos:
     scenario::load_str("supervised.yaml", &text).expect("valid")
 }
 
+/// A node and a time (ms).
+type At = (String, u64);
+/// A node, when it was started again, and how long after its exit (ms).
+type Revived = (String, u64, u64);
+
 /// When each node's process ended itself, and when the supervisor started it.
-fn exits_and_revivals(result: &RunResult) -> (Vec<(String, u64)>, Vec<(String, u64, u64)>) {
+fn exits_and_revivals(result: &RunResult) -> (Vec<At>, Vec<Revived>) {
     let (mut exits, mut revived) = (Vec::new(), Vec::new());
     for e in result.trail.iter() {
         if let Data::Exited { .. } = &e.data {
