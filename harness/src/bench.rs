@@ -278,15 +278,7 @@ fn sample_in(
     variant: &crate::scenario::Variant,
     seed: u64,
 ) -> Result<Sample, String> {
-    let args = [
-        "__child".to_string(),
-        "bench".into(),
-        scenario.file.clone(),
-        "--variant".into(),
-        variant.name.clone(),
-        "--seed".into(),
-        seed.to_string(),
-    ];
+    let args = runner::child::args("bench", scenario, variant, seed);
     match crate::targets::call(binary, &args, scenario.source.as_ref())? {
         (0, stdout, _) => serde_json::from_slice(&stdout)
             .map_err(|e| format!("{} gave no measurement: {e}", binary.display())),

@@ -1,8 +1,8 @@
 //! Every model declares the keys its nodes publish (`ModelInfo::observations`,
 //! what `observed:` can match and `faultline list` shows), and the declaration
 //! is held to what runs publish: every state key and fact a node published in
-//! a run of a bundled scenario is declared, and every declaration not marked
-//! rare was published by some run.
+//! a run of a bundled scenario is declared, and every declaration was
+//! published by some run.
 
 mod common;
 
@@ -47,9 +47,9 @@ fn mismatches(info: &ModelInfo, keys: &BTreeSet<PublishedKey>) -> Vec<String> {
         let seen = keys
             .iter()
             .any(|(kind, key)| *kind == declared.kind && declared.matches(key));
-        if !seen && declared.rare.is_none() {
+        if !seen {
             wrong.push(format!(
-                "{}: declared {} `{}` was published by no run (remove it, or mark it rare with a reason)",
+                "{}: declared {} `{}` was published by no run (remove it, or add a bundled scenario that reaches it)",
                 info.name,
                 declared.kind.name(),
                 declared.key

@@ -62,15 +62,7 @@ pub(crate) fn run(
         reason = "wall-clock ok: the child's wall time, reported, never in the trail"
     )]
     let wall = std::time::Instant::now(); // wall-clock ok: reported, never in the trail
-    let args = [
-        "__child".to_string(),
-        "run".into(),
-        scenario.file.clone(),
-        "--variant".into(),
-        variant.name.clone(),
-        "--seed".into(),
-        seed.to_string(),
-    ];
+    let args = args("run", scenario, variant, seed);
     let mut stdin = scenario.source.to_string();
     if inputs.schedule.is_some() || inputs.record_ops || !inputs.bugs.0.is_empty() {
         let names: Vec<String> = scenario.nodes.iter().map(|n| n.name.clone()).collect();
@@ -108,6 +100,25 @@ pub(crate) fn run(
         ),
         Err(message) => not_run(scenario, variant, seed, wall, message),
     }
+}
+
+/// The arguments of a child command about one run: `__child COMMAND NAME
+/// --variant V --seed S` (`run`, or `bench`).
+pub(crate) fn args(
+    command: &str,
+    scenario: &Scenario,
+    variant: &Variant,
+    seed: u64,
+) -> Vec<String> {
+    vec![
+        "__child".to_string(),
+        command.to_string(),
+        scenario.file.clone(),
+        "--variant".into(),
+        variant.name.clone(),
+        "--seed".into(),
+        seed.to_string(),
+    ]
 }
 
 /// A run that could not be placed (its target is not built): `unknown`.

@@ -498,14 +498,16 @@ pub fn shrink(options: &ShrinkOptions) -> Result<ShrinkSummary, Error> {
         exhausted: exhausted || timed.exhausted,
         kept: timed.actions,
     };
-    let variants = run_variant(&scenario, &original).map(|v| pair(&scenario, &v, &original));
-    let comment = provenance(options, &original, &target, &shrunk, variants.is_some())
+    // The template was made from this variant, so it is there.
+    let variant = run_variant(&scenario, &original).expect("the template's variant");
+    let variants = pair(&scenario, &variant, &original);
+    let comment = provenance(options, &original, &target, &shrunk)
         + &format!(
             "\nIts script takes {} of the original's {} before the heal phase.",
             crate::duration::format(std::time::Duration::from_millis(timed.end_ms)),
             crate::duration::format(std::time::Duration::from_millis(template.end_ms()))
         );
-    let text = template.render_until(&shrunk.kept, timed.end_ms, variants.as_ref(), &comment);
+    let text = template.render_until(&shrunk.kept, timed.end_ms, Some(&variants), &comment);
     if let Some(out) = &options.out {
         atomic_write(out, text.as_bytes()).map_err(Error::Io)?;
     }
@@ -765,22 +767,15 @@ fn provenance(
     original: &RunResult,
     target: &Target,
     shrunk: &Shrunk,
-    paired: bool,
 ) -> String {
-    let expectation = if paired {
-        "Its variants are named for what they are: `buggy` (the run's bug modes or\n\
-         build) expects the finding, `fixed` expects `converged`; a variant of the\n\
-         original's own name expects `converged` and fails until the defect is fixed."
-    } else {
-        "It keeps the original expectation, so it fails until the defect is fixed:\n\
-         commit it as a regression scenario."
-    };
     format!(
         "Shrunk by `faultline shrink` from {}\n\
          scenario {} ({}), variant {}, seed {}, harness {}.\n\
          The original run ended {} (checker `{}`); this scenario ends the same way\n\
          with {} of its {} actions ({} shrink run(s){}).\n\
-         {expectation}",
+         Its variants are named for what they are: `buggy` (the run's bug modes or\n\
+         build) expects the finding, `fixed` expects `converged`; a variant of the\n\
+         original's own name expects `converged` and fails until the defect is fixed.",
         options.report.display(),
         original.scenario,
         original.file,

@@ -88,20 +88,11 @@ pub struct ObservationInfo {
     pub key: &'static str,
     pub kind: ObservationKind,
     pub summary: &'static str,
-    /// Why the bundled scenarios may never publish it (a key only a rare path
-    /// writes); `None`: some bundled scenario of the model publishes it.
-    pub rare: Option<&'static str>,
 }
 
 impl ObservationInfo {
-    /// A key the nodes always (or commonly) publish.
     pub const fn new(key: &'static str, kind: ObservationKind, summary: &'static str) -> Self {
-        ObservationInfo {
-            key,
-            kind,
-            summary,
-            rare: None,
-        }
+        ObservationInfo { key, kind, summary }
     }
 
     pub const fn state(key: &'static str, summary: &'static str) -> Self {
@@ -110,14 +101,6 @@ impl ObservationInfo {
 
     pub const fn fact(key: &'static str, summary: &'static str) -> Self {
         Self::new(key, ObservationKind::Fact, summary)
-    }
-
-    /// The same key, marked as one the bundled scenarios need not publish.
-    pub const fn rare(self, why: &'static str) -> Self {
-        ObservationInfo {
-            rare: Some(why),
-            ..self
-        }
     }
 
     /// Whether `key` is this declaration's key (each `<word>` matching any
