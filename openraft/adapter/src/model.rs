@@ -275,6 +275,18 @@ fn info() -> ModelInfo {
             // quorum acknowledged the new leader's first entry.
             setup: &["{await: {leader: any, within: 10s}}", "{await: {applied: 1, within: 10s}}"],
             every_ms: 30,
+            // Fault timings scaled to openraft's timers, as hdds-reports scales
+            // its own to its heartbeats: a fault lasts from below the shortest
+            // heartbeat the domain draws (20 ms) to over three of its longest
+            // election timeouts (1.5 s), so it can cost a follower one
+            // AppendEntries or the cluster its leader; faults start 20 ms..1 s
+            // apart, within an election timeout of each other, so they overlap;
+            // and up to four at once on five nodes. The harness default
+            // (100 ms..10 s, 200 ms..3 s apart, two at once) is sized for
+            // systems with timers of seconds.
+            spacing_ms: (20, 1_000),
+            duration_ms: (10, 5_000),
+            concurrent_max: 4,
             op_timeout_ms: 2_000,
             heal_within_ms: 30_000,
             final_ops: &[
