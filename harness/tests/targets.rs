@@ -527,3 +527,49 @@ fn bench_measures_target_variants_in_their_own_binaries_and_goes_on_without_a_mi
         "{stdout}"
     );
 }
+
+/// openraft#1802's first find on `openraft-auto.yaml` (seed 25, issue 25): the
+/// same schedule on alpha.25, where the key is fixed, departs from alpha.24's run
+/// where the leader reports an index committed that its own log has not yet
+/// flushed. That is the mechanism the bug scenario sets up and asserts
+/// (`openraft-1802-subquorum-commit.yaml`: the leader's own flush held, so the
+/// commit comes from followers' acknowledgements alone, on fewer than a
+/// majority); the fixed build commits nothing there.
+#[test]
+fn openraft_1802s_first_auto_find_departs_where_the_leader_commits_past_its_own_flush() {
+    openraft_builds();
+    let root = common::workspace();
+    let hunt = faultline_in(
+        &root,
+        &[
+            "hunt",
+            "scenarios/openraft/openraft-auto.yaml",
+            "--key",
+            "openraft#1802",
+            "--seeds",
+            "25..25",
+            "--no-fixed",
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&hunt.stdout);
+    let row = stdout
+        .lines()
+        .find(|l| l.contains("openraft#1802 (build openraft@0.10.0-alpha.24)"))
+        .unwrap_or_else(|| panic!("no openraft#1802 row: {stdout}"));
+    assert!(row.contains("1/1"), "seed 25 finds it: {row}");
+    assert!(row.contains("invariant:committed_on_quorum"), "{row}");
+    let cause = stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("cause:"))
+        .unwrap_or_else(|| panic!("no cause line: {stdout}"));
+    assert!(
+        cause.contains("with openraft#1802 buggy the run departs from the fixed run"),
+        "{cause}"
+    );
+    let (buggy, fixed) = cause.split_once(", fixed `").expect("both sides");
+    assert!(
+        buggy.contains("probe openraft_committed_past_own_flush"),
+        "the departure is the commit past the leader's own flush: {cause}"
+    );
+    assert!(!fixed.contains("openraft_committed_past_own_flush"), "{cause}");
+}
