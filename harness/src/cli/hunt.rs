@@ -6,18 +6,47 @@ use super::term;
 use crate::text::printable;
 use std::path::PathBuf;
 
+// `faultline hunt`'s flags, as clap reads them and the command takes them.
+#[derive(clap::Args, Debug)]
 pub struct HuntArgs {
+    /// Where to look for chaos scenarios (default: the bundled ones).
+    #[arg(default_value = "scenarios")]
     pub paths: Vec<PathBuf>,
+    /// Seeds for each bug key, inclusive: `1..1000`.
+    #[arg(long, default_value = "1..1000")]
     pub seeds: String,
+    /// Seeds for the all-fixed controls (default: the same as --seeds).
+    #[arg(long)]
     pub fixed_seeds: Option<String>,
+    /// Worker threads (default: the number of cores).
+    #[arg(long)]
     pub jobs: Option<usize>,
+    /// Only this bug key (repeatable).
+    #[arg(long = "key", value_name = "KEY")]
     pub keys: Vec<String>,
+    /// Skip the all-fixed controls.
+    #[arg(long)]
     pub no_fixed: bool,
+    /// Exit 1 unless these keys are found (repeatable; `all` for every key).
+    #[arg(long = "must-find", value_name = "KEY")]
     pub must_find: Vec<String>,
+    /// Also write the table here (e.g. docs/exploration.md).
+    #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Write only this section of --out (its own markers; the rest of the
+    /// file is kept), e.g. one model's keys beside the full table.
+    #[arg(long, value_name = "NAME")]
     pub section: Option<String>,
+    /// Print the table as one JSON object.
+    #[arg(long)]
     pub json: bool,
+    /// Also measure guided search against swarm sampling: cut each key's
+    /// seeds into this many blocks and run a guided search on each block's
+    /// budget (0: off).
+    #[arg(long, default_value_t = 0, value_name = "BLOCKS")]
     pub guided_trials: usize,
+    /// Write guided finds here as scenario files (replayable with `faultline run`).
+    #[arg(long, value_name = "DIR")]
     pub finds: Option<PathBuf>,
 }
 
