@@ -180,15 +180,7 @@ fn run_jobs(scenarios: &[Scenario], jobs: &[(usize, usize, u64)], args: &RunArgs
             bugs: bugs.clone(),
             ..Default::default()
         };
-        let mut result = runner::run_with(scenario, v, seed, &inputs);
-        // The replay of a run with `--param` overrides needs them too.
-        result.stamp_overrides(&overrides);
-        // A failed run with a bug key on is explained by its fixed twin.
-        result.differential = runner::differential(scenario, v, seed, &inputs, &result);
-        // Otherwise a fault named as the cause is checked by one rerun without it.
-        if !result.departed() {
-            result.cause_check = runner::confirm_causes(scenario, v, seed, &inputs, &mut result);
-        }
+        let result = judged_run(scenario, v, seed, &inputs, &overrides);
         let mut record = report::RunRecord::of(&result).started_now();
         let mut html = None;
         if let Some(dir) = &args.report_dir {
@@ -237,37 +229,70 @@ fn run_jobs(scenarios: &[Scenario], jobs: &[(usize, usize, u64)], args: &RunArgs
             return exit::BAD_INPUT;
         }
     }
-    let failed = records.iter().filter(|r| !r.passed).count();
     if !args.json && args.verbosity != Verbosity::Quiet {
-        let mut line = format!(
-            "{} run(s): {} passed, {failed} failed",
-            records.len(),
-            records.len() - failed
-        );
-        if !not_run.is_empty() {
-            line.push_str(&format!(", {} not run (target not built)", not_run.len()));
-        }
-        if records.len() + not_run.len() < planned {
-            line.push_str(&format!(
-                " (--fail-fast: {} run(s) not started)",
-                planned - records.len() - not_run.len()
-            ));
-        }
-        println!("{line}");
-        // Where to look: the one run's page, else the summary over all of them.
-        if let Some(dir) = &args.report_dir {
-            let shown = match (&last_report, records.len()) {
-                (Some(html), 1) => html.clone(),
-                _ => dir.join("summary.md"),
-            };
-            println!("report: {}", printable(&shown.display().to_string()));
-        }
+        print_tally(args, &records, &not_run, planned, last_report.as_ref());
     }
     if let Some(note) = &incomplete {
         term::warning(format!("incomplete: {note}"));
     }
     // Runs that were asked for and not done: incomplete, never green.
     exit::of_sweep(false, not_run.is_empty(), &records)
+}
+
+/// One run of a variant as `run` judges it: the overrides stamped on it for its
+/// replay, its fixed twin's departure, and the cause it names checked.
+fn judged_run(
+    scenario: &Scenario,
+    v: &scenario::Variant,
+    seed: u64,
+    inputs: &runner::Inputs,
+    overrides: &scenario::Overrides,
+) -> runner::RunResult {
+    let mut result = runner::run_with(scenario, v, seed, inputs);
+    // The replay of a run with `--param` overrides needs them too.
+    result.stamp_overrides(overrides);
+    // A failed run with a bug key on is explained by its fixed twin.
+    result.differential = runner::differential(scenario, v, seed, inputs, &result);
+    // Otherwise a fault named as the cause is checked by one rerun without it.
+    if !result.departed() {
+        result.cause_check = runner::confirm_causes(scenario, v, seed, inputs, &mut result);
+    }
+    result
+}
+
+/// The closing lines of `run`: how many passed, failed, were not run or not
+/// started, and where to look.
+fn print_tally(
+    args: &RunArgs,
+    records: &[report::RunRecord],
+    not_run: &[report::NotRun],
+    planned: usize,
+    last_report: Option<&PathBuf>,
+) {
+    let failed = records.iter().filter(|r| !r.passed).count();
+    let mut line = format!(
+        "{} run(s): {} passed, {failed} failed",
+        records.len(),
+        records.len() - failed
+    );
+    if !not_run.is_empty() {
+        line.push_str(&format!(", {} not run (target not built)", not_run.len()));
+    }
+    if records.len() + not_run.len() < planned {
+        line.push_str(&format!(
+            " (--fail-fast: {} run(s) not started)",
+            planned - records.len() - not_run.len()
+        ));
+    }
+    println!("{line}");
+    // Where to look: the one run's page, else the summary over all of them.
+    if let Some(dir) = &args.report_dir {
+        let shown = match (last_report, records.len()) {
+            (Some(html), 1) => html.clone(),
+            _ => dir.join("summary.md"),
+        };
+        println!("report: {}", printable(&shown.display().to_string()));
+    }
 }
 
 /// `faultline rerun-failed DIR`: the failing runs of the sweep in DIR (its

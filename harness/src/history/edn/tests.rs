@@ -211,26 +211,7 @@ fn validate_jepsen(text: &str, shape: &EdnShape) -> Result<usize, String> {
         let Edn::Map(entries) = form else {
             return Err(at("not a map".into()));
         };
-        for (k, _) in entries {
-            match k {
-                Edn::Keyword(k)
-                    if [
-                        "type", "f", "value", "process", "time", "index", "error", "node",
-                    ]
-                    .contains(&k.as_str()) => {}
-                other @ (Edn::Nil
-                | Edn::Bool(_)
-                | Edn::Int(_)
-                | Edn::Float(_)
-                | Edn::Str(_)
-                | Edn::Keyword(_)
-                | Edn::Symbol(_)
-                | Edn::Vector(_)
-                | Edn::List(_)
-                | Edn::Set(_)
-                | Edn::Map(_)) => return Err(at(format!("unexpected key {other}"))),
-            }
-        }
+        known_keys(entries).map_err(at)?;
         let kind = match form.get("type") {
             Some(Edn::Keyword(k)) if ["invoke", "ok", "fail", "info"].contains(&k.as_str()) => {
                 k.as_str()
@@ -273,47 +254,78 @@ fn validate_jepsen(text: &str, shape: &EdnShape) -> Result<usize, String> {
                 crashed.insert(*process, true);
             }
         }
-        match shape {
-            EdnShape::Generic => {}
-            EdnShape::Register { .. } => {
-                if !["read", "write", "cas"].contains(&f.as_str()) {
-                    return Err(at(format!("`:f :{f}` is not a register op")));
-                }
+        shaped(shape, f, kind, form).map_err(at)?;
+    }
+    Ok(forms.len())
+}
+
+/// Only the keys Jepsen's ops have.
+fn known_keys(entries: &[(Edn, Edn)]) -> Result<(), String> {
+    for (k, _) in entries {
+        match k {
+            Edn::Keyword(k)
+                if [
+                    "type", "f", "value", "process", "time", "index", "error", "node",
+                ]
+                .contains(&k.as_str()) => {}
+            other @ (Edn::Nil
+            | Edn::Bool(_)
+            | Edn::Int(_)
+            | Edn::Float(_)
+            | Edn::Str(_)
+            | Edn::Keyword(_)
+            | Edn::Symbol(_)
+            | Edn::Vector(_)
+            | Edn::List(_)
+            | Edn::Set(_)
+            | Edn::Map(_)) => return Err(format!("unexpected key {other}")),
+        }
+    }
+    Ok(())
+}
+
+/// What `shape` asks of one op beyond the generic form.
+fn shaped(shape: &EdnShape, f: &str, kind: &str, form: &Edn) -> Result<(), String> {
+    match shape {
+        EdnShape::Generic => {}
+        EdnShape::Register { .. } => {
+            if !["read", "write", "cas"].contains(&f) {
+                return Err(format!("`:f :{f}` is not a register op"));
             }
-            EdnShape::ListAppend => {
-                if f != "txn" {
-                    return Err(at("`:f` is not :txn".into()));
-                }
-                let Some(Edn::Vector(micro)) = form.get("value") else {
-                    return Err(at("`:value` is not a vector of micro-ops".into()));
+        }
+        EdnShape::ListAppend => {
+            if f != "txn" {
+                return Err("`:f` is not :txn".into());
+            }
+            let Some(Edn::Vector(micro)) = form.get("value") else {
+                return Err("`:value` is not a vector of micro-ops".into());
+            };
+            for m in micro {
+                let ok = match m {
+                    Edn::Vector(parts) => match parts.as_slice() {
+                        [Edn::Keyword(a), _, v] if a == "append" => !matches!(v, Edn::Nil),
+                        [Edn::Keyword(r), _, Edn::Nil] if r == "r" => true,
+                        [Edn::Keyword(r), _, Edn::Vector(_)] if r == "r" => kind != "invoke",
+                        _ => false,
+                    },
+                    Edn::Nil
+                    | Edn::Bool(_)
+                    | Edn::Int(_)
+                    | Edn::Float(_)
+                    | Edn::Str(_)
+                    | Edn::Keyword(_)
+                    | Edn::Symbol(_)
+                    | Edn::List(_)
+                    | Edn::Set(_)
+                    | Edn::Map(_) => false,
                 };
-                for m in micro {
-                    let ok = match m {
-                        Edn::Vector(parts) => match parts.as_slice() {
-                            [Edn::Keyword(a), _, v] if a == "append" => !matches!(v, Edn::Nil),
-                            [Edn::Keyword(r), _, Edn::Nil] if r == "r" => true,
-                            [Edn::Keyword(r), _, Edn::Vector(_)] if r == "r" => kind != "invoke",
-                            _ => false,
-                        },
-                        Edn::Nil
-                        | Edn::Bool(_)
-                        | Edn::Int(_)
-                        | Edn::Float(_)
-                        | Edn::Str(_)
-                        | Edn::Keyword(_)
-                        | Edn::Symbol(_)
-                        | Edn::List(_)
-                        | Edn::Set(_)
-                        | Edn::Map(_) => false,
-                    };
-                    if !ok {
-                        return Err(at(format!(
-                            "{m} is not an [:append k v] or [:r k ...] micro-op"
-                        )));
-                    }
+                if !ok {
+                    return Err(format!(
+                        "{m} is not an [:append k v] or [:r k ...] micro-op"
+                    ));
                 }
             }
         }
     }
-    Ok(forms.len())
+    Ok(())
 }
