@@ -9,19 +9,51 @@ use crate::sweep::{self, merge, Stop, SweepOptions};
 use crate::text::printable;
 use std::path::{Path, PathBuf};
 
+// `faultline sweep`'s flags, as clap reads them and the command takes them.
+#[derive(clap::Args, Debug)]
 pub struct SweepArgs {
+    #[arg(required = true)]
     pub paths: Vec<PathBuf>,
+    /// Seed range, inclusive: `1..1000` (or one seed); at most 1,000,000 seeds.
+    #[arg(long, default_value = "1..100")]
     pub seeds: String,
+    /// Worker threads (default: the number of cores).
+    #[arg(long)]
     pub jobs: Option<usize>,
+    /// Take the K-th of N deterministic slices: `--shard 2/4`.
+    #[arg(long)]
     pub shard: Option<String>,
+    /// Output directory: results.jsonl, sweep.json, summaries, failing runs' reports.
+    #[arg(long, default_value = "reports/sweep")]
     pub out: PathBuf,
+    /// Stop starting new runs after this much wall time (`20m`); the sweep is
+    /// then incomplete.
+    #[arg(long)]
     pub time_budget: Option<String>,
+    /// Continue a sweep in --out, skipping runs already recorded.
+    #[arg(long)]
     pub resume: bool,
+    /// Rerun this percentage of runs and compare trail digests.
+    #[arg(long, default_value_t = 0.0)]
     pub check_determinism: f64,
+    /// Only this variant.
+    #[arg(long)]
     pub variant: Option<String>,
+    /// Stop starting new runs after the first one that fails.
+    #[arg(long)]
     pub fail_fast: bool,
+    /// Spend the runs on guided search: per scenario and variant, as many
+    /// runs as --seeds holds seeds, fresh seeds from its start and runs
+    /// derived from earlier ones by editing their schedules; the search's
+    /// corpus is kept in --out (guided/), and --resume continues it.
+    #[arg(long)]
     pub guided: bool,
-    pub overrides: crate::scenario::Overrides,
+    /// Override a bug mode in every run, as `run --bug` (repeatable).
+    #[arg(long = "bug", value_name = "KEY=MODE")]
+    pub bugs: Vec<String>,
+    /// Override a model param in every run, as `run --param` (repeatable).
+    #[arg(long = "param", value_name = "NAME=VALUE")]
+    pub params: Vec<String>,
 }
 
 fn sweep_options(args: SweepArgs, quiet: bool) -> Result<SweepOptions, String> {
@@ -54,7 +86,10 @@ fn sweep_options(args: SweepArgs, quiet: bool) -> Result<SweepOptions, String> {
         check_determinism: args.check_determinism,
         variant: args.variant,
         fail_fast: args.fail_fast,
-        overrides: args.overrides,
+        overrides: crate::scenario::Overrides {
+            bugs: args.bugs,
+            params: args.params,
+        },
         quiet,
         guided: args.guided,
     })

@@ -9,17 +9,98 @@ use crate::scenario::{self, Scenario};
 use crate::text::printable;
 use std::path::{Path, PathBuf};
 
-#[derive(Clone)]
+// `faultline run`'s flags, as clap reads them and the command takes them
+// (`rerun-failed` makes one from its own, [`RerunArgs`]).
+#[derive(clap::Args, Clone, Debug)]
 pub struct RunArgs {
+    #[arg(required = true)]
     pub paths: Vec<PathBuf>,
+    /// Seed for every run (default: each scenario's `defaults.seed`, else 1);
+    /// one seed: a range of them is `faultline sweep PATHS --seeds 1..5`.
+    #[arg(long, value_parser = parse_one_seed)]
     pub seed: Option<u64>,
+    /// Run only this variant.
+    #[arg(long)]
     pub variant: Option<String>,
+    /// Write report.json per run, junit.xml and summary.md here.
+    #[arg(long)]
     pub report_dir: Option<PathBuf>,
+    /// Print one JSON object per variant run instead of the readable summary.
+    #[arg(long)]
     pub json: bool,
+    /// Stop after the first run that misses its expectation.
+    #[arg(long)]
     pub fail_fast: bool,
+    /// Override a bug mode in every variant run: `--bug HDDS-10798=buggy`
+    /// (repeatable; the replay of a `hunt` find uses it).
+    #[arg(long = "bug", value_name = "KEY=MODE")]
+    pub bugs: Vec<String>,
+    /// Override a model param in every variant run: `--param check_quorum=false`
+    /// (repeatable; VALUE is YAML; a chaos section no longer draws it).
+    #[arg(long = "param", value_name = "NAME=VALUE")]
+    pub params: Vec<String>,
+    /// How much to print: the global `--verbose`/`--quiet`, set by `main_with`.
+    #[arg(skip)]
     pub verbosity: Verbosity,
+}
+
+impl RunArgs {
     /// `--bug KEY=MODE` and `--param NAME=VALUE` for every variant run.
-    pub overrides: scenario::Overrides,
+    pub fn overrides(&self) -> scenario::Overrides {
+        scenario::Overrides {
+            bugs: self.bugs.clone(),
+            params: self.params.clone(),
+        }
+    }
+}
+
+// `faultline rerun-failed`'s flags.
+#[derive(clap::Args, Debug)]
+pub struct RerunArgs {
+    pub dir: PathBuf,
+    /// Write report.json per run, junit.xml and summary.md here.
+    #[arg(long)]
+    pub report_dir: Option<PathBuf>,
+    /// Print one JSON object per run instead of the readable summary.
+    #[arg(long)]
+    pub json: bool,
+    /// Stop after the first run that misses its expectation.
+    #[arg(long)]
+    pub fail_fast: bool,
+}
+
+impl RerunArgs {
+    /// The reruns' own flags: no paths, seed or variant (each failed run names
+    /// its own), and the sweep's overrides added by [`rerun_failed`].
+    pub fn run_args(&self, verbosity: Verbosity) -> RunArgs {
+        RunArgs {
+            paths: Vec::new(),
+            seed: None,
+            variant: None,
+            report_dir: self.report_dir.clone(),
+            json: self.json,
+            fail_fast: self.fail_fast,
+            bugs: Vec::new(),
+            params: Vec::new(),
+            verbosity,
+        }
+    }
+}
+
+/// `run --seed`: one seed. A range (or a list) is a sweep's, and says so.
+fn parse_one_seed(text: &str) -> Result<u64, String> {
+    if text.contains("..") || text.contains(',') {
+        return Err(format!(
+            "`run` takes one seed; to run seeds {text}, use `faultline sweep PATHS --seeds {}`",
+            text.replace(',', "..")
+        ));
+    }
+    text.parse().map_err(|_| {
+        format!(
+            "a seed is a whole number from 0 to {}; a range of seeds is `faultline sweep PATHS --seeds 1..5`",
+            u64::MAX
+        )
+    })
 }
 
 fn load(paths: &[PathBuf]) -> Option<Vec<Scenario>> {
@@ -50,7 +131,7 @@ pub fn run(args: &RunArgs) -> u8 {
     let Some(mut scenarios) = load(&args.paths) else {
         return exit::BAD_INPUT;
     };
-    if let Err(message) = args.overrides.apply(&mut scenarios) {
+    if let Err(message) = args.overrides().apply(&mut scenarios) {
         eprintln!("error: {}", crate::text::printable(&message));
         return exit::BAD_INPUT;
     }
@@ -77,7 +158,8 @@ fn run_jobs(scenarios: &[Scenario], jobs: &[(usize, usize, u64)], args: &RunArgs
     let mut last_report: Option<PathBuf> = None;
     // `--bug` overrides are a run input: recorded in the report and passed
     // again by every replay (to a target's binary too).
-    let bugs = match scenario::overrides::bug_set(scenarios, &args.overrides.bugs) {
+    let overrides = args.overrides();
+    let bugs = match scenario::overrides::bug_set(scenarios, &args.bugs) {
         Ok(bugs) => bugs,
         Err(message) => {
             eprintln!("error: {}", crate::text::printable(&message));
@@ -98,15 +180,7 @@ fn run_jobs(scenarios: &[Scenario], jobs: &[(usize, usize, u64)], args: &RunArgs
             bugs: bugs.clone(),
             ..Default::default()
         };
-        let mut result = runner::run_with(scenario, v, seed, &inputs);
-        // The replay of a run with `--param` overrides needs them too.
-        result.stamp_overrides(&args.overrides);
-        // A failed run with a bug key on is explained by its fixed twin.
-        result.differential = runner::differential(scenario, v, seed, &inputs, &result);
-        // Otherwise a fault named as the cause is checked by one rerun without it.
-        if !result.departed() {
-            result.cause_check = runner::confirm_causes(scenario, v, seed, &inputs, &mut result);
-        }
+        let result = judged_run(scenario, v, seed, &inputs, &overrides);
         let mut record = report::RunRecord::of(&result).started_now();
         let mut html = None;
         if let Some(dir) = &args.report_dir {
@@ -155,37 +229,70 @@ fn run_jobs(scenarios: &[Scenario], jobs: &[(usize, usize, u64)], args: &RunArgs
             return exit::BAD_INPUT;
         }
     }
-    let failed = records.iter().filter(|r| !r.passed).count();
     if !args.json && args.verbosity != Verbosity::Quiet {
-        let mut line = format!(
-            "{} run(s): {} passed, {failed} failed",
-            records.len(),
-            records.len() - failed
-        );
-        if !not_run.is_empty() {
-            line.push_str(&format!(", {} not run (target not built)", not_run.len()));
-        }
-        if records.len() + not_run.len() < planned {
-            line.push_str(&format!(
-                " (--fail-fast: {} run(s) not started)",
-                planned - records.len() - not_run.len()
-            ));
-        }
-        println!("{line}");
-        // Where to look: the one run's page, else the summary over all of them.
-        if let Some(dir) = &args.report_dir {
-            let shown = match (&last_report, records.len()) {
-                (Some(html), 1) => html.clone(),
-                _ => dir.join("summary.md"),
-            };
-            println!("report: {}", printable(&shown.display().to_string()));
-        }
+        print_tally(args, &records, &not_run, planned, last_report.as_ref());
     }
     if let Some(note) = &incomplete {
         term::warning(format!("incomplete: {note}"));
     }
     // Runs that were asked for and not done: incomplete, never green.
     exit::of_sweep(false, not_run.is_empty(), &records)
+}
+
+/// One run of a variant as `run` judges it: the overrides stamped on it for its
+/// replay, its fixed twin's departure, and the cause it names checked.
+fn judged_run(
+    scenario: &Scenario,
+    v: &scenario::Variant,
+    seed: u64,
+    inputs: &runner::Inputs,
+    overrides: &scenario::Overrides,
+) -> runner::RunResult {
+    let mut result = runner::run_with(scenario, v, seed, inputs);
+    // The replay of a run with `--param` overrides needs them too.
+    result.stamp_overrides(overrides);
+    // A failed run with a bug key on is explained by its fixed twin.
+    result.differential = runner::differential(scenario, v, seed, inputs, &result);
+    // Otherwise a fault named as the cause is checked by one rerun without it.
+    if !result.departed() {
+        result.cause_check = runner::confirm_causes(scenario, v, seed, inputs, &mut result);
+    }
+    result
+}
+
+/// The closing lines of `run`: how many passed, failed, were not run or not
+/// started, and where to look.
+fn print_tally(
+    args: &RunArgs,
+    records: &[report::RunRecord],
+    not_run: &[report::NotRun],
+    planned: usize,
+    last_report: Option<&PathBuf>,
+) {
+    let failed = records.iter().filter(|r| !r.passed).count();
+    let mut line = format!(
+        "{} run(s): {} passed, {failed} failed",
+        records.len(),
+        records.len() - failed
+    );
+    if !not_run.is_empty() {
+        line.push_str(&format!(", {} not run (target not built)", not_run.len()));
+    }
+    if records.len() + not_run.len() < planned {
+        line.push_str(&format!(
+            " (--fail-fast: {} run(s) not started)",
+            planned - records.len() - not_run.len()
+        ));
+    }
+    println!("{line}");
+    // Where to look: the one run's page, else the summary over all of them.
+    if let Some(dir) = &args.report_dir {
+        let shown = match (last_report, records.len()) {
+            (Some(html), 1) => html.clone(),
+            _ => dir.join("summary.md"),
+        };
+        println!("report: {}", printable(&shown.display().to_string()));
+    }
 }
 
 /// `faultline rerun-failed DIR`: the failing runs of the sweep in DIR (its
@@ -283,7 +390,8 @@ pub fn rerun_failed(dir: &Path, args: &RunArgs) -> u8 {
         println!("rerunning {} failed run(s) of {shown}", jobs.len());
     }
     let args = RunArgs {
-        overrides,
+        bugs: overrides.bugs,
+        params: overrides.params,
         ..args.clone()
     };
     run_jobs(&scenarios, &jobs, &args)

@@ -3,53 +3,59 @@
 
 use super::exit;
 use super::term;
+use crate::hunt::compare::KeyCompare;
+use crate::hunt::Hunt;
 use crate::text::printable;
-use std::path::PathBuf;
+use std::ops::RangeInclusive;
+use std::path::{Path, PathBuf};
 
+// `faultline hunt`'s flags, as clap reads them and the command takes them.
+#[derive(clap::Args, Debug)]
 pub struct HuntArgs {
+    /// Where to look for chaos scenarios (default: the bundled ones).
+    #[arg(default_value = "scenarios")]
     pub paths: Vec<PathBuf>,
+    /// Seeds for each bug key, inclusive: `1..1000`.
+    #[arg(long, default_value = "1..1000")]
     pub seeds: String,
+    /// Seeds for the all-fixed controls (default: the same as --seeds).
+    #[arg(long)]
     pub fixed_seeds: Option<String>,
+    /// Worker threads (default: the number of cores).
+    #[arg(long)]
     pub jobs: Option<usize>,
+    /// Only this bug key (repeatable).
+    #[arg(long = "key", value_name = "KEY")]
     pub keys: Vec<String>,
+    /// Skip the all-fixed controls.
+    #[arg(long)]
     pub no_fixed: bool,
+    /// Exit 1 unless these keys are found (repeatable; `all` for every key).
+    #[arg(long = "must-find", value_name = "KEY")]
     pub must_find: Vec<String>,
+    /// Also write the table here (e.g. docs/exploration.md).
+    #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Write only this section of --out (its own markers; the rest of the
+    /// file is kept), e.g. one model's keys beside the full table.
+    #[arg(long, value_name = "NAME")]
     pub section: Option<String>,
+    /// Print the table as one JSON object.
+    #[arg(long)]
     pub json: bool,
+    /// Also measure guided search against swarm sampling: cut each key's
+    /// seeds into this many blocks and run a guided search on each block's
+    /// budget (0: off).
+    #[arg(long, default_value_t = 0, value_name = "BLOCKS")]
     pub guided_trials: usize,
+    /// Write guided finds here as scenario files (replayable with `faultline run`).
+    #[arg(long, value_name = "DIR")]
     pub finds: Option<PathBuf>,
 }
 
 pub fn hunt(args: HuntArgs) -> u8 {
-    if let Some(name) = &args.section {
-        if args.out.is_none() {
-            term::error("--section names a section of --out: give --out too");
-            return exit::BAD_INPUT;
-        }
-        let plain = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_';
-        if name.is_empty() || !name.chars().all(plain) {
-            term::error(format!(
-                "--section `{}`: a section name is letters, digits, `-` and `_`",
-                printable(name)
-            ));
-            return exit::BAD_INPUT;
-        }
-    }
-    let seeds = match crate::sweep::parse_seeds(&args.seeds) {
-        Ok(s) => s,
-        Err(message) => {
-            term::error(format!("--seeds: {message}"));
-            return exit::BAD_INPUT;
-        }
-    };
-    let fixed_seeds = match args.fixed_seeds.as_deref().map(crate::sweep::parse_seeds) {
-        None => seeds.clone(),
-        Some(Ok(s)) => s,
-        Some(Err(message)) => {
-            term::error(format!("--fixed-seeds: {message}"));
-            return exit::BAD_INPUT;
-        }
+    let Some((seeds, fixed_seeds)) = seed_ranges(&args) else {
+        return exit::BAD_INPUT;
     };
     let jobs = args.jobs.unwrap_or_else(|| {
         std::thread::available_parallelism()
@@ -99,18 +105,7 @@ pub fn hunt(args: HuntArgs) -> u8 {
     } else {
         None
     };
-    if args.json {
-        let mut value = serde_json::to_value(&table).expect("the table serializes");
-        if let Some(rows) = &compared {
-            value["guided"] = serde_json::to_value(rows).expect("the comparison serializes");
-        }
-        println!("{value}");
-    } else {
-        print!("{}", crate::hunt::render::terminal(&table));
-        if let Some(rows) = &compared {
-            print!("{}", crate::hunt::compare::markdown(rows));
-        }
-    }
+    print_table(args.json, &table, compared.as_deref());
     if let (Some(rows), Some(dir)) = (&compared, &args.finds) {
         match crate::hunt::compare::write_finds(rows, dir) {
             Ok(paths) => eprintln!(
@@ -125,44 +120,9 @@ pub fn hunt(args: HuntArgs) -> u8 {
         }
     }
     if let Some(out) = &args.out {
-        let command: Vec<String> = std::env::args().skip(1).collect();
-        let mut text = crate::hunt::markdown(
-            &table,
-            &format!("faultline {}", command.join(" ")),
-            &crate::bench::machine(),
-        );
-        if let Some(rows) = &compared {
-            text.push_str(&crate::hunt::compare::markdown(rows));
-        }
-        // The notes below the marker survive the rewrite; an unreadable file is
-        // refused rather than overwritten.
-        let old = match crate::fsio::read_existing_text(out, crate::hunt::DOC_BYTES_MAX) {
-            Ok(old) => old,
-            Err(e) => {
-                term::error(e);
-                return exit::BAD_INPUT;
-            }
-        };
-        if let Some(name) = &args.section {
-            // One section of the file: its title one level down, the rest kept.
-            let body = match text.split_once('\n') {
-                Some((_, rest)) => format!("## Exploration: {name}\n{rest}"),
-                None => text.clone(),
-            };
-            text = crate::hunt::render::splice_section(&old, name, &body);
-        } else if let Some(at) = old.find(crate::hunt::NOTES_MARKER) {
-            text.push('\n');
-            text.push_str(&old[at..]);
-        } else {
-            text.push('\n');
-            text.push_str(crate::hunt::NOTES_MARKER);
-            text.push('\n');
-        }
-        if let Err(e) = crate::report::atomic_write(out, text.as_bytes()) {
-            term::error(e);
+        if !write_out(out, args.section.as_deref(), &table, compared.as_deref()) {
             return exit::BAD_INPUT;
         }
-        eprintln!("hunt: wrote {}", printable(&out.display().to_string()));
     }
     let false_positives = table.false_positives();
     let missed = table.missed(&args.must_find);
@@ -181,5 +141,106 @@ pub fn hunt(args: HuntArgs) -> u8 {
         exit::FAILED
     } else {
         exit::OK
+    }
+}
+
+/// `--section` checked, `--seeds` and `--fixed-seeds` read (the fixed controls'
+/// default to the buggy arms'); `None` once an error is printed.
+fn seed_ranges(args: &HuntArgs) -> Option<(RangeInclusive<u64>, RangeInclusive<u64>)> {
+    if let Some(name) = &args.section {
+        if args.out.is_none() {
+            term::error("--section names a section of --out: give --out too");
+            return None;
+        }
+        let plain = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_';
+        if name.is_empty() || !name.chars().all(plain) {
+            term::error(format!(
+                "--section `{}`: a section name is letters, digits, `-` and `_`",
+                printable(name)
+            ));
+            return None;
+        }
+    }
+    let seeds = match crate::sweep::parse_seeds(&args.seeds) {
+        Ok(s) => s,
+        Err(message) => {
+            term::error(format!("--seeds: {message}"));
+            return None;
+        }
+    };
+    let fixed_seeds = match args.fixed_seeds.as_deref().map(crate::sweep::parse_seeds) {
+        None => seeds.clone(),
+        Some(Ok(s)) => s,
+        Some(Err(message)) => {
+            term::error(format!("--fixed-seeds: {message}"));
+            return None;
+        }
+    };
+    Some((seeds, fixed_seeds))
+}
+
+/// Write the table to `--out` (the whole file, or only `section` of it), keeping
+/// the notes below the marker; `false` once an error is printed.
+fn write_out(
+    out: &Path,
+    section: Option<&str>,
+    table: &Hunt,
+    compared: Option<&[KeyCompare]>,
+) -> bool {
+    let command: Vec<String> = std::env::args().skip(1).collect();
+    let mut text = crate::hunt::markdown(
+        table,
+        &format!("faultline {}", command.join(" ")),
+        &crate::bench::machine(),
+    );
+    if let Some(rows) = compared {
+        text.push_str(&crate::hunt::compare::markdown(rows));
+    }
+    // The notes below the marker survive the rewrite; an unreadable file is
+    // refused rather than overwritten.
+    let old = match crate::fsio::read_existing_text(out, crate::hunt::DOC_BYTES_MAX) {
+        Ok(old) => old,
+        Err(e) => {
+            term::error(e);
+            return false;
+        }
+    };
+    if let Some(name) = section {
+        // One section of the file: its title one level down, the rest kept.
+        let body = match text.split_once('\n') {
+            Some((_, rest)) => format!("## Exploration: {name}\n{rest}"),
+            None => text.clone(),
+        };
+        text = crate::hunt::render::splice_section(&old, name, &body);
+    } else if let Some(at) = old.find(crate::hunt::NOTES_MARKER) {
+        text.push('\n');
+        text.push_str(&old[at..]);
+    } else {
+        text.push('\n');
+        text.push_str(crate::hunt::NOTES_MARKER);
+        text.push('\n');
+    }
+    if let Err(e) = crate::report::atomic_write(out, text.as_bytes()) {
+        term::error(e);
+        return false;
+    }
+    eprintln!("hunt: wrote {}", printable(&out.display().to_string()));
+    true
+}
+
+/// The table on stdout: one JSON object, or the terminal's table (each with the
+/// guided comparison when there is one).
+fn print_table(json: bool, table: &Hunt, compared: Option<&[KeyCompare]>) {
+    if json {
+        let mut value = serde_json::to_value(table).expect("the table serializes");
+        if let Some(rows) = compared {
+            value["guided"] = serde_json::to_value(rows).expect("the comparison serializes");
+        }
+        println!("{value}");
+    } else {
+        print!("{}", crate::hunt::render::terminal(table));
+        if let Some(rows) = compared {
+            print!("{}", crate::hunt::compare::markdown(rows));
+        }
     }
 }

@@ -102,20 +102,7 @@ pub fn list(scenarios_dir: Option<&Path>, only: Option<&str>, json: bool) -> u8 
         }
     }
     if json {
-        let value = serde_json::json!({
-            "models": models.iter().map(|m| model_json(m.info())).collect::<Vec<_>>(),
-            "scenarios": listed.iter().flatten().map(|l| serde_json::json!({
-                "file": l.file,
-                "model": l.model,
-                "valid": l.model.is_some(),
-                "variants": l.variants,
-                "not_built": l.unbuilt.iter().map(|(v, build)| serde_json::json!({
-                    "variant": v,
-                    "build": build,
-                })).collect::<Vec<_>>(),
-            })).collect::<Vec<_>>(),
-        });
-        println!("{value}");
+        println!("{}", list_json(&models, listed.as_deref()));
         return exit::OK;
     }
     for model in &models {
@@ -131,35 +118,59 @@ pub fn list(scenarios_dir: Option<&Path>, only: Option<&str>, json: bool) -> u8 
         printable(&dir.display().to_string())
     );
     for l in &listed {
-        let shown = printable(&l.file).into_owned();
-        let Some(model) = &l.model else {
-            println!("  {shown} (invalid: run `faultline validate` on it)");
-            continue;
-        };
-        let names: Vec<String> = l
-            .variants
-            .iter()
-            .map(|v| printable(v).into_owned())
-            .collect();
-        let mut line = format!("  {shown} [{model}] variants: {}", names.join(", "));
-        if !l.unbuilt.is_empty() {
-            let names: Vec<String> = l
-                .unbuilt
-                .iter()
-                .map(|(v, _)| printable(v).into_owned())
-                .collect();
-            let commands: std::collections::BTreeSet<String> =
-                l.unbuilt.iter().map(|(_, c)| format!("`{c}`")).collect();
-            let commands: Vec<String> = commands.into_iter().collect();
-            line.push_str(&format!(
-                " (not built: {}; build with {})",
-                names.join(", "),
-                commands.join(", ")
-            ));
-        }
-        println!("{line}");
+        println!("{}", scenario_line(l));
     }
     exit::OK
+}
+
+/// `list --json`: the models' declarations and the scenarios found.
+fn list_json(
+    models: &[&'static dyn nodes::api::Model],
+    listed: Option<&[Listed]>,
+) -> serde_json::Value {
+    serde_json::json!({
+        "models": models.iter().map(|m| model_json(m.info())).collect::<Vec<_>>(),
+        "scenarios": listed.iter().copied().flatten().map(|l| serde_json::json!({
+            "file": l.file,
+            "model": l.model,
+            "valid": l.model.is_some(),
+            "variants": l.variants,
+            "not_built": l.unbuilt.iter().map(|(v, build)| serde_json::json!({
+                "variant": v,
+                "build": build,
+            })).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// One scenario's line: its file, model and variants, and those not built.
+fn scenario_line(l: &Listed) -> String {
+    let shown = printable(&l.file).into_owned();
+    let Some(model) = &l.model else {
+        return format!("  {shown} (invalid: run `faultline validate` on it)");
+    };
+    let names: Vec<String> = l
+        .variants
+        .iter()
+        .map(|v| printable(v).into_owned())
+        .collect();
+    let mut line = format!("  {shown} [{model}] variants: {}", names.join(", "));
+    if !l.unbuilt.is_empty() {
+        let names: Vec<String> = l
+            .unbuilt
+            .iter()
+            .map(|(v, _)| printable(v).into_owned())
+            .collect();
+        let commands: std::collections::BTreeSet<String> =
+            l.unbuilt.iter().map(|(_, c)| format!("`{c}`")).collect();
+        let commands: Vec<String> = commands.into_iter().collect();
+        line.push_str(&format!(
+            " (not built: {}; build with {})",
+            names.join(", "),
+            commands.join(", ")
+        ));
+    }
+    line
 }
 
 /// One model's declaration, as `list` prints it.

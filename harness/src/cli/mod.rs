@@ -89,34 +89,7 @@ Documentation: the README, docs/scenario-format.md, docs/json.md."
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Run scenarios (files, or directories searched for *.yaml) and judge them.
-    Run {
-        #[arg(required = true)]
-        paths: Vec<PathBuf>,
-        /// Seed for every run (default: each scenario's `defaults.seed`, else 1);
-        /// one seed: a range of them is `faultline sweep PATHS --seeds 1..5`.
-        #[arg(long, value_parser = parse_one_seed)]
-        seed: Option<u64>,
-        /// Run only this variant.
-        #[arg(long)]
-        variant: Option<String>,
-        /// Write report.json per run, junit.xml and summary.md here.
-        #[arg(long)]
-        report_dir: Option<PathBuf>,
-        /// Print one JSON object per variant run instead of the readable summary.
-        #[arg(long)]
-        json: bool,
-        /// Stop after the first run that misses its expectation.
-        #[arg(long)]
-        fail_fast: bool,
-        /// Override a bug mode in every variant run: `--bug HDDS-10798=buggy`
-        /// (repeatable; the replay of a `hunt` find uses it).
-        #[arg(long = "bug", value_name = "KEY=MODE")]
-        bugs: Vec<String>,
-        /// Override a model param in every variant run: `--param check_quorum=false`
-        /// (repeatable; VALUE is YAML; a chaos section no longer draws it).
-        #[arg(long = "param", value_name = "NAME=VALUE")]
-        params: Vec<String>,
-    },
+    Run(commands::RunArgs),
     /// Validate scenario files without running them.
     Validate {
         #[arg(required = true)]
@@ -152,64 +125,10 @@ pub enum Command {
     /// Rerun a saved report.json and confirm the same trail digest.
     Replay { report: PathBuf },
     /// Run every scenario over a seed range, in parallel, resumable and shardable.
-    Sweep {
-        #[arg(required = true)]
-        paths: Vec<PathBuf>,
-        /// Seed range, inclusive: `1..1000` (or one seed); at most 1,000,000 seeds.
-        #[arg(long, default_value = "1..100")]
-        seeds: String,
-        /// Worker threads (default: the number of cores).
-        #[arg(long)]
-        jobs: Option<usize>,
-        /// Take the K-th of N deterministic slices: `--shard 2/4`.
-        #[arg(long)]
-        shard: Option<String>,
-        /// Output directory: results.jsonl, sweep.json, summaries, failing runs' reports.
-        #[arg(long, default_value = "reports/sweep")]
-        out: PathBuf,
-        /// Stop starting new runs after this much wall time (`20m`); the sweep is
-        /// then incomplete.
-        #[arg(long)]
-        time_budget: Option<String>,
-        /// Continue a sweep in --out, skipping runs already recorded.
-        #[arg(long)]
-        resume: bool,
-        /// Rerun this percentage of runs and compare trail digests.
-        #[arg(long, default_value_t = 0.0)]
-        check_determinism: f64,
-        /// Only this variant.
-        #[arg(long)]
-        variant: Option<String>,
-        /// Stop starting new runs after the first one that fails.
-        #[arg(long)]
-        fail_fast: bool,
-        /// Spend the runs on guided search: per scenario and variant, as many
-        /// runs as --seeds holds seeds, fresh seeds from its start and runs
-        /// derived from earlier ones by editing their schedules; the search's
-        /// corpus is kept in --out (guided/), and --resume continues it.
-        #[arg(long)]
-        guided: bool,
-        /// Override a bug mode in every run, as `run --bug` (repeatable).
-        #[arg(long = "bug", value_name = "KEY=MODE")]
-        bugs: Vec<String>,
-        /// Override a model param in every run, as `run --param` (repeatable).
-        #[arg(long = "param", value_name = "NAME=VALUE")]
-        params: Vec<String>,
-    },
+    Sweep(batch::SweepArgs),
     /// Rerun the failing runs of an earlier sweep (its --out DIR), each as `run`
     /// runs one, with the sweep's --bug and --param: `faultline rerun-failed reports/sweep`.
-    RerunFailed {
-        dir: PathBuf,
-        /// Write report.json per run, junit.xml and summary.md here.
-        #[arg(long)]
-        report_dir: Option<PathBuf>,
-        /// Print one JSON object per run instead of the readable summary.
-        #[arg(long)]
-        json: bool,
-        /// Stop after the first run that misses its expectation.
-        #[arg(long)]
-        fail_fast: bool,
-    },
+    RerunFailed(commands::RerunArgs),
     /// Reduce a failing run's report to a minimal scenario that fails the same way.
     Shrink {
         report: PathBuf,
@@ -279,47 +198,7 @@ pub enum Command {
     },
     /// The rediscovery benchmark: every chaos scenario once per bug key of its
     /// model (that key buggy, the rest fixed) and once all fixed, over seed ranges.
-    Hunt {
-        /// Where to look for chaos scenarios (default: the bundled ones).
-        #[arg(default_value = "scenarios")]
-        paths: Vec<PathBuf>,
-        /// Seeds for each bug key, inclusive: `1..1000`.
-        #[arg(long, default_value = "1..1000")]
-        seeds: String,
-        /// Seeds for the all-fixed controls (default: the same as --seeds).
-        #[arg(long)]
-        fixed_seeds: Option<String>,
-        /// Worker threads (default: the number of cores).
-        #[arg(long)]
-        jobs: Option<usize>,
-        /// Only this bug key (repeatable).
-        #[arg(long = "key", value_name = "KEY")]
-        keys: Vec<String>,
-        /// Skip the all-fixed controls.
-        #[arg(long)]
-        no_fixed: bool,
-        /// Exit 1 unless these keys are found (repeatable; `all` for every key).
-        #[arg(long = "must-find", value_name = "KEY")]
-        must_find: Vec<String>,
-        /// Also write the table here (e.g. docs/exploration.md).
-        #[arg(long)]
-        out: Option<PathBuf>,
-        /// Write only this section of --out (its own markers; the rest of the
-        /// file is kept), e.g. one model's keys beside the full table.
-        #[arg(long, value_name = "NAME")]
-        section: Option<String>,
-        /// Print the table as one JSON object.
-        #[arg(long)]
-        json: bool,
-        /// Also measure guided search against swarm sampling: cut each key's
-        /// seeds into this many blocks and run a guided search on each block's
-        /// budget (0: off).
-        #[arg(long, default_value_t = 0, value_name = "BLOCKS")]
-        guided_trials: usize,
-        /// Write guided finds here as scenario files (replayable with `faultline run`).
-        #[arg(long, value_name = "DIR")]
-        finds: Option<PathBuf>,
-    },
+    Hunt(hunt::HuntArgs),
     /// Print a completion script: `faultline completions bash > /etc/bash_completion.d/faultline`.
     Completions {
         #[arg(value_enum)]
@@ -351,22 +230,6 @@ pub enum Command {
         #[command(subcommand)]
         what: child::ChildCommand,
     },
-}
-
-/// `run --seed`: one seed. A range (or a list) is a sweep's, and says so.
-fn parse_one_seed(text: &str) -> Result<u64, String> {
-    if text.contains("..") || text.contains(',') {
-        return Err(format!(
-            "`run` takes one seed; to run seeds {text}, use `faultline sweep PATHS --seeds {}`",
-            text.replace(',', "..")
-        ));
-    }
-    text.parse().map_err(|_| {
-        format!(
-            "a seed is a whole number from 0 to {}; a range of seeds is `faultline sweep PATHS --seeds 1..5`",
-            u64::MAX
-        )
-    })
 }
 
 const HISTORY_EXAMPLES: &str = "\
@@ -443,43 +306,8 @@ pub fn main_with(cli: Cli) -> ExitCode {
         Verbosity::Normal
     };
     let code = match cli.command {
-        Command::Run {
-            paths,
-            seed,
-            variant,
-            report_dir,
-            json,
-            fail_fast,
-            bugs,
-            params,
-        } => commands::run(&commands::RunArgs {
-            paths,
-            seed,
-            variant,
-            report_dir,
-            json,
-            fail_fast,
-            verbosity,
-            overrides: crate::scenario::Overrides { bugs, params },
-        }),
-        Command::RerunFailed {
-            dir,
-            report_dir,
-            json,
-            fail_fast,
-        } => commands::rerun_failed(
-            &dir,
-            &commands::RunArgs {
-                paths: Vec::new(),
-                seed: None,
-                variant: None,
-                report_dir,
-                json,
-                fail_fast,
-                verbosity,
-                overrides: Default::default(),
-            },
-        ),
+        Command::Run(args) => commands::run(&commands::RunArgs { verbosity, ..args }),
+        Command::RerunFailed(args) => commands::rerun_failed(&args.dir, &args.run_args(verbosity)),
         Command::Validate { paths } => commands::validate(&paths, verbosity),
         Command::List {
             model,
@@ -488,37 +316,7 @@ pub fn main_with(cli: Cli) -> ExitCode {
         } => list::list(scenarios.as_deref(), model.as_deref(), json),
         Command::New { model, out, force } => new::new(&model, out.as_deref(), force),
         Command::Replay { report } => commands::replay(&report, verbosity),
-        Command::Sweep {
-            paths,
-            seeds,
-            jobs,
-            shard,
-            out,
-            time_budget,
-            resume,
-            check_determinism,
-            variant,
-            fail_fast,
-            guided,
-            bugs,
-            params,
-        } => batch::sweep(
-            batch::SweepArgs {
-                paths,
-                seeds,
-                jobs,
-                shard,
-                out,
-                time_budget,
-                resume,
-                check_determinism,
-                variant,
-                fail_fast,
-                guided,
-                overrides: crate::scenario::Overrides { bugs, params },
-            },
-            verbosity,
-        ),
+        Command::Sweep(args) => batch::sweep(args, verbosity),
         Command::Shrink {
             report,
             out,
@@ -555,33 +353,7 @@ pub fn main_with(cli: Cli) -> ExitCode {
             Some(HistoryCommand::Export { args }) => export_history(args),
             None => export_history(args),
         },
-        Command::Hunt {
-            paths,
-            seeds,
-            fixed_seeds,
-            jobs,
-            keys,
-            no_fixed,
-            must_find,
-            out,
-            section,
-            json,
-            guided_trials,
-            finds,
-        } => hunt::hunt(hunt::HuntArgs {
-            paths,
-            seeds,
-            fixed_seeds,
-            jobs,
-            keys,
-            no_fixed,
-            must_find,
-            out,
-            section,
-            json,
-            guided_trials,
-            finds,
-        }),
+        Command::Hunt(args) => hunt::hunt(args),
         Command::Completions { shell } => manual::completions(shell),
         Command::Man { out_dir } => manual::man(out_dir.as_deref()),
         Command::Schema { what } => manual::schema(what),

@@ -9,11 +9,12 @@ use crate::scenario::{LoadError, LoadFailures};
 use anstyle::{AnsiColor, Style};
 
 /// How much a command prints.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Verbosity {
     /// Failures only.
     Quiet,
     /// One line per passing run, the full block per failure.
+    #[default]
     Normal,
     /// Everything.
     Verbose,

@@ -1,7 +1,7 @@
 //! The checker: interpret, split into groups, search each within the budget,
 //! shrink the first violation to a witness.
 
-use super::partition::groups;
+use super::partition::{groups, Group};
 use super::report::{GroupReport, Report, Witness, WitnessOp};
 use super::search::{linearize, Found, Meter, MEMO_MAX_BYTES};
 use super::spec::{Decided, Entry, Spec};
@@ -115,7 +115,10 @@ pub fn describe_witness(w: &Witness) -> String {
     text
 }
 
-/// Check `history` against `spec`'s sequential specification.
+/// Check `history` against `spec`'s sequential specification, in phases: split
+/// the history into groups ([`prepare`]), let the model decide what it can
+/// ([`decide`]), search the rest in rounds ([`search`]), then say what was found
+/// ([`conclude`]).
 pub fn check<S: Spec>(mut spec: S, history: &History, budget: &Budget) -> Report {
     let model = spec.name().to_string();
     let mut report = Report {
@@ -135,106 +138,15 @@ pub fn check<S: Spec>(mut spec: S, history: &History, budget: &Budget) -> Report
             return report;
         }
     };
-    // One hard group must not hide a violation in another (Porcupine stops at
-    // the first illegal partition too): every group gets a small cap first, and
-    // the undecided ones a cap eight times larger each round, until the budget
-    // is spent or a round found a violation. Restarting costs at most a
-    // constant factor.
-    let mut pending: Vec<Pending<S::Op>> = Vec::new();
-    for group in groups {
-        let entries = spec.prepare(group.entries);
-        if entries.iter().any(|e| e.determinate()) {
-            report.ops += entries.len();
-            pending.push((group.name, entries, 0));
-        }
-    }
+    let pending = prepare(&mut spec, groups, &mut report);
     let checked = pending.len();
-    let mut meter = Meter::new(budget.steps);
-    let mut first_violation = None;
-    // Groups the model decides without the search (one step per op), the rest
-    // searched below.
-    let mut searched = Vec::new();
-    for (name, entries, spent) in pending {
-        let cost = entries.len() as u64;
-        if meter.left < cost {
-            searched.push((name, entries, spent));
-            continue;
-        }
-        let Some(decided) = spec.decide(&entries) else {
-            searched.push((name, entries, spent));
-            continue;
-        };
-        meter.left -= cost;
-        meter.used += cost;
-        match decided {
-            Decided::Linearizable => report.groups_passed += 1,
-            Decided::Violation(ops) => {
-                let few: Vec<Entry<S::Op>> = ops.iter().map(|&i| entries[i].clone()).collect();
-                // The few ops must fail on their own: the search confirms it, and
-                // the witness shrinks them.
-                let mut confirm =
-                    Meter::with_memo(budget.shrink_steps.max(FIRST_CAP), budget.memo_max_bytes);
-                let found = linearize(&spec, &few, &mut confirm);
-                meter.left = meter.left.saturating_sub(confirm.used);
-                meter.used += confirm.used;
-                if matches!(found, Found::Violation { .. }) {
-                    report.groups.push(GroupReport {
-                        key: name.clone(),
-                        ops: entries.len(),
-                        verdict: Verdict::Fail,
-                        steps: spent + cost + confirm.used,
-                    });
-                    first_violation.get_or_insert((name, few));
-                } else {
-                    debug_assert!(
-                        false,
-                        "`{name}`: the decided violation {ops:?} is {found:?}"
-                    );
-                    searched.push((name, entries, spent + cost + confirm.used));
-                }
-            }
-        }
-    }
-    let mut pending = searched;
-    // Groups whose memo filled up: they stay undecided.
-    let mut memo_full: Vec<Pending<S::Op>> = Vec::new();
-    let mut cap = FIRST_CAP;
-    while !pending.is_empty() && first_violation.is_none() && meter.left > 0 {
-        let mut undecided = Vec::new();
-        for (name, entries, spent) in pending {
-            if meter.left == 0 {
-                undecided.push((name, entries, spent));
-                continue;
-            }
-            let mut round = Meter::with_memo(cap.min(meter.left), budget.memo_max_bytes);
-            let found = linearize(&spec, &entries, &mut round);
-            if round.memo_full {
-                // More steps would only fill it again: this group stays unknown.
-                meter.left -= round.used;
-                meter.used += round.used;
-                memo_full.push((name, entries, spent + round.used));
-                continue;
-            }
-            meter.left -= round.used;
-            meter.used += round.used;
-            let spent = spent + round.used;
-            match found {
-                Found::Linearizable { .. } => report.groups_passed += 1,
-                Found::Violation { .. } => {
-                    report.groups.push(GroupReport {
-                        key: name.clone(),
-                        ops: entries.len(),
-                        verdict: Verdict::Fail,
-                        steps: spent,
-                    });
-                    first_violation.get_or_insert((name, entries));
-                }
-                Found::OverBudget => undecided.push((name, entries, spent)),
-            }
-        }
-        pending = undecided;
-        cap = cap.saturating_mul(8);
-    }
+    let mut progress = Progress {
+        meter: Meter::new(budget.steps),
+        report,
+        first_violation: None,
+    };
+    let searched = decide(&spec, pending, budget, &mut progress);
+    let (pending, memo_full) = search(&spec, searched, budget, &mut progress);
     let unknown = match (memo_full.first(), pending.first()) {
         (Some((name, entries, _)), _) => Some(format!(
             "the memo limit of {} ran out on key `{name}` ({} ops)",
@@ -248,18 +160,166 @@ pub fn check<S: Spec>(mut spec: S, history: &History, budget: &Budget) -> Report
         )),
         (None, None) => None,
     };
-    pending.extend(memo_full);
-    for (name, entries, spent) in pending {
-        report.groups.push(GroupReport {
+    for (name, entries, spent) in pending.into_iter().chain(memo_full) {
+        progress.report.groups.push(GroupReport {
             key: name,
             ops: entries.len(),
             verdict: Verdict::Unknown,
             steps: spent,
         });
     }
+    conclude(&spec, history, budget, progress, checked, unknown)
+}
+
+/// What the phases share: the steps left and used, the report so far, and the
+/// first violation found (its group's name and entries).
+struct Progress<O> {
+    meter: Meter,
+    report: Report,
+    first_violation: Option<(String, Vec<Entry<O>>)>,
+}
+
+/// The groups worth checking (those with an op whose effect is known), each
+/// prepared by the model, their ops counted in the report.
+fn prepare<S: Spec>(
+    spec: &mut S,
+    groups: Vec<Group<S::Op>>,
+    report: &mut Report,
+) -> Vec<Pending<S::Op>> {
+    let mut pending: Vec<Pending<S::Op>> = Vec::new();
+    for group in groups {
+        let entries = spec.prepare(group.entries);
+        if entries.iter().any(|e| e.determinate()) {
+            report.ops += entries.len();
+            pending.push((group.name, entries, 0));
+        }
+    }
+    pending
+}
+
+/// Groups the model decides without the search (one step per op); returns the
+/// rest, to be searched. A decided violation is confirmed by the search on its
+/// few ops alone (and the witness shrinks them).
+fn decide<S: Spec>(
+    spec: &S,
+    pending: Vec<Pending<S::Op>>,
+    budget: &Budget,
+    p: &mut Progress<S::Op>,
+) -> Vec<Pending<S::Op>> {
+    let mut searched = Vec::new();
+    for (name, entries, spent) in pending {
+        let cost = entries.len() as u64;
+        if p.meter.left < cost {
+            searched.push((name, entries, spent));
+            continue;
+        }
+        let Some(decided) = spec.decide(&entries) else {
+            searched.push((name, entries, spent));
+            continue;
+        };
+        p.meter.left -= cost;
+        p.meter.used += cost;
+        match decided {
+            Decided::Linearizable => p.report.groups_passed += 1,
+            Decided::Violation(ops) => {
+                let few: Vec<Entry<S::Op>> = ops.iter().map(|&i| entries[i].clone()).collect();
+                // The few ops must fail on their own: the search confirms it, and
+                // the witness shrinks them.
+                let mut confirm =
+                    Meter::with_memo(budget.shrink_steps.max(FIRST_CAP), budget.memo_max_bytes);
+                let found = linearize(spec, &few, &mut confirm);
+                p.meter.left = p.meter.left.saturating_sub(confirm.used);
+                p.meter.used += confirm.used;
+                if matches!(found, Found::Violation { .. }) {
+                    p.report.groups.push(GroupReport {
+                        key: name.clone(),
+                        ops: entries.len(),
+                        verdict: Verdict::Fail,
+                        steps: spent + cost + confirm.used,
+                    });
+                    p.first_violation.get_or_insert((name, few));
+                } else {
+                    debug_assert!(
+                        false,
+                        "`{name}`: the decided violation {ops:?} is {found:?}"
+                    );
+                    searched.push((name, entries, spent + cost + confirm.used));
+                }
+            }
+        }
+    }
+    searched
+}
+
+/// Search the groups in rounds. One hard group must not hide a violation in
+/// another (Porcupine stops at the first illegal partition too): every group gets
+/// a small cap first, and the undecided ones a cap eight times larger each round,
+/// until the budget is spent or a round found a violation. Restarting costs at
+/// most a constant factor. Returns the groups still undecided and those whose
+/// memo filled up (they stay undecided: more steps would only fill it again).
+fn search<S: Spec>(
+    spec: &S,
+    mut pending: Vec<Pending<S::Op>>,
+    budget: &Budget,
+    p: &mut Progress<S::Op>,
+) -> (Vec<Pending<S::Op>>, Vec<Pending<S::Op>>) {
+    let mut memo_full: Vec<Pending<S::Op>> = Vec::new();
+    let mut cap = FIRST_CAP;
+    while !pending.is_empty() && p.first_violation.is_none() && p.meter.left > 0 {
+        let mut undecided = Vec::new();
+        for (name, entries, spent) in pending {
+            if p.meter.left == 0 {
+                undecided.push((name, entries, spent));
+                continue;
+            }
+            let mut round = Meter::with_memo(cap.min(p.meter.left), budget.memo_max_bytes);
+            let found = linearize(spec, &entries, &mut round);
+            p.meter.left -= round.used;
+            p.meter.used += round.used;
+            if round.memo_full {
+                memo_full.push((name, entries, spent + round.used));
+                continue;
+            }
+            let spent = spent + round.used;
+            match found {
+                Found::Linearizable { .. } => p.report.groups_passed += 1,
+                Found::Violation { .. } => {
+                    p.report.groups.push(GroupReport {
+                        key: name.clone(),
+                        ops: entries.len(),
+                        verdict: Verdict::Fail,
+                        steps: spent,
+                    });
+                    p.first_violation.get_or_insert((name, entries));
+                }
+                Found::OverBudget => undecided.push((name, entries, spent)),
+            }
+        }
+        pending = undecided;
+        cap = cap.saturating_mul(8);
+    }
+    (pending, memo_full)
+}
+
+/// The verdict and its message: the first violation shrunk to a witness, else
+/// why the check could not decide (`unknown`), else consistent.
+fn conclude<S: Spec>(
+    spec: &S,
+    history: &History,
+    budget: &Budget,
+    p: Progress<S::Op>,
+    checked: usize,
+    unknown: Option<String>,
+) -> Report {
+    let Progress {
+        meter,
+        mut report,
+        first_violation,
+    } = p;
+    let model = report.model.clone();
     report.steps = meter.used;
     if let Some((key, entries)) = first_violation {
-        let w = witness(&spec, history, &key, entries, budget);
+        let w = witness(spec, history, &key, entries, budget);
         report.verdict = Verdict::Fail;
         report.message = format!("{model}: not consistent: {}", describe_witness(&w));
         report.witness = Some(w);

@@ -11,7 +11,7 @@ use super::{check, Budget, Report, CHECKER};
 use crate::check::Finding;
 use crate::history::{ClientHistory, History, Op};
 use crate::scenario::HistoryCheck;
-use nodes::api::{Consistency, HistoryModel, Model};
+use nodes::api::{Consistency, HistoryModel, Model, ModelInfo};
 
 /// The judgment of one run.
 #[derive(Debug, Default)]
@@ -43,24 +43,7 @@ pub fn judge(
             report: None,
         };
     }
-    let judged = |op: &Op| {
-        info.op(&op.f)
-            .is_some_and(|o| o.consistency != Consistency::Unjudged)
-    };
-    let sessions = info.history == HistoryModel::ZooKeeper;
-    let mut kept: Vec<usize> = Vec::new();
-    let mut ops: Vec<Op> = Vec::new();
-    for (i, op) in recorded.history.ops().iter().enumerate() {
-        if judged(op) {
-            let mut op = op.clone();
-            if sessions {
-                // A session is a client's connection to one start of one node.
-                op.process = recorded.sessions.get(i).copied().unwrap_or(op.process);
-            }
-            kept.push(i);
-            ops.push(op);
-        }
-    }
+    let (kept, ops) = judged_ops(info, recorded);
     if !ops.iter().any(|op| op.ok().is_some()) {
         let findings = if workload {
             let message = format!(
@@ -128,4 +111,28 @@ pub fn judge(
         findings: report.findings(),
         report: Some(report),
     }
+}
+
+/// The ops the model judges, each with its position in `recorded` (on a
+/// session's lane when the model judges sessions).
+fn judged_ops(info: &ModelInfo, recorded: &ClientHistory) -> (Vec<usize>, Vec<Op>) {
+    let judged = |op: &Op| {
+        info.op(&op.f)
+            .is_some_and(|o| o.consistency != Consistency::Unjudged)
+    };
+    let sessions = info.history == HistoryModel::ZooKeeper;
+    let mut kept: Vec<usize> = Vec::new();
+    let mut ops: Vec<Op> = Vec::new();
+    for (i, op) in recorded.history.ops().iter().enumerate() {
+        if judged(op) {
+            let mut op = op.clone();
+            if sessions {
+                // A session is a client's connection to one start of one node.
+                op.process = recorded.sessions.get(i).copied().unwrap_or(op.process);
+            }
+            kept.push(i);
+            ops.push(op);
+        }
+    }
+    (kept, ops)
 }

@@ -150,10 +150,11 @@ impl Placed {
     }
 }
 
-/// Search for a linearization of `entries` (sorted by invoke index).
-pub fn linearize<S: Spec>(spec: &S, entries: &[Entry<S::Op>], meter: &mut Meter) -> Found {
+/// The ops' calls and returns in history order (indeterminate completions after
+/// everything), as a linked list between a head sentinel (slot 0) and a tail
+/// sentinel (the last slot), with each op's call and return slot.
+fn event_list<O>(entries: &[Entry<O>]) -> (Vec<Event>, Vec<usize>, Vec<usize>, List) {
     let n = entries.len();
-    debug_assert!(entries.windows(2).all(|w| w[0].call < w[1].call));
     // Events in history order; indeterminate completions after everything.
     let mut order: Vec<(u64, u64, Event)> = Vec::with_capacity(2 * n);
     for (i, e) in entries.iter().enumerate() {
@@ -179,10 +180,19 @@ pub fn linearize<S: Spec>(spec: &S, entries: &[Entry<S::Op>], meter: &mut Meter)
         events.push(ev);
     }
     events.push(Event { op: 0, call: false });
-    let mut list = List {
+    let list = List {
         next: (0..m + 2).map(|i| (i + 1).min(tail)).collect(),
         prev: (0..m + 2).map(|i| i.saturating_sub(1)).collect(),
     };
+    (events, call_at, ret_at, list)
+}
+
+/// Search for a linearization of `entries` (sorted by invoke index).
+pub fn linearize<S: Spec>(spec: &S, entries: &[Entry<S::Op>], meter: &mut Meter) -> Found {
+    let n = entries.len();
+    debug_assert!(entries.windows(2).all(|w| w[0].call < w[1].call));
+    let (events, call_at, ret_at, mut list) = event_list(entries);
+    let tail = events.len() - 1;
     let mut placed = Placed {
         bits: vec![0; n.div_ceil(64).max(1)],
         low: 0,

@@ -141,30 +141,7 @@ pub fn generate(workload: &Workload) -> History {
             }
             Action::Apply(index) => {
                 let op = &mut ops[index];
-                op.result = match (op.f, workload.store) {
-                    ("put", _) => {
-                        registers.insert(op.key.clone(), op.arg.unwrap_or_default());
-                        (Value::Null, None)
-                    }
-                    ("delete", _) => match registers.remove(&op.key) {
-                        Some(_) => (Value::Null, None),
-                        None => (Value::Null, Some("not found".into())),
-                    },
-                    ("append", _) => {
-                        lists
-                            .entry(op.key.clone())
-                            .or_default()
-                            .push(op.arg.unwrap_or_default());
-                        (Value::Null, None)
-                    }
-                    (_, Store::Register | Store::PutGet) => match registers.get(&op.key) {
-                        Some(v) => (json!(v), None),
-                        None => (Value::Null, Some("not found".into())),
-                    },
-                    (_, Store::ListAppend) => {
-                        (json!(lists.get(&op.key).cloned().unwrap_or_default()), None)
-                    }
-                };
+                op.result = apply(op, workload.store, &mut registers, &mut lists);
             }
             Action::Complete(index) => {
                 let op = &ops[index];
@@ -182,6 +159,38 @@ pub fn generate(workload: &Workload) -> History {
         }
     }
     history
+}
+
+/// An op takes effect on the store: its result, as its completion will say it
+/// when it completes `ok`.
+fn apply(
+    op: &Pending,
+    store: Store,
+    registers: &mut BTreeMap<String, i64>,
+    lists: &mut BTreeMap<String, Vec<i64>>,
+) -> (Value, Option<String>) {
+    match (op.f, store) {
+        ("put", _) => {
+            registers.insert(op.key.clone(), op.arg.unwrap_or_default());
+            (Value::Null, None)
+        }
+        ("delete", _) => match registers.remove(&op.key) {
+            Some(_) => (Value::Null, None),
+            None => (Value::Null, Some("not found".into())),
+        },
+        ("append", _) => {
+            lists
+                .entry(op.key.clone())
+                .or_default()
+                .push(op.arg.unwrap_or_default());
+            (Value::Null, None)
+        }
+        (_, Store::Register | Store::PutGet) => match registers.get(&op.key) {
+            Some(v) => (json!(v), None),
+            None => (Value::Null, Some("not found".into())),
+        },
+        (_, Store::ListAppend) => (json!(lists.get(&op.key).cloned().unwrap_or_default()), None),
+    }
 }
 
 #[cfg(test)]

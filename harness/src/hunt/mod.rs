@@ -171,31 +171,7 @@ pub fn hunt(options: &HuntOptions) -> Result<Hunt, Error> {
             "no chaos scenario with an all-fixed variant under the given paths".into(),
         ));
     }
-    let mut arms: Vec<Vec<Arm>> = Vec::new();
-    let mut not_run = Vec::new();
-    for s in &scenarios {
-        let mut a = plan::arms(s, &options.keys);
-        if options.no_fixed {
-            a.retain(|arm| *arm != Arm::Fixed);
-        }
-        // An arm on a build that is missing is not run, and said so.
-        a.retain(|arm| {
-            let variant = plan::variant(s, arm);
-            let Some(reason) = s.unbuilt(&variant) else {
-                return true;
-            };
-            {
-                let seeds = match arm {
-                    Arm::Buggy(_) => &options.seeds,
-                    Arm::Fixed => &options.fixed_seeds,
-                };
-                let runs = seeds.end().saturating_sub(*seeds.start()).saturating_add(1);
-                not_run.push(crate::report::NotRun::of(s, &variant.name, runs, reason));
-                false
-            }
-        });
-        arms.push(a);
-    }
+    let (arms, not_run) = plan_arms(&scenarios, options);
     for key in &options.keys {
         let known = scenarios
             .iter()
@@ -206,22 +182,7 @@ pub fn hunt(options: &HuntOptions) -> Result<Hunt, Error> {
             )));
         }
     }
-    let mut items = Vec::new();
-    for (si, scenario_arms) in arms.iter().enumerate() {
-        for (ai, arm) in scenario_arms.iter().enumerate() {
-            let seeds = match arm {
-                Arm::Buggy(_) => options.seeds.clone(),
-                Arm::Fixed => options.fixed_seeds.clone(),
-            };
-            for seed in seeds {
-                items.push(Item {
-                    scenario: si,
-                    arm: ai,
-                    seed,
-                });
-            }
-        }
-    }
+    let items = items_of(&arms, options);
     let mut hunt = Hunt::new(&scenarios, &arms, options);
     hunt.not_run = not_run;
     let files: Vec<PathBuf> = scenarios.iter().map(|s| PathBuf::from(&s.file)).collect();
@@ -264,6 +225,61 @@ pub fn hunt(options: &HuntOptions) -> Result<Hunt, Error> {
     first_causes(&mut hunt, &scenarios, &arms);
     hunt.wall_ms = started.elapsed().as_millis() as u64;
     Ok(hunt)
+}
+
+/// Each scenario's arms (without the all-fixed control under `--no-fixed`), and
+/// the arms not run because their build is missing (each said so).
+fn plan_arms(
+    scenarios: &[Scenario],
+    options: &HuntOptions,
+) -> (Vec<Vec<Arm>>, Vec<crate::report::NotRun>) {
+    let mut arms: Vec<Vec<Arm>> = Vec::new();
+    let mut not_run = Vec::new();
+    for s in scenarios {
+        let mut a = plan::arms(s, &options.keys);
+        if options.no_fixed {
+            a.retain(|arm| *arm != Arm::Fixed);
+        }
+        // An arm on a build that is missing is not run, and said so.
+        a.retain(|arm| {
+            let variant = plan::variant(s, arm);
+            let Some(reason) = s.unbuilt(&variant) else {
+                return true;
+            };
+            {
+                let seeds = match arm {
+                    Arm::Buggy(_) => &options.seeds,
+                    Arm::Fixed => &options.fixed_seeds,
+                };
+                let runs = seeds.end().saturating_sub(*seeds.start()).saturating_add(1);
+                not_run.push(crate::report::NotRun::of(s, &variant.name, runs, reason));
+                false
+            }
+        });
+        arms.push(a);
+    }
+    (arms, not_run)
+}
+
+/// Every run of the hunt: each arm of each scenario over its seeds.
+fn items_of(arms: &[Vec<Arm>], options: &HuntOptions) -> Vec<Item> {
+    let mut items = Vec::new();
+    for (si, scenario_arms) in arms.iter().enumerate() {
+        for (ai, arm) in scenario_arms.iter().enumerate() {
+            let seeds = match arm {
+                Arm::Buggy(_) => options.seeds.clone(),
+                Arm::Fixed => options.fixed_seeds.clone(),
+            };
+            for seed in seeds {
+                items.push(Item {
+                    scenario: si,
+                    arm: ai,
+                    seed,
+                });
+            }
+        }
+    }
+    items
 }
 
 /// Each key's first find, explained by its differential run: the find again

@@ -113,28 +113,7 @@ pub fn summary_md(records: &[RunRecord]) -> String {
         md.push_str(&format!("{nondet} | {failed} |\n"));
     }
     if records.len() <= 200 {
-        md.push_str("\n## Runs\n\n| scenario | variant | seed | outcome | expected | result | sim time | wall ms | digest |\n");
-        md.push_str("|---|---|---|---|---|---|---|---|---|\n");
-        for r in records {
-            md.push_str(&format!(
-                "| {} | {} | {} | {} | {} | {} | {} | {} | `{}` |\n",
-                md_escape(&r.scenario),
-                md_escape(&r.variant),
-                r.seed,
-                r.outcome,
-                expected(&r.expected),
-                if !r.known_defects.is_empty() {
-                    "known defect"
-                } else if r.passed {
-                    "pass"
-                } else {
-                    "**FAIL**"
-                },
-                fmt_duration(Duration::from_millis(r.sim_elapsed_ms)),
-                r.wall_ms,
-                &r.trail_digest[..16.min(r.trail_digest.len())]
-            ));
-        }
+        md.push_str(&runs_md(records));
     }
     md.push_str(&known_defects_md(records));
     let failures: Vec<&RunRecord> = records.iter().filter(|r| !r.passed).collect();
@@ -179,6 +158,34 @@ pub fn summary_md(records: &[RunRecord]) -> String {
                 super::groups::seeds_text(&g.seeds, super::groups::SEEDS_SHOWN)
             ));
         }
+    }
+    md
+}
+
+/// The table of runs, one per row.
+fn runs_md(records: &[RunRecord]) -> String {
+    let mut md = String::new();
+    md.push_str("\n## Runs\n\n| scenario | variant | seed | outcome | expected | result | sim time | wall ms | digest |\n");
+    md.push_str("|---|---|---|---|---|---|---|---|---|\n");
+    for r in records {
+        md.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} | `{}` |\n",
+            md_escape(&r.scenario),
+            md_escape(&r.variant),
+            r.seed,
+            r.outcome,
+            expected(&r.expected),
+            if !r.known_defects.is_empty() {
+                "known defect"
+            } else if r.passed {
+                "pass"
+            } else {
+                "**FAIL**"
+            },
+            fmt_duration(Duration::from_millis(r.sim_elapsed_ms)),
+            r.wall_ms,
+            &r.trail_digest[..16.min(r.trail_digest.len())]
+        ));
     }
     md
 }

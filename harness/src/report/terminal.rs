@@ -69,6 +69,20 @@ pub fn run_lines(r: &RunResult, detail: Detail) -> String {
         out.push_str(&format!(" wall={}ms\n", r.wall_ms));
         return out;
     }
+    full_block(r, &mut out);
+    if !r.passed || known {
+        out.push_str(&format!(
+            "  seed: {}\n  {NAME}replay:{NAME:#} {}\n",
+            r.seed,
+            printable(&r.replay)
+        ));
+    }
+    out
+}
+
+/// The full block under a run's first line: faults fired, findings and their
+/// causes, keys not compared, checkers that could not judge.
+fn full_block(r: &RunResult, out: &mut String) {
     let faults = r.faults_fired();
     if !faults.is_empty() {
         out.push_str(&format!("  faults ({}):\n", faults.len()));
@@ -129,14 +143,6 @@ pub fn run_lines(r: &RunResult, detail: Detail) -> String {
             printable(&u.why)
         ));
     }
-    if !r.passed || known {
-        out.push_str(&format!(
-            "  seed: {}\n  {NAME}replay:{NAME:#} {}\n",
-            r.seed,
-            printable(&r.replay)
-        ));
-    }
-    out
 }
 
 /// The full block of a run, without styles (as earlier versions printed it).

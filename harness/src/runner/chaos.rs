@@ -369,52 +369,7 @@ impl Player {
                 (cut.action(&names), Some(live))
             }),
             Fault::Hold { a, b } | Fault::Latency { a, b, .. } => {
-                let ends = run
-                    .scheduled_node(*a, pick, 1, Want::Either, &[])
-                    .and_then(|x| {
-                        run.scheduled_node(*b, pick, 2, Want::Either, &[x])
-                            .map(|y| (x.min(y), x.max(y)))
-                    });
-                ends.and_then(|(x, y)| {
-                    let busy = self.live.iter().any(|l| l.link == Some((x, y)));
-                    if busy
-                        || (matches!(planned.fault, Fault::Hold { .. }) && run.nemesis.held(x, y))
-                    {
-                        return Err(format!(
-                            "the link {} - {} is already faulted",
-                            name(x),
-                            name(y)
-                        ));
-                    }
-                    let between = [name(x), name(y)];
-                    let (begin, undo) = match &planned.fault {
-                        Fault::Latency { delay, .. } => (
-                            Action::Latency {
-                                between: between.clone(),
-                                delay_ms: Some(delay.as_millis() as u64),
-                            },
-                            Action::Latency {
-                                between,
-                                delay_ms: None,
-                            },
-                        ),
-                        Fault::Partition(_)
-                        | Fault::Hold { .. }
-                        | Fault::Crash(_)
-                        | Fault::Restart(_)
-                        | Fault::Stop(_)
-                        | Fault::TransferLeader { .. }
-                        | Fault::FailPoint { .. } => (
-                            Action::Hold {
-                                between: between.clone(),
-                            },
-                            Action::Release { between },
-                        ),
-                    };
-                    let mut live = live_of(start, index, planned, now, undo);
-                    live.link = Some((x, y));
-                    Ok((begin, Some(live)))
-                })
+                self.link_fault(run, (*a, *b), index, planned, now)
             }
             Fault::Crash(t) => run.scheduled_node(*t, pick, 0, Want::Up, &[]).map(|n| {
                 let live = live_of(start, index, planned, now, Action::Start { node: name(n) });
@@ -466,6 +421,19 @@ impl Player {
                 return;
             }
         };
+        self.take(run, index, action, live, now);
+    }
+
+    /// Do the fault's action; keep what undoes it while it is in effect, and
+    /// watch a stop until the node's process ends.
+    fn take(
+        &mut self,
+        run: &mut Driver<'_>,
+        index: u32,
+        action: Action,
+        live: Option<Live>,
+        now: Duration,
+    ) {
         let stop = if let Action::Stop { node } = &action {
             Some(run.cluster.id(node))
         } else {
@@ -493,6 +461,66 @@ impl Player {
         if let Some(live) = live {
             self.live.push(live);
         }
+    }
+
+    /// A hold or a latency change on one link, between the two nodes its targets
+    /// pick; refused when that link is already faulted.
+    fn link_fault(
+        &self,
+        run: &mut Driver<'_>,
+        (a, b): (Target, Target),
+        index: u32,
+        planned: &Planned,
+        now: Duration,
+    ) -> Result<(Action, Option<Live>), String> {
+        let names: Vec<String> = run.cluster.names().to_vec();
+        let name = |n: usize| names[n].clone();
+        let pick = planned.pick;
+        let start = self.start;
+        let ends = run
+            .scheduled_node(a, pick, 1, Want::Either, &[])
+            .and_then(|x| {
+                run.scheduled_node(b, pick, 2, Want::Either, &[x])
+                    .map(|y| (x.min(y), x.max(y)))
+            });
+        ends.and_then(|(x, y)| {
+            let busy = self.live.iter().any(|l| l.link == Some((x, y)));
+            if busy || (matches!(planned.fault, Fault::Hold { .. }) && run.nemesis.held(x, y)) {
+                return Err(format!(
+                    "the link {} - {} is already faulted",
+                    name(x),
+                    name(y)
+                ));
+            }
+            let between = [name(x), name(y)];
+            let (begin, undo) = match &planned.fault {
+                Fault::Latency { delay, .. } => (
+                    Action::Latency {
+                        between: between.clone(),
+                        delay_ms: Some(delay.as_millis() as u64),
+                    },
+                    Action::Latency {
+                        between,
+                        delay_ms: None,
+                    },
+                ),
+                Fault::Partition(_)
+                | Fault::Hold { .. }
+                | Fault::Crash(_)
+                | Fault::Restart(_)
+                | Fault::Stop(_)
+                | Fault::TransferLeader { .. }
+                | Fault::FailPoint { .. } => (
+                    Action::Hold {
+                        between: between.clone(),
+                    },
+                    Action::Release { between },
+                ),
+            };
+            let mut live = live_of(start, index, planned, now, undo);
+            live.link = Some((x, y));
+            Ok((begin, Some(live)))
+        })
     }
 
     fn close(&mut self, run: &mut Driver<'_>) -> Result<(), Halt> {

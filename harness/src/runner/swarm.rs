@@ -76,38 +76,7 @@ pub fn plan(
         };
         swarm(&mut rng, &mut chaos, judged);
     }
-    draw.faults = chaos
-        .faults
-        .iter()
-        .map(|f| (f.kind.name().to_string(), f.weight))
-        .collect();
-    for fault in &chaos.faults {
-        if let ChaosKind::FailPoint(points) = &fault.kind {
-            draw.points.extend(
-                points
-                    .iter()
-                    .map(|p| format!("{}: {}:{}", p.point.name, p.action, p.weight)),
-            );
-        }
-    }
-    if let Some(workload) = &chaos.workload {
-        draw.ops = workload
-            .ops
-            .iter()
-            .map(|op| {
-                let name = op
-                    .template
-                    .get("op")
-                    .and_then(|o| o.as_str())
-                    .unwrap_or("?")
-                    .to_string();
-                (op.index, name, op.weight)
-            })
-            .collect();
-    }
-    draw.spacing_ms = (ms(chaos.spacing.0), ms(chaos.spacing.1));
-    draw.duration_ms = (ms(chaos.duration.0), ms(chaos.duration.1));
-    draw.concurrent_max = chaos.concurrent_max;
+    describe(&chaos, &mut draw);
     let mut params = match &variant.params {
         serde_json::Value::Object(map) => map.clone(),
         _ => serde_json::Map::new(),
@@ -153,6 +122,44 @@ pub fn plan(
         draw: drew.then_some(draw),
         schedule: Some(schedule),
     }
+}
+
+/// What the chaos section (after the swarm's draw) asks for, as the trail's
+/// [`SwarmDraw`] records it: fault kinds, fail points and ops with their weights,
+/// the spacing, durations and concurrency of faults.
+fn describe(chaos: &Chaos, draw: &mut SwarmDraw) {
+    draw.faults = chaos
+        .faults
+        .iter()
+        .map(|f| (f.kind.name().to_string(), f.weight))
+        .collect();
+    for fault in &chaos.faults {
+        if let ChaosKind::FailPoint(points) = &fault.kind {
+            draw.points.extend(
+                points
+                    .iter()
+                    .map(|p| format!("{}: {}:{}", p.point.name, p.action, p.weight)),
+            );
+        }
+    }
+    if let Some(workload) = &chaos.workload {
+        draw.ops = workload
+            .ops
+            .iter()
+            .map(|op| {
+                let name = op
+                    .template
+                    .get("op")
+                    .and_then(|o| o.as_str())
+                    .unwrap_or("?")
+                    .to_string();
+                (op.index, name, op.weight)
+            })
+            .collect();
+    }
+    draw.spacing_ms = (ms(chaos.spacing.0), ms(chaos.spacing.1));
+    draw.duration_ms = (ms(chaos.duration.0), ms(chaos.duration.1));
+    draw.concurrent_max = chaos.concurrent_max;
 }
 
 /// Draws of a chaos section's params the model refused, at most, before the

@@ -14,12 +14,14 @@ use crate::fsio;
 use crate::report::{self, atomic_write};
 use crate::runner::{self, RunResult};
 use crate::scenario::{self, Scenario};
-use crate::trail::Kind;
-use crate::yaml::{self, flow, Node, Value};
+use crate::yaml::{self, Node};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 
 pub mod schedule;
+mod template;
+
+pub use template::Template;
 
 pub struct ShrinkOptions {
     pub report: PathBuf,
@@ -34,197 +36,6 @@ pub use crate::runner::target::Target;
 /// The actions on a trail that took effect, in time order.
 pub fn actions(result: &RunResult) -> Vec<Timed> {
     result.trail.actions()
-}
-
-/// When the original script ended (the heal phase began), so the shrunk scenario
-/// gives the cluster as long before its heal.
-fn script_end_ms(result: &RunResult) -> u64 {
-    result
-        .trail
-        .iter()
-        .find(|e| e.kind == Kind::Heal)
-        .map(|e| e.t_ms)
-        .unwrap_or(result.sim_elapsed_ms)
-}
-
-/// Everything of the original scenario file a shrunk scenario keeps.
-pub struct Template {
-    header: Vec<(String, serde_json::Value)>,
-    variant: String,
-    variant_body: serde_json::Value,
-    end_ms: u64,
-    /// Whether the run was a chaos run: its transfers were draws the nemesis
-    /// skips when they cannot happen, so they replay as optional steps.
-    optional_transfers: bool,
-    /// The shrunk scenario's own name (never the original's: a shrunk regression
-    /// saved beside its source must not collide with it).
-    name: String,
-}
-
-impl Template {
-    pub fn new(
-        original: &Node,
-        scenario: &Scenario,
-        result: &RunResult,
-        name: &str,
-    ) -> Result<Template, String> {
-        let variant = scenario
-            .variant(&result.variant)
-            .ok_or_else(|| format!("no variant `{}`", result.variant))?;
-        Template::with_variant(original, variant, result, name)
-    }
-
-    /// As [`Template::new`], for a run of `variant` whatever the run's own variant
-    /// was called (a hunt's `hunt:KEY` variants exist only in the hunt).
-    pub fn with_variant(
-        original: &Node,
-        variant: &crate::scenario::Variant,
-        result: &RunResult,
-        name: &str,
-    ) -> Result<Template, String> {
-        let Value::Map(entries) = &original.value else {
-            return Err("not a mapping".into());
-        };
-        let mut header = Vec::new();
-        for (key, value) in entries {
-            let Some(k) = key.as_str() else { continue };
-            match k {
-                "model" | "nodes" | "heal" => header.push((k.to_string(), value.to_json())),
-                "defaults" => {
-                    let mut defaults = value.to_json();
-                    defaults["seed"] = json!(result.seed);
-                    header.push((k.to_string(), defaults));
-                }
-                _ => {}
-            }
-        }
-        if !header.iter().any(|(k, _)| k == "defaults") {
-            header.push(("defaults".into(), json!({ "seed": result.seed })));
-        }
-        // The run's own bug modes and params (a `hunt` find runs with a `--bug`
-        // override, a chaos run with drawn params): the shrunk scenario keeps them.
-        let run_bugs = if result.bugs.0.is_empty() {
-            &variant.bugs
-        } else {
-            &result.bugs
-        };
-        let run_params = if result.params.as_object().is_some_and(|p| !p.is_empty()) {
-            &result.params
-        } else {
-            &variant.params
-        };
-        let mut bugs = serde_json::Map::new();
-        for (key, mode) in &run_bugs.0 {
-            bugs.insert(key.clone(), serde_json::to_value(mode).expect("serializes"));
-        }
-        // A variant that runs on a build elsewhere is validated there, so this
-        // process knows its expectation only from the run.
-        let expected = if variant.expect.outcomes.is_empty() {
-            &result.expected
-        } else {
-            &variant.expect.outcomes
-        };
-        let outcomes: Vec<&str> = expected.iter().map(|o| o.name()).collect();
-        let mut body = json!({ "expect": outcomes });
-        // A variant that runs on a build of a real system keeps its build.
-        if let Some(target) = &variant.target {
-            body["target"] = json!(target);
-        }
-        if !bugs.is_empty() {
-            body["bugs"] = serde_json::Value::Object(bugs);
-        }
-        if run_params.as_object().is_some_and(|p| !p.is_empty()) {
-            body["params"] = run_params.clone();
-        }
-        Ok(Template {
-            header,
-            variant: variant.name.clone(),
-            variant_body: body,
-            end_ms: script_end_ms(result),
-            optional_transfers: result.coverage.chaos,
-            name: name.to_string(),
-        })
-    }
-
-    /// When the script ends (the heal phase begins), in simulated ms.
-    pub fn end_ms(&self) -> u64 {
-        self.end_ms
-    }
-
-    /// A scenario with exactly these actions, at their original times.
-    pub fn render(&self, actions: &[Timed], comment: &str) -> String {
-        self.render_until(actions, self.end_ms, None, comment)
-    }
-
-    /// [`Template::render`] with the script ending at `end_ms` (the heal phase
-    /// begins there), and with `variants` in place of the run's own variant.
-    pub fn render_until(
-        &self,
-        actions: &[Timed],
-        end_ms: u64,
-        variants: Option<&serde_json::Map<String, serde_json::Value>>,
-        comment: &str,
-    ) -> String {
-        let mut out = String::new();
-        for line in comment.lines() {
-            out.push_str(&format!("# {line}\n"));
-        }
-        out.push_str(&format!("name: {}\n", flow(&json!(self.name))));
-        for (key, value) in &self.header {
-            out.push_str(&format!("{key}: {}\n", flow(value)));
-        }
-        out.push_str("variants:\n");
-        match variants {
-            Some(variants) => {
-                for (name, body) in variants {
-                    out.push_str(&format!("  {}: {}\n", flow(&json!(name)), flow(body)));
-                }
-            }
-            None => out.push_str(&format!(
-                "  {}: {}\n",
-                flow(&json!(self.variant)),
-                flow(&self.variant_body)
-            )),
-        }
-        out.push_str("steps:\n");
-        let mut now = 0u64;
-        for action in actions {
-            if action.t_ms > now {
-                out.push_str(&format!("  - sleep: {}ms\n", action.t_ms - now));
-                now = action.t_ms;
-            }
-            out.push_str(&format!(
-                "  # {} ms: {}\n",
-                action.t_ms,
-                action.detail.replace('\n', " ")
-            ));
-            let mut step = action.action.to_step();
-            if self.optional_transfers {
-                if let Some(body) = step.get_mut("transfer_leader") {
-                    body["optional"] = json!(true);
-                }
-            }
-            out.push_str(&format!("  - {}\n", step_line(&step)));
-        }
-        if end_ms > now {
-            out.push_str(&format!("  - sleep: {}ms\n", end_ms - now));
-        }
-        if actions.is_empty() && end_ms <= now {
-            out.push_str("  - sleep: 1ms\n");
-        }
-        out
-    }
-}
-
-/// `{"crash": "n1"}` as `crash: n1`: a step is a one-key mapping.
-fn step_line(step: &serde_json::Value) -> String {
-    match step.as_object() {
-        Some(map) if map.len() == 1 => {
-            let (kind, body) = map.iter().next().expect("one entry");
-            format!("{kind}: {}", flow(body))
-        }
-        _ => flow(step),
-    }
 }
 
 /// The result of a shrink.
@@ -398,28 +209,7 @@ pub fn shrunk_name(out: Option<&Path>, original: &str, seed: u64) -> String {
 }
 
 pub fn shrink(options: &ShrinkOptions) -> Result<ShrinkSummary, Error> {
-    let original = report::read_run(&options.report).map_err(Error::Input)?;
-    let target = Target::of(&original).ok_or_else(|| {
-        Error::Input(format!(
-            "{}: the run ended {}; only a run that ended otherwise can be shrunk",
-            options.report.display(),
-            original.outcome
-        ))
-    })?;
-    // Loaded from where the run found it, whichever directory this runs in.
-    let path = Path::new(original.scenario_path());
-    let bytes = fsio::read_capped(path, scenario::FILE_BYTES_MAX as u64)
-        .map_err(|e| Error::Input(format!("the report's scenario: {e}")))?;
-    let text = String::from_utf8(bytes).map_err(|_| {
-        Error::Input(format!(
-            "the report's scenario {} is not UTF-8",
-            crate::text::printable(&original.file)
-        ))
-    })?;
-    let scenario = scenario::load_text(original.scenario_path(), &text)
-        .map_err(|e| Error::Input(format!("the report's scenario no longer loads:\n{e}")))?;
-    let tree =
-        yaml::parse(&text, &yaml::Limits::default()).map_err(|e| Error::Input(e.to_string()))?;
+    let (original, target, scenario, tree) = load(options)?;
     let name = shrunk_name(options.out.as_deref(), &original.scenario, original.seed);
     let say = |line: String| {
         if !options.quiet {
@@ -460,21 +250,7 @@ pub fn shrink(options: &ShrinkOptions) -> Result<ShrinkSummary, Error> {
     };
     let attempt = |subset: &[Timed]| attempt_until(subset, template.end_ms());
     let mut try_subset = |subset: &[Timed]| attempt(subset).is_ok_and(|r| target.met_by(&r));
-    let replayed = match attempt(&all) {
-        Ok(run) if target.met_by(&run) => None,
-        Ok(run) => Some(format!(
-            "it ended {}{}",
-            run.outcome,
-            run.findings
-                .first()
-                .map(|f| format!(" ({}: {})", f.checker, f.message))
-                .unwrap_or_default()
-        )),
-        Err(e) => Some(format!(
-            "it does not load (a harness defect: please report it):\n{e}"
-        )),
-    };
-    if let Some(why) = replayed {
+    if let Some(why) = replay_failure(&attempt(&all), &target) {
         return Err(Error::Input(format!(
             "replaying the trail's {} action(s) as a scenario does not end {} ({}): the run cannot be shrunk this way; {why}",
             all.len(),
@@ -530,6 +306,53 @@ pub fn shrink(options: &ShrinkOptions) -> Result<ShrinkSummary, Error> {
         runs: shrunk.runs,
         exhausted: shrunk.exhausted,
     })
+}
+
+/// The report, the finding to keep ([`Target`]), and the scenario it ran (its
+/// reader's tree too, for the shrunk file), loaded from where the run found it,
+/// whichever directory this runs in.
+fn load(options: &ShrinkOptions) -> Result<(RunResult, Target, Scenario, Node), Error> {
+    let original = report::read_run(&options.report).map_err(Error::Input)?;
+    let target = Target::of(&original).ok_or_else(|| {
+        Error::Input(format!(
+            "{}: the run ended {}; only a run that ended otherwise can be shrunk",
+            options.report.display(),
+            original.outcome
+        ))
+    })?;
+    let path = Path::new(original.scenario_path());
+    let bytes = fsio::read_capped(path, scenario::FILE_BYTES_MAX as u64)
+        .map_err(|e| Error::Input(format!("the report's scenario: {e}")))?;
+    let text = String::from_utf8(bytes).map_err(|_| {
+        Error::Input(format!(
+            "the report's scenario {} is not UTF-8",
+            crate::text::printable(&original.file)
+        ))
+    })?;
+    let scenario = scenario::load_text(original.scenario_path(), &text)
+        .map_err(|e| Error::Input(format!("the report's scenario no longer loads:\n{e}")))?;
+    let tree =
+        yaml::parse(&text, &yaml::Limits::default()).map_err(|e| Error::Input(e.to_string()))?;
+    Ok((original, target, scenario, tree))
+}
+
+/// Why replaying the whole trail as a scenario does not fail the same way
+/// (`None` when it does).
+fn replay_failure(run: &Result<RunResult, String>, target: &Target) -> Option<String> {
+    match run {
+        Ok(run) if target.met_by(run) => None,
+        Ok(run) => Some(format!(
+            "it ended {}{}",
+            run.outcome,
+            run.findings
+                .first()
+                .map(|f| format!(" ({}: {})", f.checker, f.message))
+                .unwrap_or_default()
+        )),
+        Err(e) => Some(format!(
+            "it does not load (a harness defect: please report it):\n{e}"
+        )),
+    }
 }
 
 /// The variant a report's run ran: its own, or (a hunt's `hunt:KEY`) the
@@ -796,64 +619,4 @@ fn provenance(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn compact_shortens_every_wait_as_far_as_the_finding_allows() {
-        let at = |t_ms: u64| Timed {
-            t_ms,
-            action: crate::action::Action::Heal,
-            detail: String::new(),
-        };
-        // Fails while the first action comes at 100 ms or later and the second
-        // at least 300 ms after it; the end may come at once.
-        let mut calls = 0;
-        let mut fails = |a: &[Timed], end: u64| {
-            calls += 1;
-            a[0].t_ms >= 100 && a[1].t_ms >= a[0].t_ms + 300 && end >= a[1].t_ms
-        };
-        let c = compact(vec![at(1_000), at(5_000)], 9_000, 200, &mut fails);
-        assert!(!c.exhausted);
-        let (first, second) = (c.actions[0].t_ms, c.actions[1].t_ms);
-        assert!((100..=115).contains(&first), "first at {first}");
-        let wait = second - first;
-        assert!(
-            (300..=340).contains(&wait),
-            "second {wait} ms after the first"
-        );
-        assert!(
-            c.end_ms - second <= 1,
-            "the end comes at once: {}",
-            c.end_ms
-        );
-        assert!(fails(&c.actions, c.end_ms), "what is kept still fails");
-        assert_eq!(c.runs + 1, calls);
-        // Out of budget: it stops, says so, and keeps what already failed.
-        let mut always = |_: &[Timed], _: u64| true;
-        let c = compact(vec![at(1_000), at(5_000)], 9_000, 3, &mut always);
-        assert!(c.exhausted && c.runs == 3);
-        assert!(c.actions[0].t_ms < 1_000 && c.actions[1].t_ms - c.actions[0].t_ms == 4_000);
-    }
-
-    #[test]
-    fn ddmin_finds_a_minimal_failing_pair() {
-        // Fails whenever both 3 and 7 are present.
-        let mut calls = 0;
-        let (kept, runs, exhausted) = ddmin((0..20).collect(), 1000, &mut |s: &[i32]| {
-            calls += 1;
-            s.contains(&3) && s.contains(&7)
-        });
-        assert_eq!(kept, vec![3, 7]);
-        assert_eq!(runs, calls);
-        assert!(!exhausted);
-    }
-
-    #[test]
-    fn ddmin_respects_its_budget() {
-        let (kept, runs, exhausted) = ddmin((0..64).collect(), 5, &mut |s: &[i32]| s.contains(&40));
-        assert!(runs <= 5);
-        assert!(exhausted);
-        assert!(kept.contains(&40));
-    }
-}
+mod tests;

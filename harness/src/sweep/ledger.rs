@@ -272,7 +272,36 @@ impl Ledger {
     /// The ledger as blocks, for [`Ledger::markdown`] and [`Ledger::html`].
     pub fn blocks(&self, declared: impl Fn(&str) -> Vec<(String, bool, String)>) -> Vec<Block> {
         let mut out = vec![Block::Heading(2, "Coverage".into())];
-        let unreached = self.unreached(&declared);
+        self.warning_blocks(&declared, &mut out);
+        for (name, model) in &self.models {
+            model_blocks(name, model, &declared(name), &mut out);
+        }
+        out.push(Block::Heading(3, "Distinct trails per variant".into()));
+        out.push(table(
+            &["variant", "runs", "distinct trails"],
+            &[false, true, true],
+            self.variants
+                .iter()
+                .map(|(key, v)| {
+                    vec![
+                        key.clone(),
+                        v.runs.to_string(),
+                        v.distinct_trails.to_string(),
+                    ]
+                })
+                .collect(),
+        ));
+        out
+    }
+
+    /// The warnings above the tables: probes never reached, liveness invariants
+    /// not judged, variants whose seeds change little.
+    fn warning_blocks(
+        &self,
+        declared: &impl Fn(&str) -> Vec<(String, bool, String)>,
+        out: &mut Vec<Block>,
+    ) {
+        let unreached = self.unreached(declared);
         if !unreached.is_empty() {
             out.push(Block::Para(format!(
                 "**{} probe(s) never reached: this sweep did not test those paths.**",
@@ -314,97 +343,92 @@ impl Ledger {
                 "**Warning:** {variant}: {runs} run(s) gave only {distinct} distinct trail(s); its seeds change little."
             )));
         }
-        let table = |head: &[&str], right: &[bool], rows: Vec<Vec<String>>| Block::Table {
-            head: head.iter().map(|h| h.to_string()).collect(),
-            right: right.to_vec(),
-            rows,
-        };
-        for (name, model) in &self.models {
-            out.push(Block::Heading(
-                3,
-                format!(
-                    "Model `{name}`: {} run(s), {} with chaos",
-                    model.runs, model.chaos_runs
-                ),
-            ));
-            let probes = declared(name);
-            if !probes.is_empty() {
-                let rows = probes
-                    .iter()
-                    .map(|(probe, rare, _)| {
-                        let count = model.probes.get(probe).cloned().unwrap_or_default();
-                        let first = count
-                            .first
-                            .map(|(s, scenario)| format!("{s} ({scenario})"))
-                            .unwrap_or_else(|| "never".into());
-                        vec![
-                            format!("`{probe}`"),
-                            if *rare { "yes" } else { "no" }.to_string(),
-                            count.runs.to_string(),
-                            first,
-                        ]
-                    })
-                    .collect();
-                out.push(table(
-                    &["probe", "rare", "runs that hit it", "first seed"],
-                    &[false, false, true, false],
-                    rows,
-                ));
-            }
-            if !model.points.is_empty() {
-                let rows = model
-                    .points
-                    .iter()
-                    .map(|(point, used)| {
-                        vec![
-                            format!("`{point}`"),
-                            used.armed.to_string(),
-                            used.reached.to_string(),
-                            used.fired.to_string(),
-                        ]
-                    })
-                    .collect();
-                out.push(table(
-                    &["fail point", "armed", "reached", "fired"],
-                    &[false, true, true, true],
-                    rows,
-                ));
-            }
-            if !model.faults.is_empty() {
-                let rows = model
-                    .faults
-                    .iter()
-                    .map(|(kind, used)| {
-                        vec![
-                            kind.clone(),
-                            used.drawn.to_string(),
-                            used.effective.to_string(),
-                        ]
-                    })
-                    .collect();
-                out.push(table(
-                    &["fault kind", "drawn", "took effect"],
-                    &[false, true, true],
-                    rows,
-                ));
-            }
-        }
-        out.push(Block::Heading(3, "Distinct trails per variant".into()));
+    }
+}
+
+/// A table block.
+fn table(head: &[&str], right: &[bool], rows: Vec<Vec<String>>) -> Block {
+    Block::Table {
+        head: head.iter().map(|h| h.to_string()).collect(),
+        right: right.to_vec(),
+        rows,
+    }
+}
+
+/// One model's heading and tables: its probes (as `probes` declares them), fail
+/// points and fault kinds.
+fn model_blocks(
+    name: &str,
+    model: &ModelLedger,
+    probes: &[(String, bool, String)],
+    out: &mut Vec<Block>,
+) {
+    out.push(Block::Heading(
+        3,
+        format!(
+            "Model `{name}`: {} run(s), {} with chaos",
+            model.runs, model.chaos_runs
+        ),
+    ));
+    if !probes.is_empty() {
+        let rows = probes
+            .iter()
+            .map(|(probe, rare, _)| {
+                let count = model.probes.get(probe).cloned().unwrap_or_default();
+                let first = count
+                    .first
+                    .map(|(s, scenario)| format!("{s} ({scenario})"))
+                    .unwrap_or_else(|| "never".into());
+                vec![
+                    format!("`{probe}`"),
+                    if *rare { "yes" } else { "no" }.to_string(),
+                    count.runs.to_string(),
+                    first,
+                ]
+            })
+            .collect();
         out.push(table(
-            &["variant", "runs", "distinct trails"],
-            &[false, true, true],
-            self.variants
-                .iter()
-                .map(|(key, v)| {
-                    vec![
-                        key.clone(),
-                        v.runs.to_string(),
-                        v.distinct_trails.to_string(),
-                    ]
-                })
-                .collect(),
+            &["probe", "rare", "runs that hit it", "first seed"],
+            &[false, false, true, false],
+            rows,
         ));
-        out
+    }
+    if !model.points.is_empty() {
+        let rows = model
+            .points
+            .iter()
+            .map(|(point, used)| {
+                vec![
+                    format!("`{point}`"),
+                    used.armed.to_string(),
+                    used.reached.to_string(),
+                    used.fired.to_string(),
+                ]
+            })
+            .collect();
+        out.push(table(
+            &["fail point", "armed", "reached", "fired"],
+            &[false, true, true, true],
+            rows,
+        ));
+    }
+    if !model.faults.is_empty() {
+        let rows = model
+            .faults
+            .iter()
+            .map(|(kind, used)| {
+                vec![
+                    kind.clone(),
+                    used.drawn.to_string(),
+                    used.effective.to_string(),
+                ]
+            })
+            .collect();
+        out.push(table(
+            &["fault kind", "drawn", "took effect"],
+            &[false, true, true],
+            rows,
+        ));
     }
 }
 

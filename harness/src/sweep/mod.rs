@@ -180,30 +180,7 @@ pub fn sweep(options: &SweepOptions) -> Result<Summary, Error> {
         .apply(&mut scenarios)
         .map_err(Error::Input)?;
     let files: Vec<PathBuf> = scenarios.iter().map(|s| PathBuf::from(&s.file)).collect();
-    if let Some(v) = &options.variant {
-        if !scenarios.iter().any(|s| s.variant(v).is_some()) {
-            return Err(Error::Input(format!(
-                "no scenario has a variant named `{}`; the variants are: {}",
-                crate::text::printable(v),
-                Scenario::variants_of_all(&scenarios)
-            )));
-        }
-    }
-    if options.guided && options.shard.is_some() {
-        return Err(Error::Input(
-            "--guided cannot be sharded: a guided search is one sequence of runs, each chosen \
-             from the runs before it; shard by scenario file instead (one sweep per file)"
-                .into(),
-        ));
-    }
-    if options.guided && options.check_determinism > 0.0 {
-        return Err(Error::Input(
-            "--check-determinism with --guided: the determinism sample is drawn over seeds, \
-             and a guided sweep's derived runs share their parent's seed; run the \
-             determinism check on a plain sweep"
-                .into(),
-        ));
-    }
+    check_options(options, &scenarios)?;
     let items = plan::plan(
         &scenarios,
         options.variant.as_deref(),
@@ -211,50 +188,12 @@ pub fn sweep(options: &SweepOptions) -> Result<Summary, Error> {
         options.shard,
     )
     .map_err(Error::Input)?;
-    // Variants whose target's build is missing are not run: each is reported,
-    // and the sweep is incomplete (their runs stay planned, never recorded).
-    let mut unbuilt: std::collections::BTreeMap<(usize, usize), Option<String>> =
-        Default::default();
-    let mut not_run: Vec<report::NotRun> = Vec::new();
-    let mut runnable: Vec<Item> = Vec::new();
-    for item in &items {
-        let s = &scenarios[item.file];
-        let why = unbuilt
-            .entry((item.file, item.variant))
-            .or_insert_with(|| s.unbuilt(&s.variants[item.variant]));
-        match why {
-            None => runnable.push(*item),
-            Some(reason) => {
-                let variant = &s.variants[item.variant].name;
-                match not_run
-                    .iter_mut()
-                    .find(|n| n.file == s.file && n.variant == *variant)
-                {
-                    Some(n) => n.runs += 1,
-                    None => not_run.push(report::NotRun::of(s, variant, 1, reason.clone())),
-                }
-            }
-        }
-    }
+    let (unbuilt, not_run, runnable) = runnable(&scenarios, &items);
     // Held until the sweep returns: a second sweep on this --out is refused.
     let _lock = DirLock::try_new(&options.out).map_err(Error::Lock)?;
-    let existing = options.out.join(results::RESULTS_FILE);
-    if std::fs::symlink_metadata(&existing).is_ok() && !options.resume {
-        return Err(Error::Input(format!(
-            "{} already holds results; pass --resume to continue that sweep, or choose another --out",
-            crate::text::printable(&existing.display().to_string())
-        )));
-    }
-    let (mut results, previous) = ResultsFile::open(&options.out).map_err(Error::Results)?;
+    let (mut results, previous) = open_results(options)?;
     let key = |i: &Item| item_key(&scenarios, i);
-    let mut searches = if options.guided {
-        let mut searches = guided::searches(options, &scenarios).map_err(Error::Input)?;
-        // A variant whose build is missing is not searched (reported as not run).
-        searches.retain(|s| matches!(unbuilt.get(&(s.file, s.variant)), Some(None) | None));
-        searches
-    } else {
-        Vec::new()
-    };
+    let mut searches = guided_searches(options, &scenarios, &unbuilt)?;
     // A guided sweep's runs so far: what each search's state counts.
     let guided_done = |searches: &[guided::Search]| -> usize {
         searches.iter().map(|s| s.guide.runs.min(s.budget)).sum()
@@ -273,34 +212,10 @@ pub fn sweep(options: &SweepOptions) -> Result<Summary, Error> {
     } else {
         runnable.len() - todo.len()
     };
-    let mut meta = Meta {
-        schema_version: meta::META_SCHEMA_VERSION,
-        seeds: [*options.seeds.start(), *options.seeds.end()],
-        shard: options.shard.map(|(k, n)| [k, n]),
-        variant: options.variant.clone(),
-        bugs: options.overrides.bugs.clone(),
-        params: options.overrides.params.clone(),
-        files: scenarios.iter().map(|s| s.file.clone()).collect(),
-        plan_digest: plan_digest(&scenarios, options),
-        planned: items.len() as u64,
-        recorded: done_before as u64,
-        complete: done_before == items.len(),
-        stopped_by: "running".into(),
-        incomplete: None,
-        coverage: None,
-    };
+    let mut meta = first_meta(options, &scenarios, items.len(), done_before);
     meta::write(&options.out, &meta)?;
     let mut records = previous.records;
-    if !options.quiet {
-        eprintln!(
-            "sweep: {} run(s) in this slice{}, {} already recorded, {} to do, {} job(s)",
-            items.len(),
-            if options.guided { ", guided" } else { "" },
-            done_before,
-            items.len() - done_before,
-            options.jobs
-        );
-    }
+    announce(options, items.len(), done_before);
     let mut progress = Progress::new(items.len(), done_before, options.quiet);
     let outcome = if options.guided {
         guided::execute(
@@ -330,39 +245,10 @@ pub fn sweep(options: &SweepOptions) -> Result<Summary, Error> {
     };
     let (stop, ran_now) = match outcome {
         Ok(done) => done,
-        Err(message) => {
-            // Whatever was recorded stays; the summaries still say what was done.
-            let _ = write_summaries(
-                &options.out,
-                &records,
-                Some("the sweep stopped on an error"),
-            );
-            return Err(Error::Run(message));
-        }
+        Err(message) => return Err(stopped_on_error(options, &records, message)),
     };
-    synced.map_err(|source| {
-        Error::Io(crate::fsio::Error {
-            path: results.path().to_path_buf(),
-            kind: crate::fsio::ErrorKind::Io {
-                doing: "syncing",
-                source,
-            },
-        })
-    })?;
-    let complete = recorded >= items.len() as u64;
-    let incomplete = (!complete).then(|| {
-        let why = match report::not_run_note(&not_run) {
-            Some(note) if stop == Stop::Finished => note,
-            _ => stop.why(),
-        };
-        format!("ran {recorded} of {} planned run(s): {why}", items.len())
-    });
-    let ledger = summaries::write_not_run(&options.out, &records, incomplete.as_deref(), &not_run)?;
-    let coverage = meta::CoverageReport {
-        verdict: ledger.verdict(),
-        ledger,
-        judged: options.shard.is_none(),
-    };
+    synced.map_err(|source| sync_error(results.path(), source))?;
+    let coverage = coverage(options, &records, &not_run, stop, recorded, items.len())?;
     let summary = Summary {
         out: options.out.clone(),
         records,
@@ -380,6 +266,181 @@ pub fn sweep(options: &SweepOptions) -> Result<Summary, Error> {
     meta.coverage = Some(summary.coverage.clone());
     meta::write(&options.out, &meta)?;
     Ok(summary)
+}
+
+/// The flags that do not fit the scenarios or each other: a variant no scenario
+/// has, a guided sweep sharded or sampled for determinism.
+fn check_options(options: &SweepOptions, scenarios: &[Scenario]) -> Result<(), Error> {
+    if let Some(v) = &options.variant {
+        if !scenarios.iter().any(|s| s.variant(v).is_some()) {
+            return Err(Error::Input(format!(
+                "no scenario has a variant named `{}`; the variants are: {}",
+                crate::text::printable(v),
+                Scenario::variants_of_all(scenarios)
+            )));
+        }
+    }
+    if options.guided && options.shard.is_some() {
+        return Err(Error::Input(
+            "--guided cannot be sharded: a guided search is one sequence of runs, each chosen \
+             from the runs before it; shard by scenario file instead (one sweep per file)"
+                .into(),
+        ));
+    }
+    if options.guided && options.check_determinism > 0.0 {
+        return Err(Error::Input(
+            "--check-determinism with --guided: the determinism sample is drawn over seeds, \
+             and a guided sweep's derived runs share their parent's seed; run the \
+             determinism check on a plain sweep"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Why a (file, variant) cannot run; `None`: its build is there.
+type Unbuilt = std::collections::BTreeMap<(usize, usize), Option<String>>;
+
+/// Why each (file, variant) cannot run ([`Unbuilt`]), what is not
+/// run for that reason, and the items that can run. Variants whose target's build
+/// is missing are not run: each is reported, and the sweep is incomplete (their
+/// runs stay planned, never recorded).
+fn runnable(scenarios: &[Scenario], items: &[Item]) -> (Unbuilt, Vec<report::NotRun>, Vec<Item>) {
+    let mut unbuilt: Unbuilt = Default::default();
+    let mut not_run: Vec<report::NotRun> = Vec::new();
+    let mut runnable: Vec<Item> = Vec::new();
+    for item in items {
+        let s = &scenarios[item.file];
+        let why = unbuilt
+            .entry((item.file, item.variant))
+            .or_insert_with(|| s.unbuilt(&s.variants[item.variant]));
+        match why {
+            None => runnable.push(*item),
+            Some(reason) => {
+                let variant = &s.variants[item.variant].name;
+                match not_run
+                    .iter_mut()
+                    .find(|n| n.file == s.file && n.variant == *variant)
+                {
+                    Some(n) => n.runs += 1,
+                    None => not_run.push(report::NotRun::of(s, variant, 1, reason.clone())),
+                }
+            }
+        }
+    }
+    (unbuilt, not_run, runnable)
+}
+
+/// The results file in --out: refused when it holds results and this is not
+/// `--resume`; else opened, with what it holds.
+fn open_results(options: &SweepOptions) -> Result<(ResultsFile, results::Contents), Error> {
+    let existing = options.out.join(results::RESULTS_FILE);
+    if std::fs::symlink_metadata(&existing).is_ok() && !options.resume {
+        return Err(Error::Input(format!(
+            "{} already holds results; pass --resume to continue that sweep, or choose another --out",
+            crate::text::printable(&existing.display().to_string())
+        )));
+    }
+    ResultsFile::open(&options.out).map_err(Error::Results)
+}
+
+/// sweep.json as the sweep starts: its plan, and what was recorded before.
+fn first_meta(
+    options: &SweepOptions,
+    scenarios: &[Scenario],
+    planned: usize,
+    done_before: usize,
+) -> Meta {
+    Meta {
+        schema_version: meta::META_SCHEMA_VERSION,
+        seeds: [*options.seeds.start(), *options.seeds.end()],
+        shard: options.shard.map(|(k, n)| [k, n]),
+        variant: options.variant.clone(),
+        bugs: options.overrides.bugs.clone(),
+        params: options.overrides.params.clone(),
+        files: scenarios.iter().map(|s| s.file.clone()).collect(),
+        plan_digest: plan_digest(scenarios, options),
+        planned: planned as u64,
+        recorded: done_before as u64,
+        complete: done_before == planned,
+        stopped_by: "running".into(),
+        incomplete: None,
+        coverage: None,
+    }
+}
+
+/// The summaries with the probes' ledger (and why the sweep is incomplete, when
+/// it is), and the ledger's verdict for sweep.json.
+fn coverage(
+    options: &SweepOptions,
+    records: &[RunRecord],
+    not_run: &[report::NotRun],
+    stop: Stop,
+    recorded: u64,
+    planned: usize,
+) -> Result<meta::CoverageReport, Error> {
+    let complete = recorded >= planned as u64;
+    let incomplete = (!complete).then(|| {
+        let why = match report::not_run_note(not_run) {
+            Some(note) if stop == Stop::Finished => note,
+            _ => stop.why(),
+        };
+        format!("ran {recorded} of {} planned run(s): {why}", planned)
+    });
+    let ledger = summaries::write_not_run(&options.out, records, incomplete.as_deref(), not_run)?;
+    Ok(meta::CoverageReport {
+        verdict: ledger.verdict(),
+        ledger,
+        judged: options.shard.is_none(),
+    })
+}
+
+/// A guided sweep's searches, one per scenario and variant whose build is there
+/// (a variant whose build is missing is not searched: it is reported as not run);
+/// none for a plain sweep.
+fn guided_searches(
+    options: &SweepOptions,
+    scenarios: &[Scenario],
+    unbuilt: &Unbuilt,
+) -> Result<Vec<guided::Search>, Error> {
+    if !options.guided {
+        return Ok(Vec::new());
+    }
+    let mut searches = guided::searches(options, scenarios).map_err(Error::Input)?;
+    searches.retain(|s| matches!(unbuilt.get(&(s.file, s.variant)), Some(None) | None));
+    Ok(searches)
+}
+
+/// The line a sweep starts with (unless quiet).
+fn announce(options: &SweepOptions, planned: usize, done_before: usize) {
+    if !options.quiet {
+        eprintln!(
+            "sweep: {} run(s) in this slice{}, {} already recorded, {} to do, {} job(s)",
+            planned,
+            if options.guided { ", guided" } else { "" },
+            done_before,
+            planned - done_before,
+            options.jobs
+        );
+    }
+}
+
+/// The sweep stopped on an error: whatever was recorded stays, and the summaries
+/// still say what was done.
+fn stopped_on_error(options: &SweepOptions, records: &[RunRecord], message: String) -> Error {
+    let _ = write_summaries(&options.out, records, Some("the sweep stopped on an error"));
+    Error::Run(message)
+}
+
+/// The results file could not be synced to disk.
+fn sync_error(path: &Path, source: std::io::Error) -> Error {
+    Error::Io(crate::fsio::Error {
+        path: path.to_path_buf(),
+        kind: crate::fsio::ErrorKind::Io {
+            doing: "syncing",
+            source,
+        },
+    })
 }
 
 fn item_key(scenarios: &[Scenario], item: &Item) -> results::RunKey {

@@ -178,10 +178,8 @@ fn lane_names(r: &RunResult) -> BTreeMap<u64, String> {
         .collect()
 }
 
-fn lanes(page: &mut String, r: &RunResult, witness: &BTreeSet<usize>, context: &BTreeSet<usize>) {
-    let ops = r.clients.history.history.ops();
-    let names = lane_names(r);
-    // Lanes: witness processes first, then in process order.
+/// The lanes' processes: the witness's first, then in process order.
+fn lane_order(ops: &[Op], witness: &BTreeSet<usize>) -> Vec<u64> {
     let mut order: Vec<u64> = Vec::new();
     for &i in witness {
         if let Some(op) = ops.get(i) {
@@ -195,28 +193,22 @@ fn lanes(page: &mut String, r: &RunResult, witness: &BTreeSet<usize>, context: &
             order.push(op.process);
         }
     }
-    let lanes_skipped = order.len().saturating_sub(LANES_MAX);
-    order.truncate(LANES_MAX);
-    let row: BTreeMap<u64, usize> = order.iter().enumerate().map(|(i, &p)| (p, i)).collect();
-    let end_ms = r
-        .sim_elapsed_ms
-        .max(
-            ops.iter()
-                .filter_map(|o| o.completion.as_ref())
-                .map(|c| ms(c.at.time_ns))
-                .max()
-                .unwrap_or(0),
-        )
-        .max(1);
-    let x = |t_ms: u64| LEFT + PLOT_W * (t_ms as f64 / end_ms as f64);
+    order
+}
+
+/// Where time `t_ms` is on a plot that ends at `end_ms`.
+fn x_of(t_ms: u64, end_ms: u64) -> f64 {
+    LEFT + PLOT_W * (t_ms as f64 / end_ms as f64)
+}
+
+/// The `<svg>` element, the time axis (ten ticks) and one labelled line per lane.
+fn axis_and_lanes(s: &mut String, order: &[u64], names: &BTreeMap<u64, String>, end_ms: u64) {
     let height = TOP + LANE_H * order.len() as f64 + 24.0;
     let width = LEFT + PLOT_W + 20.0;
-    let mut s = String::new();
     let _ = write!(
         s,
         r#"<svg class="clients" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height:.0}" viewBox="0 0 {width} {height:.0}" role="img" aria-label="client lanes: one per client process, time running right">"#
     );
-    // Time axis: ten ticks.
     for k in 0..=10u64 {
         let t = end_ms * k / 10;
         let _ = write!(
@@ -226,7 +218,7 @@ fn lanes(page: &mut String, r: &RunResult, witness: &BTreeSet<usize>, context: &
             height - 20.0,
             TOP - 10.0,
             esc(&fmt_ms(t)),
-            x = x(t)
+            x = x_of(t, end_ms)
         );
     }
     for (i, p) in order.iter().enumerate() {
@@ -242,6 +234,28 @@ fn lanes(page: &mut String, r: &RunResult, witness: &BTreeSet<usize>, context: &
             y + LANE_H / 2.0
         );
     }
+}
+
+fn lanes(page: &mut String, r: &RunResult, witness: &BTreeSet<usize>, context: &BTreeSet<usize>) {
+    let ops = r.clients.history.history.ops();
+    let names = lane_names(r);
+    let mut order = lane_order(ops, witness);
+    let lanes_skipped = order.len().saturating_sub(LANES_MAX);
+    order.truncate(LANES_MAX);
+    let row: BTreeMap<u64, usize> = order.iter().enumerate().map(|(i, &p)| (p, i)).collect();
+    let end_ms = r
+        .sim_elapsed_ms
+        .max(
+            ops.iter()
+                .filter_map(|o| o.completion.as_ref())
+                .map(|c| ms(c.at.time_ns))
+                .max()
+                .unwrap_or(0),
+        )
+        .max(1);
+    let x = |t_ms: u64| x_of(t_ms, end_ms);
+    let mut s = String::new();
+    axis_and_lanes(&mut s, &order, &names, end_ms);
     // Bars: every witness op, then the others in order while there is room.
     let mut drawn = 0usize;
     let mut skipped = 0usize;

@@ -10,7 +10,7 @@
 //! - Scenario data never lands in a tag name, attribute name, `class`, `id`, CSS or
 //!   script: those are built from indices and fixed words only.
 //! - Templates mark only the page's own CSS and script, the SVG diagram (built
-//!   by `diagram.rs` from escaped text) and the client lanes (built by
+//!   by `diagram/svg.rs` from escaped text) and the client lanes (built by
 //!   `clients.rs` from escaped text) and the dashboard's coverage ledger (built
 //!   by `report::doc` from escaped text) `|safe`; nothing from a scenario is.
 //! - Links made from data go through [`href_path`], which can only produce a relative

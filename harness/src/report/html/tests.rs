@@ -7,9 +7,10 @@ use crate::check::Finding;
 use crate::runner::env::OpRecord;
 use crate::runner::{FinalNode, MessageCount};
 use crate::trail::sample::*;
-use crate::trail::{Data, Trail};
+use crate::trail::{Data, Event, Trail};
 use nodes::api::{NodeEvent, Observation, OpResult, Role};
 use serde_json::json;
+use std::collections::BTreeSet;
 
 fn final_node(name: &str, state: &[(&str, &str)]) -> FinalNode {
     let mut observation = Observation {
