@@ -20,8 +20,9 @@
 
 use super::Finding;
 use crate::action::{Acted, Action, FaultAction};
+use crate::effect;
 use crate::outcome::Outcome;
-use crate::trail::{Data, Event, HealStep, Kind, Trail};
+use crate::trail::{Data, Event, Kind, Trail};
 use nodes::api::{ApplyResult, IndexFormat, NodeEvent};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -453,134 +454,16 @@ fn goes_down(acted: &Acted) -> bool {
     }
 }
 
-/// A fault that can be in effect, by what undoes it.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum Active {
-    Cut(usize),
-    OneWay(String),
-    Hold(String, String),
-    Latency(String, String),
-    Down(String),
-    Armed(String, String),
-    Stalled(String, String),
-}
-
-fn pair(between: &[String; 2]) -> (String, String) {
-    let (a, b) = (between[0].clone(), between[1].clone());
-    if a <= b {
-        (a, b)
-    } else {
-        (b, a)
-    }
-}
-
-/// Faults in effect just before trail position `upto`: network faults, down
-/// nodes, armed fail points (with fires left), stalls not yet released.
+/// Faults in effect just before trail position `upto` (the spans of
+/// [`crate::effect::intervals`]): network faults, down nodes, armed fail points
+/// (with fires left), stalls not over yet; each by the event that began it.
 pub fn in_effect(events: &[Event], upto: usize) -> Vec<EventRef> {
-    // fault -> (position that began it, fires left, stall end in ms)
-    let mut active: BTreeMap<Active, (usize, Option<u32>, Option<u64>)> = BTreeMap::new();
     let upto = upto.min(events.len());
-    for (i, e) in events[..upto].iter().enumerate() {
-        let node = e.node.clone().unwrap_or_default();
-        match &e.data {
-            Data::Action(acted) => {
-                if !acted.result.took_effect() {
-                    continue;
-                }
-                match &acted.action {
-                    Action::Client { .. } | Action::TransferLeader { .. } => {}
-                    Action::Partition { .. } => {
-                        active.insert(Active::Cut(i), (i, None, None));
-                    }
-                    Action::PartitionOneWay { from, .. } => {
-                        active.insert(Active::OneWay(from.clone()), (i, None, None));
-                    }
-                    Action::Heal => {
-                        active.retain(|k, _| !matches!(k, Active::Cut(_) | Active::OneWay(_)))
-                    }
-                    Action::Hold { between } => {
-                        let (a, b) = pair(between);
-                        active.insert(Active::Hold(a, b), (i, None, None));
-                    }
-                    Action::Release { between } => {
-                        let (a, b) = pair(between);
-                        active.remove(&Active::Hold(a, b));
-                    }
-                    Action::Latency { between, delay_ms } => {
-                        let (a, b) = pair(between);
-                        if delay_ms.is_some() {
-                            active.insert(Active::Latency(a, b), (i, None, None));
-                        } else {
-                            active.remove(&Active::Latency(a, b));
-                        }
-                    }
-                    Action::Crash { node } | Action::Stop { node } => {
-                        active.insert(Active::Down(node.clone()), (i, None, None));
-                    }
-                    Action::Restart { node } | Action::Start { node } => {
-                        active.remove(&Active::Down(node.clone()));
-                    }
-                    Action::ArmFailPoint {
-                        node, point, count, ..
-                    } => {
-                        active.insert(
-                            Active::Armed(node.clone(), point.clone()),
-                            (i, *count, None),
-                        );
-                    }
-                    Action::ClearFailPoint { node, point } => {
-                        active.remove(&Active::Armed(node.clone(), point.clone()));
-                        active.remove(&Active::Stalled(node.clone(), point.clone()));
-                    }
-                    Action::ReleaseFailPoint { node, point } => {
-                        active.remove(&Active::Stalled(node.clone(), point.clone()));
-                    }
-                }
-            }
-            Data::FailPointHit(hit) => {
-                let Some(fault) = &hit.fired else { continue };
-                let armed = Active::Armed(node.clone(), hit.point.clone());
-                if let Some((_, Some(left), _)) = active.get_mut(&armed) {
-                    *left = left.saturating_sub(1);
-                    if *left == 0 {
-                        active.remove(&armed);
-                    }
-                }
-                let until = match fault {
-                    FaultAction::Stall(d) => Some(e.t_ms + d.as_millis() as u64),
-                    FaultAction::StallUntilRelease => None,
-                    FaultAction::Error(_) | FaultAction::Panic => continue,
-                };
-                active.insert(Active::Stalled(node, hit.point.clone()), (i, None, until));
-            }
-            Data::Exited { .. } => {
-                active.insert(Active::Down(node), (i, None, None));
-            }
-            Data::Heal(HealStep::Began { .. }) => {
-                active.retain(|k, _| matches!(k, Active::Down(_)))
-            }
-            Data::Heal(HealStep::Start) => {
-                active.remove(&Active::Down(node));
-            }
-            Data::Heal(HealStep::Ended { .. })
-            | Data::OpEnd(_)
-            | Data::NoNode { .. }
-            | Data::InvalidOp { .. }
-            | Data::Stopped { .. }
-            | Data::Sleep { .. }
-            | Data::Await(_)
-            | Data::Check(_)
-            | Data::Limit { .. }
-            | Data::Chaos(_)
-            | Data::Workload(_)
-            | Data::Node(_) => {}
-        }
-    }
     let now = events.get(upto).or(events.last()).map_or(0, |e| e.t_ms);
-    let mut positions: Vec<usize> = active
-        .values()
-        .filter(|(_, _, until)| until.is_none_or(|u| u > now))
-        .map(|(i, _, _)| *i)
+    let mut positions: Vec<usize> = effect::intervals(events)
+        .iter()
+        .filter(|s| s.in_effect_before(upto, now))
+        .map(|s| s.began)
         .collect();
     positions.sort_unstable();
     positions.dedup();
