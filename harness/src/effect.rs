@@ -637,4 +637,35 @@ mod tests {
             ]
         );
     }
+
+    #[test]
+    fn the_cause_and_the_diagram_read_the_same_down_span_of_a_stop() {
+        // Before: the cause had n2 down from the request (event 0), the
+        // diagram from its `Stopped` (event 2).
+        let trail = vec![
+            done(10, Action::Stop { node: "n2".into() }),
+            note(12, "n1", "n2 still running"),
+            harness(
+                14,
+                Some("n2"),
+                Data::Stopped {
+                    clean: true,
+                    timeout_ms: 10_000,
+                },
+            ),
+            note(16, "n1", "n2 down"),
+        ];
+        let lanes = names(&["n1", "n2"]);
+        let diagram = crate::report::html::derive::derive(&trail, &lanes, 20);
+        let drawn: Vec<usize> = diagram.down.iter().map(|s| s.opened_by).collect();
+        let cause = |upto| -> Vec<usize> {
+            crate::check::cause::in_effect(&trail, upto)
+                .iter()
+                .map(|e| e.event)
+                .collect()
+        };
+        assert_eq!(drawn, [2]);
+        assert!(cause(1).is_empty(), "not down at the request");
+        assert_eq!(cause(3), drawn);
+    }
 }

@@ -5,7 +5,9 @@
 //! service that submits a stale request.
 
 use super::*;
-use crate::action::ActionResult;
+use crate::action::{Action, ActionResult, FaultAction};
+use crate::trail::Data;
+use nodes::api::NodeEvent;
 use crate::check::divergence;
 use crate::trail::sample::{act, done, hit, node, partition};
 use crate::trail::Event;
