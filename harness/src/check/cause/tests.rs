@@ -6,11 +6,11 @@
 
 use super::*;
 use crate::action::{Action, ActionResult, FaultAction};
-use crate::trail::Data;
-use nodes::api::NodeEvent;
 use crate::check::divergence;
 use crate::trail::sample::{act, done, hit, node, partition};
+use crate::trail::Data;
 use crate::trail::Event;
+use nodes::api::NodeEvent;
 use nodes::api::Role;
 use std::time::Duration;
 
