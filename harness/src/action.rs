@@ -14,6 +14,8 @@
 //! compile until the runner performs it, the bench replays it, the shrinker writes
 //! it and the trail describes it. The trail decides an action's event kind
 //! (`trail::Data::kind`), so this module depends on nothing of the harness.
+//! What an action means over a trail (what it affects, what undoes it, when
+//! a fault was in effect) is `crate::effect`'s.
 
 use crate::duration::format as fmt_duration;
 use nodes::api::ParsedOp;
@@ -334,6 +336,36 @@ impl ActionResult {
     }
 }
 
+fn not_accepting(f: &mut fmt::Formatter<'_>, result: &ActionResult) -> fmt::Result {
+    if *result == ActionResult::NotAccepting {
+        write!(f, " -> error node not accepting commands")?;
+    }
+    Ok(())
+}
+
+fn crash_text(f: &mut fmt::Formatter<'_>, result: &ActionResult) -> fmt::Result {
+    write!(f, "crash (unsynced writes lost")?;
+    if let ActionResult::Crashed { lost_held } = result {
+        write!(f, "{}", lost_held_note(*lost_held))?;
+    }
+    write!(f, ")")
+}
+
+fn restart_text(f: &mut fmt::Formatter<'_>, result: &ActionResult) -> fmt::Result {
+    if let ActionResult::Restarted { was_up: false, .. } = result {
+        return write!(f, "restart: start from durable state (was down)");
+    }
+    write!(f, "restart: crash")?;
+    if let ActionResult::Restarted {
+        lost_held: lost @ 1..,
+        ..
+    } = result
+    {
+        write!(f, " ({} lost)", held_messages(*lost))?;
+    }
+    write!(f, ", then start from durable state")
+}
+
 /// An action as the trail records it: what was done and what came of it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -355,17 +387,11 @@ impl fmt::Display for Acted {
                 if *result == ActionResult::NodeDown {
                     write!(f, " -> error node down")?;
                 }
-                if *result == ActionResult::NotAccepting {
-                    write!(f, " -> error node not accepting commands")?;
-                }
-                Ok(())
+                not_accepting(f, result)
             }
             Action::TransferLeader { from, to } => {
                 write!(f, "transfer leadership {from} -> {to}")?;
-                if *result == ActionResult::NotAccepting {
-                    write!(f, " -> error node not accepting commands")?;
-                }
-                Ok(())
+                not_accepting(f, result)
             }
             Action::Partition { groups } => {
                 let shown: Vec<String> = groups.iter().map(|g| g.join(",")).collect();
@@ -400,27 +426,8 @@ impl fmt::Display for Acted {
             Action::Crash { .. } if *result == ActionResult::NodeDown => {
                 write!(f, "crash: already down")
             }
-            Action::Crash { .. } => {
-                write!(f, "crash (unsynced writes lost")?;
-                if let ActionResult::Crashed { lost_held } = result {
-                    write!(f, "{}", lost_held_note(*lost_held))?;
-                }
-                write!(f, ")")
-            }
-            Action::Restart { .. } => {
-                if let ActionResult::Restarted { was_up: false, .. } = result {
-                    return write!(f, "restart: start from durable state (was down)");
-                }
-                write!(f, "restart: crash")?;
-                if let ActionResult::Restarted {
-                    lost_held: lost @ 1..,
-                    ..
-                } = result
-                {
-                    write!(f, " ({} lost)", held_messages(*lost))?;
-                }
-                write!(f, ", then start from durable state")
-            }
+            Action::Crash { .. } => crash_text(f, result),
+            Action::Restart { .. } => restart_text(f, result),
             Action::Stop { .. } if *result == ActionResult::NodeDown => {
                 write!(f, "stop: already down")
             }
@@ -440,10 +447,10 @@ impl fmt::Display for Acted {
                 if let Some(count) = count {
                     write!(f, ", {count} time(s)")?;
                 }
-                if let Some(p) = probability {
-                    write!(f, ", p={p}")?;
+                match probability {
+                    Some(p) => write!(f, ", p={p}"),
+                    None => Ok(()),
                 }
-                Ok(())
             }
             Action::ClearFailPoint { point, .. }
                 if *result == (ActionResult::Cleared { armed: false }) =>

@@ -13,6 +13,7 @@ pub mod consistency;
 pub mod coverage;
 pub mod diag;
 pub mod duration;
+pub mod effect;
 pub mod faults;
 pub mod fsio;
 pub mod history;

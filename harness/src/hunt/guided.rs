@@ -18,6 +18,7 @@
 //! Nothing here knows a bug: the features are the model's declared probes and
 //! the trail's own types, and the edits treat every fault kind alike.
 
+use crate::effect;
 use crate::outcome::Outcome;
 use crate::runner::target::Target;
 use crate::runner::{self, Inputs, RunResult};
@@ -50,7 +51,7 @@ pub fn features(result: &RunResult) -> BTreeSet<String> {
     let mut kinds_seen: BTreeSet<String> = BTreeSet::new();
     for event in result.trail.iter() {
         match &event.data {
-            Data::Action(acted) if acted.action.kind() != "client" => {
+            Data::Action(acted) if effect::is_fault(&acted.action) => {
                 if acted.result.took_effect() {
                     let kind = acted.action.kind();
                     out.insert(format!("fault:{kind}"));

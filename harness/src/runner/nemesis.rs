@@ -5,6 +5,10 @@
 //! here, at any time; each action lands on the trail as one event with its
 //! result, so any trail can be replayed, shrunk or edited as a list of actions.
 //!
+//! What an action means afterwards, over the trail (what it affects, what
+//! undoes it, when a fault was in effect), is `crate::effect`'s, which follows
+//! what this module does.
+//!
 //! Nothing here steps the simulation: the waits that belong to a step (a
 //! client's answer, a transfer's new leader, a clean stop) are the driver's.
 
@@ -98,28 +102,8 @@ impl Nemesis {
                     to,
                 })
             }
-            Action::Partition { groups } => {
-                let groups: Vec<Vec<NodeId>> = groups
-                    .iter()
-                    .map(|g| g.iter().map(|n| cluster.id(n)).collect())
-                    .collect();
-                for cut in Cut::between_groups(&groups) {
-                    self.net.cut(cluster.sim(), cluster.names(), cut);
-                }
-                ActionResult::Done
-            }
-            Action::PartitionOneWay { from, to } => {
-                let from = cluster.id(from);
-                for to in to {
-                    let cut = Cut {
-                        from,
-                        to: cluster.id(to),
-                        oneway: true,
-                    };
-                    self.net.cut(cluster.sim(), cluster.names(), cut);
-                }
-                ActionResult::Done
-            }
+            Action::Partition { groups } => self.partition(cluster, groups),
+            Action::PartitionOneWay { from, to } => self.partition_oneway(cluster, from, to),
             Action::Heal => {
                 let links = self.net.repair_all(cluster.sim(), cluster.names());
                 ActionResult::Healed { links }
@@ -137,48 +121,9 @@ impl Nemesis {
             Action::Latency {
                 between: [a, b],
                 delay_ms,
-            } => {
-                let (a, b) = (cluster.id(a), cluster.id(b));
-                let (sim, names) = (cluster.sim(), cluster.names());
-                match delay_ms {
-                    Some(ms) => {
-                        let delay = Duration::from_millis(*ms);
-                        self.net.set_latency(sim, names, a, b, delay);
-                    }
-                    None => {
-                        let (min, max) = self.latency;
-                        self.net.reset_latency(sim, names, a, b, min, max);
-                    }
-                }
-                ActionResult::Done
-            }
-            Action::Crash { node } => {
-                let node = cluster.id(node);
-                if !cluster.up(node) {
-                    return ActionResult::NodeDown;
-                }
-                let lost_held = self
-                    .net
-                    .lose_held_from(cluster.sim(), cluster.names(), node);
-                cluster.kill(node);
-                match lost_held {
-                    0 => ActionResult::Done,
-                    lost_held => ActionResult::Crashed { lost_held },
-                }
-            }
-            Action::Restart { node } => {
-                let node = cluster.id(node);
-                let was_up = cluster.up(node);
-                let mut lost_held = 0;
-                if was_up {
-                    lost_held = self
-                        .net
-                        .lose_held_from(cluster.sim(), cluster.names(), node);
-                    cluster.kill(node);
-                }
-                cluster.boot(node);
-                ActionResult::Restarted { was_up, lost_held }
-            }
+            } => self.set_latency(cluster, a, b, *delay_ms),
+            Action::Crash { node } => self.crash(cluster, node),
+            Action::Restart { node } => self.restart(cluster, node),
             Action::Stop { node } => {
                 let node = cluster.id(node);
                 if !cluster.up(node) {
@@ -229,6 +174,87 @@ impl Nemesis {
                 ActionResult::Woken { tasks }
             }
         }
+    }
+
+    fn partition(&mut self, cluster: &mut Cluster, groups: &[Vec<String>]) -> ActionResult {
+        let groups: Vec<Vec<NodeId>> = groups
+            .iter()
+            .map(|g| g.iter().map(|n| cluster.id(n)).collect())
+            .collect();
+        for cut in Cut::between_groups(&groups) {
+            self.net.cut(cluster.sim(), cluster.names(), cut);
+        }
+        ActionResult::Done
+    }
+
+    fn partition_oneway(
+        &mut self,
+        cluster: &mut Cluster,
+        from: &str,
+        to: &[String],
+    ) -> ActionResult {
+        let from = cluster.id(from);
+        for to in to {
+            let cut = Cut {
+                from,
+                to: cluster.id(to),
+                oneway: true,
+            };
+            self.net.cut(cluster.sim(), cluster.names(), cut);
+        }
+        ActionResult::Done
+    }
+
+    /// A link's latency fixed, or (`None`) back on the scenario's range.
+    fn set_latency(
+        &mut self,
+        cluster: &mut Cluster,
+        a: &str,
+        b: &str,
+        delay_ms: Option<u64>,
+    ) -> ActionResult {
+        let (a, b) = (cluster.id(a), cluster.id(b));
+        let (sim, names) = (cluster.sim(), cluster.names());
+        match delay_ms {
+            Some(ms) => {
+                let delay = Duration::from_millis(ms);
+                self.net.set_latency(sim, names, a, b, delay);
+            }
+            None => {
+                let (min, max) = self.latency;
+                self.net.reset_latency(sim, names, a, b, min, max);
+            }
+        }
+        ActionResult::Done
+    }
+
+    fn crash(&mut self, cluster: &mut Cluster, node: &str) -> ActionResult {
+        let node = cluster.id(node);
+        if !cluster.up(node) {
+            return ActionResult::NodeDown;
+        }
+        let lost_held = self
+            .net
+            .lose_held_from(cluster.sim(), cluster.names(), node);
+        cluster.kill(node);
+        match lost_held {
+            0 => ActionResult::Done,
+            lost_held => ActionResult::Crashed { lost_held },
+        }
+    }
+
+    fn restart(&mut self, cluster: &mut Cluster, node: &str) -> ActionResult {
+        let node = cluster.id(node);
+        let was_up = cluster.up(node);
+        let mut lost_held = 0;
+        if was_up {
+            lost_held = self
+                .net
+                .lose_held_from(cluster.sim(), cluster.names(), node);
+            cluster.kill(node);
+        }
+        cluster.boot(node);
+        ActionResult::Restarted { was_up, lost_held }
     }
 
     /// Whether the messages between two nodes are held.

@@ -5,10 +5,12 @@
 //! service that submits a stale request.
 
 use super::*;
-use crate::action::ActionResult;
+use crate::action::{Action, ActionResult, FaultAction};
 use crate::check::divergence;
 use crate::trail::sample::{act, done, hit, node, partition};
+use crate::trail::Data;
 use crate::trail::Event;
+use nodes::api::NodeEvent;
 use nodes::api::Role;
 use std::time::Duration;
 
@@ -640,4 +642,50 @@ fn annotate_explains_divergence_first_and_invariants_without_one() {
         IndexFormat::Decimal,
     );
     assert!(findings[0].detail.is_null());
+}
+
+#[test]
+fn a_stopped_node_is_down_from_its_stop_s_end_as_the_runner_stops_it() {
+    // The node runs until it has stopped (or is killed at the stop timeout):
+    // between the request and `Stopped` it is not down.
+    let stopped = |t_ms| {
+        crate::trail::sample::harness(
+            t_ms,
+            Some("b"),
+            Data::Stopped {
+                clean: true,
+                timeout_ms: 10_000,
+            },
+        )
+    };
+    let events = vec![
+        done(10, Action::Stop { node: "b".into() }),
+        node(12, "a", NodeEvent::note("b still running")),
+        stopped(14),
+        node(16, "a", NodeEvent::note("b down")),
+        // A stop the node was not ready for: killed at once, down all the same.
+        act(
+            20,
+            Action::Stop { node: "c".into() },
+            ActionResult::NotAccepting,
+        ),
+        crate::trail::sample::harness(
+            20,
+            Some("c"),
+            Data::Stopped {
+                clean: false,
+                timeout_ms: 10_000,
+            },
+        ),
+        node(22, "a", NodeEvent::note("c down")),
+    ];
+    let at =
+        |upto: usize| -> Vec<usize> { in_effect(&events, upto).iter().map(|e| e.event).collect() };
+    assert!(
+        at(1).is_empty(),
+        "b was asked to stop, not stopped: {:?}",
+        at(1)
+    );
+    assert_eq!(at(3), [2], "b is down from its Stopped");
+    assert_eq!(at(6), [2, 5], "c, killed, is down too");
 }

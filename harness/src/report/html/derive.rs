@@ -9,8 +9,9 @@
 
 use crate::action::{Action, FaultAction};
 use crate::duration::format as fmt_duration;
+use crate::effect::{self, Effect, End, Target};
 use crate::scenario::Cut;
-use crate::trail::{Data, Event, HealStep, Hit};
+use crate::trail::{Data, Event, HealStep};
 use nodes::api::{NodeEvent, Role};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -73,143 +74,202 @@ pub struct Derived {
     pub leading: Vec<Span>,
 }
 
-/// Open intervals while walking the trail, closed by later events or by the end.
+/// Derive bands and spans from `events` (in time order) for a run with `nodes`
+/// lanes that ended at `end_ms`: the faults' from [`effect::intervals`] (the
+/// spans the cause reads too), the heal phase and leadership from the trail.
+pub fn derive(events: &[Event], nodes: &[String], end_ms: u64) -> Derived {
+    let end = end_ms.max(events.last().map(|e| e.t_ms).unwrap_or(0));
+    let mut out = Derived::default();
+    for span in effect::intervals(events) {
+        let e = &events[span.began];
+        let (end_at, closed_by) = match span.end {
+            End::By(j) => (events[j].t_ms, Some(j)),
+            // A timed stall lasts its length, within the run.
+            End::At(t) => (t.min(end_ms.max(e.t_ms)), None),
+            End::Open => (end, None),
+        };
+        let end_at = end_at.max(e.t_ms);
+        match span.effect {
+            Effect::Down => {
+                let Target::Node(node) = &span.target else {
+                    continue;
+                };
+                if let Some(lane) = lane_of(nodes, node) {
+                    out.down.push(Span {
+                        lane,
+                        start_ms: e.t_ms,
+                        end_ms: end_at,
+                        opened_by: span.began,
+                        closed_by,
+                        term: None,
+                    });
+                }
+            }
+            Effect::Armed => {}
+            Effect::Cut | Effect::Hold | Effect::Latency | Effect::Stall => {
+                if let Some(mut band) = band_of(&span, e, nodes) {
+                    band.end_ms = end_at;
+                    band.closed_by = closed_by;
+                    out.bands.push(band);
+                }
+            }
+        }
+    }
+    let mut w = Walk::default();
+    for (i, e) in events.iter().enumerate() {
+        w.event(e, i, nodes);
+    }
+    w.finish(out, end)
+}
+
+/// The band a fault's span draws (its end still to set); `None` for a fault
+/// on no lane (a link or a stall of a node the run does not have).
+fn band_of(span: &effect::Span, e: &Event, nodes: &[String]) -> Option<Band> {
+    let i = span.began;
+    match &e.data {
+        Data::Action(acted) => match &acted.action {
+            Action::Partition { groups } => {
+                let lanes: Vec<Vec<usize>> = groups
+                    .iter()
+                    .map(|g| g.iter().filter_map(|n| lane_of(nodes, n)).collect())
+                    .collect();
+                // Each cut is both ways: one link per direction.
+                let links = Cut::between_groups(&lanes)
+                    .into_iter()
+                    .flat_map(|c| [(c.from, c.to), (c.to, c.from)])
+                    .collect();
+                Some(partition_band(links, nodes, e, i))
+            }
+            Action::PartitionOneWay { from, to } => {
+                let links = match lane_of(nodes, from) {
+                    Some(from) => to
+                        .iter()
+                        .filter_map(|t| lane_of(nodes, t))
+                        .map(|t| (from, t))
+                        .collect(),
+                    None => Vec::new(),
+                };
+                Some(partition_band(links, nodes, e, i))
+            }
+            Action::Hold { between } => {
+                pair_of(nodes, between).map(|p| link_band(BandKind::Hold, p, e, i))
+            }
+            Action::Latency { between, .. } => {
+                pair_of(nodes, between).map(|p| link_band(BandKind::Latency, p, e, i))
+            }
+            Action::Client { .. }
+            | Action::TransferLeader { .. }
+            | Action::Heal
+            | Action::Release { .. }
+            | Action::Crash { .. }
+            | Action::Restart { .. }
+            | Action::Stop { .. }
+            | Action::Start { .. }
+            | Action::ArmFailPoint { .. }
+            | Action::ClearFailPoint { .. }
+            | Action::ReleaseFailPoint { .. } => None,
+        },
+        Data::FailPointHit(hit) => {
+            let lane = e.node.as_deref().and_then(|n| lane_of(nodes, n))?;
+            let stall = match &hit.fired {
+                Some(FaultAction::Stall(d)) => fmt_duration(*d),
+                Some(FaultAction::StallUntilRelease) => "until release".to_string(),
+                Some(FaultAction::Error(_) | FaultAction::Panic) | None => return None,
+            };
+            Some(Band {
+                kind: BandKind::Stall,
+                lanes: vec![lane],
+                start_ms: e.t_ms,
+                end_ms: e.t_ms,
+                links: Vec::new(),
+                opened_by: i,
+                closed_by: None,
+                label: format!("{} stalled: {stall}", hit.point),
+            })
+        }
+        Data::OpEnd(_)
+        | Data::NoNode { .. }
+        | Data::InvalidOp { .. }
+        | Data::Exited { .. }
+        | Data::Stopped { .. }
+        | Data::Sleep { .. }
+        | Data::Await(_)
+        | Data::Check(_)
+        | Data::Heal(_)
+        | Data::Limit { .. }
+        | Data::Chaos(_)
+        | Data::Workload(_)
+        | Data::Node(_) => None,
+    }
+}
+
+/// A partition's band over the lanes its cut `links` touch.
+fn partition_band(links: Vec<(usize, usize)>, nodes: &[String], e: &Event, i: usize) -> Band {
+    let mut lanes: Vec<usize> = links.iter().flat_map(|&(a, b)| [a, b]).collect();
+    lanes.sort_unstable();
+    lanes.dedup();
+    let label = partition_label(&links, nodes).unwrap_or_else(|| e.detail.clone());
+    Band {
+        kind: BandKind::Partition,
+        lanes,
+        start_ms: e.t_ms,
+        end_ms: e.t_ms,
+        links,
+        opened_by: i,
+        closed_by: None,
+        label,
+    }
+}
+
+fn lane_of(nodes: &[String], name: &str) -> Option<usize> {
+    nodes.iter().position(|n| n == name)
+}
+
+/// The lanes of a link, lower first.
+fn pair_of(nodes: &[String], [a, b]: &[String; 2]) -> Option<(usize, usize)> {
+    let (a, b) = (lane_of(nodes, a)?, lane_of(nodes, b)?);
+    Some((a.min(b), a.max(b)))
+}
+
+/// What is not a fault, walking the trail: the heal phase and who leads.
 #[derive(Default)]
 struct Walk {
-    out: Derived,
-    partitions: Vec<Band>,
-    holds: BTreeMap<(usize, usize), Band>,
-    latencies: BTreeMap<(usize, usize), Band>,
-    /// (lane, fail point) -> a stall waiting for its release.
-    stalls: BTreeMap<(usize, String), Band>,
     heal: Option<Band>,
-    down: BTreeMap<usize, Span>,
+    heals: Vec<Band>,
     leading: BTreeMap<usize, Span>,
+    led: Vec<Span>,
 }
 
 impl Walk {
-    fn close(&mut self, mut band: Band, t_ms: u64, by: Option<usize>) {
-        band.end_ms = t_ms.max(band.start_ms);
-        band.closed_by = by;
-        self.out.bands.push(band);
-    }
-
-    fn open_partition(
-        &mut self,
-        links: Vec<(usize, usize)>,
-        nodes: &[String],
-        e: &Event,
-        i: usize,
-    ) {
-        let mut lanes: Vec<usize> = links.iter().flat_map(|&(a, b)| [a, b]).collect();
-        lanes.sort_unstable();
-        lanes.dedup();
-        let label = partition_label(&links, nodes).unwrap_or_else(|| e.detail.clone());
-        self.partitions.push(Band {
-            kind: BandKind::Partition,
-            lanes,
-            start_ms: e.t_ms,
-            end_ms: e.t_ms,
-            links,
-            opened_by: i,
-            closed_by: None,
-            label,
-        });
-    }
-
-    fn close_partitions(&mut self, t_ms: u64, by: usize) {
-        for band in std::mem::take(&mut self.partitions) {
-            self.close(band, t_ms, Some(by));
-        }
-    }
-
-    fn close_stalls_on(&mut self, lane: usize, point: Option<&str>, t_ms: u64, by: usize) {
-        let keys: Vec<(usize, String)> = self
-            .stalls
-            .keys()
-            .filter(|(l, p)| *l == lane && point.is_none_or(|point| p == point))
-            .cloned()
-            .collect();
-        for key in keys {
-            let band = self.stalls.remove(&key).expect("listed");
-            self.close(band, t_ms, Some(by));
-        }
-    }
-
-    fn go_down(&mut self, lane: usize, t_ms: u64, by: usize) {
-        self.stop_leading(lane, t_ms, by);
-        // A node that dies takes its stalled tasks with it.
-        self.close_stalls_on(lane, None, t_ms, by);
-        self.down.entry(lane).or_insert(Span {
-            lane,
-            start_ms: t_ms,
-            end_ms: t_ms,
-            opened_by: by,
-            closed_by: None,
-            term: None,
-        });
-    }
-
-    fn come_up(&mut self, lane: usize, t_ms: u64, by: usize) {
-        if let Some(mut span) = self.down.remove(&lane) {
-            span.end_ms = t_ms;
-            span.closed_by = Some(by);
-            self.out.down.push(span);
-        }
-    }
-
-    fn stop_leading(&mut self, lane: usize, t_ms: u64, by: usize) {
-        if let Some(mut span) = self.leading.remove(&lane) {
-            span.end_ms = t_ms;
-            span.closed_by = Some(by);
-            self.out.leading.push(span);
-        }
-    }
-}
-
-/// Derive bands and spans from `events` (in time order) for a run with `nodes`
-/// lanes that ended at `end_ms`.
-pub fn derive(events: &[Event], nodes: &[String], end_ms: u64) -> Derived {
-    let mut w = Walk::default();
-    for (i, e) in events.iter().enumerate() {
+    fn event(&mut self, e: &Event, i: usize, nodes: &[String]) {
         let t = e.t_ms;
-        let lane = e.node.as_deref().and_then(|n| lane_of(nodes, n));
+        // A node whose process ended no longer leads.
+        if let Some(lane) = effect::ends_process(e).and_then(|n| lane_of(nodes, n)) {
+            self.stop_leading(lane, t, i);
+        }
         match &e.data {
-            Data::Action(acted) => {
-                if acted.result.took_effect() {
-                    w.action(&acted.action, nodes, lane, e, i);
-                }
-            }
-            Data::Heal(HealStep::Began { .. }) => w.heal_began(t, i),
+            Data::Heal(HealStep::Began { .. }) => self.heal_began(t, i),
             Data::Heal(HealStep::Ended { .. }) => {
-                if let Some(band) = w.heal.take() {
-                    w.close(band, t, Some(i));
-                }
-            }
-            Data::Heal(HealStep::Start) => {
-                if let Some(lane) = lane {
-                    w.come_up(lane, t, i);
-                }
-            }
-            Data::FailPointHit(hit) => {
-                if let Some(lane) = lane {
-                    w.fail_point_hit(hit, lane, t, i, end_ms);
-                }
-            }
-            Data::Exited { .. } | Data::Stopped { .. } => {
-                if let Some(lane) = lane {
-                    w.go_down(lane, t, i);
+                if let Some(mut band) = self.heal.take() {
+                    band.end_ms = t.max(band.start_ms);
+                    band.closed_by = Some(i);
+                    self.heals.push(band);
                 }
             }
             Data::Node(NodeEvent::Leader { role, term, .. }) => {
-                if let Some(lane) = lane {
-                    w.leader(lane, *role, *term, t, i);
+                if let Some(lane) = e.node.as_deref().and_then(|n| lane_of(nodes, n)) {
+                    self.leader(lane, *role, *term, t, i);
                 }
             }
-            // Nothing else opens or closes an interval.
-            Data::OpEnd(_)
+            // Nothing else begins or ends the heal phase or a leadership.
+            Data::Action(_)
+            | Data::Heal(HealStep::Start)
+            | Data::OpEnd(_)
             | Data::NoNode { .. }
             | Data::InvalidOp { .. }
+            | Data::FailPointHit(_)
+            | Data::Exited { .. }
+            | Data::Stopped { .. }
             | Data::Sleep { .. }
             | Data::Await(_)
             | Data::Check(_)
@@ -227,129 +287,16 @@ pub fn derive(events: &[Event], nodes: &[String], end_ms: u64) -> Derived {
             ) => {}
         }
     }
-    w.finish(events, end_ms)
-}
 
-fn lane_of(nodes: &[String], name: &str) -> Option<usize> {
-    nodes.iter().position(|n| n == name)
-}
-
-/// The lanes of a link, lower first.
-fn pair_of(nodes: &[String], [a, b]: &[String; 2]) -> Option<(usize, usize)> {
-    let (a, b) = (lane_of(nodes, a)?, lane_of(nodes, b)?);
-    Some((a.min(b), a.max(b)))
-}
-
-impl Walk {
-    /// An action that took effect, event `e` at trail index `i`; `lane` is its node's.
-    fn action(
-        &mut self,
-        action: &Action,
-        nodes: &[String],
-        lane: Option<usize>,
-        e: &Event,
-        i: usize,
-    ) {
-        let t = e.t_ms;
-        match action {
-            Action::Partition { groups } => {
-                let lanes: Vec<Vec<usize>> = groups
-                    .iter()
-                    .map(|g| g.iter().filter_map(|n| lane_of(nodes, n)).collect())
-                    .collect();
-                // Each cut is both ways: one link per direction.
-                let links = Cut::between_groups(&lanes)
-                    .into_iter()
-                    .flat_map(|c| [(c.from, c.to), (c.to, c.from)])
-                    .collect();
-                self.open_partition(links, nodes, e, i);
-            }
-            Action::PartitionOneWay { from, to } => {
-                let links = match lane_of(nodes, from) {
-                    Some(from) => to
-                        .iter()
-                        .filter_map(|t| lane_of(nodes, t))
-                        .map(|t| (from, t))
-                        .collect(),
-                    None => Vec::new(),
-                };
-                self.open_partition(links, nodes, e, i);
-            }
-            Action::Heal => self.close_partitions(t, i),
-            Action::Hold { between } => {
-                if let Some(pair) = pair_of(nodes, between) {
-                    self.holds
-                        .entry(pair)
-                        .or_insert(link_band(BandKind::Hold, pair, e, i));
-                }
-            }
-            Action::Release { between } => {
-                if let Some(band) = pair_of(nodes, between).and_then(|p| self.holds.remove(&p)) {
-                    self.close(band, t, Some(i));
-                }
-            }
-            Action::Latency { between, delay_ms } => {
-                if let Some(pair) = pair_of(nodes, between) {
-                    self.latency(pair, delay_ms.is_some(), e, i);
-                }
-            }
-            Action::Crash { .. } => {
-                if let Some(lane) = lane {
-                    self.go_down(lane, t, i);
-                }
-            }
-            Action::Restart { .. } => {
-                if let Some(lane) = lane {
-                    // A restart of a running node is a crash and a start at one
-                    // instant: its lane shows a restart mark, not a gap.
-                    self.stop_leading(lane, t, i);
-                    self.close_stalls_on(lane, None, t, i);
-                    self.come_up(lane, t, i);
-                }
-            }
-            Action::Start { .. } => {
-                if let Some(lane) = lane {
-                    self.come_up(lane, t, i);
-                }
-            }
-            Action::ClearFailPoint { point, .. } | Action::ReleaseFailPoint { point, .. } => {
-                if let Some(lane) = lane {
-                    self.close_stalls_on(lane, Some(point), t, i);
-                }
-            }
-            // The node is down at the stop's end (`Stopped`), not at the request.
-            Action::Stop { .. }
-            | Action::Client { .. }
-            | Action::TransferLeader { .. }
-            | Action::ArmFailPoint { .. } => {}
+    fn stop_leading(&mut self, lane: usize, t_ms: u64, by: usize) {
+        if let Some(mut span) = self.leading.remove(&lane) {
+            span.end_ms = t_ms;
+            span.closed_by = Some(by);
+            self.led.push(span);
         }
     }
 
-    /// A new latency on a link replaces the previous one; the default (`set`
-    /// false) ends it.
-    fn latency(&mut self, pair: (usize, usize), set: bool, e: &Event, i: usize) {
-        if let Some(band) = self.latencies.remove(&pair) {
-            self.close(band, e.t_ms, Some(i));
-        }
-        if set {
-            self.latencies
-                .insert(pair, link_band(BandKind::Latency, pair, e, i));
-        }
-    }
-
-    /// The heal phase repairs every cut, releases every hold, resets latencies and
-    /// clears every fail point (waking stalled tasks).
     fn heal_began(&mut self, t: u64, i: usize) {
-        self.close_partitions(t, i);
-        for band in std::mem::take(&mut self.holds).into_values() {
-            self.close(band, t, Some(i));
-        }
-        for band in std::mem::take(&mut self.latencies).into_values() {
-            self.close(band, t, Some(i));
-        }
-        for band in std::mem::take(&mut self.stalls).into_values() {
-            self.close(band, t, Some(i));
-        }
         self.heal = Some(Band {
             kind: BandKind::Heal,
             lanes: Vec::new(),
@@ -362,35 +309,6 @@ impl Walk {
                 "heal phase: faults removed, down nodes started, waiting for the replicas to settle"
                     .into(),
         });
-    }
-
-    /// A fail point that fired with a stall: a band until its release, or for
-    /// the stall's duration (within the run).
-    fn fail_point_hit(&mut self, hit: &Hit, lane: usize, t: u64, i: usize, end_ms: u64) {
-        let (stall, until) = match &hit.fired {
-            Some(FaultAction::Stall(d)) => (fmt_duration(*d), Some(*d)),
-            Some(FaultAction::StallUntilRelease) => ("until release".to_string(), None),
-            Some(FaultAction::Error(_) | FaultAction::Panic) | None => return,
-        };
-        let band = Band {
-            kind: BandKind::Stall,
-            lanes: vec![lane],
-            start_ms: t,
-            end_ms: t,
-            links: Vec::new(),
-            opened_by: i,
-            closed_by: None,
-            label: format!("{} stalled: {stall}", hit.point),
-        };
-        match until {
-            None => {
-                self.stalls.entry((lane, hit.point.clone())).or_insert(band);
-            }
-            Some(d) => {
-                let end = t.saturating_add(d.as_millis() as u64).min(end_ms.max(t));
-                self.close(band, end, None);
-            }
-        }
     }
 
     /// A leader change: a lane leads from its first leader event in a term.
@@ -419,25 +337,17 @@ impl Walk {
 
     /// Whatever is still open lasts until the end of the run; then one stable
     /// order, whatever order intervals closed in.
-    fn finish(mut self, events: &[Event], end_ms: u64) -> Derived {
-        let end = end_ms.max(events.last().map(|e| e.t_ms).unwrap_or(0));
-        let mut open: Vec<Band> = std::mem::take(&mut self.partitions);
-        open.extend(std::mem::take(&mut self.holds).into_values());
-        open.extend(std::mem::take(&mut self.latencies).into_values());
-        open.extend(std::mem::take(&mut self.stalls).into_values());
-        open.extend(self.heal.take());
-        for band in open {
-            self.close(band, end, None);
+    fn finish(mut self, mut out: Derived, end: u64) -> Derived {
+        out.bands.append(&mut self.heals);
+        if let Some(mut band) = self.heal.take() {
+            band.end_ms = end.max(band.start_ms);
+            out.bands.push(band);
         }
-        for mut span in std::mem::take(&mut self.down).into_values() {
-            span.end_ms = end;
-            self.out.down.push(span);
-        }
+        out.leading.append(&mut self.led);
         for mut span in std::mem::take(&mut self.leading).into_values() {
             span.end_ms = end;
-            self.out.leading.push(span);
+            out.leading.push(span);
         }
-        let mut out = self.out;
         out.bands
             .sort_by_key(|b| (b.start_ms, b.opened_by, b.kind, b.lanes.clone()));
         out.down.sort_by_key(|s| (s.start_ms, s.lane));
