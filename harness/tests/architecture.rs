@@ -126,7 +126,9 @@ fn reexports(text: &str) -> BTreeMap<String, Vec<String>> {
         }
         let mut rest = &text[at + 3..];
         if rest.starts_with('(') {
-            let Some(close) = rest.find(')') else { continue };
+            let Some(close) = rest.find(')') else {
+                continue;
+            };
             rest = &rest[close + 1..];
         }
         let Some(rest) = rest.trim_start().strip_prefix("use ") else {
@@ -156,10 +158,9 @@ fn reexports(text: &str) -> BTreeMap<String, Vec<String>> {
             if path.is_empty() || path == "self" || path.contains('{') || path == "*" {
                 continue;
             }
-            let name = parts.next().map_or_else(
-                || path.rsplit("::").next().unwrap().trim(),
-                str::trim,
-            );
+            let name = parts
+                .next()
+                .map_or_else(|| path.rsplit("::").next().unwrap().trim(), str::trim);
             let mut target = prefix.clone();
             target.extend(path.split("::").map(str::to_string));
             out.insert(name.to_string(), target);

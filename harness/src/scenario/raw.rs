@@ -580,18 +580,6 @@ pub struct Chaos {
     pub restart_exited: Option<serde::de::IgnoredAny>,
 }
 
-pub const CHAOS_FAULT_KINDS: &[&str] = &[
-    "partition",
-    "oneway",
-    "hold",
-    "latency",
-    "crash",
-    "restart",
-    "stop",
-    "transfer_leader",
-    "failpoint",
-];
-
 /// A range of durations.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
