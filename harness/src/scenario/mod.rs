@@ -7,6 +7,7 @@
 mod fault_kind;
 mod files;
 pub mod overrides;
+pub mod parts;
 pub mod raw;
 mod remote;
 pub mod schedule;

@@ -6,13 +6,14 @@
 //! docs/schema/scenario.schema.json): each derives `JsonSchema` (doc comments
 //! become descriptions, `deny_unknown_fields` becomes `additionalProperties:
 //! false`), and each field read from the tree names, with `schema_with`, a
-//! placeholder [`Part`] that `scenario::schema` fills in from the description
-//! kept beside the `validate` code that reads it (the end of this file). This
-//! file imports no reader: it is a leaf of the scenario language. Durations name
+//! placeholder of `parts` that `scenario::schema` fills in from the description
+//! kept beside the `validate` code that reads it. This file imports no reader:
+//! it is a leaf of the scenario language. Durations name
 //! `crate::duration::schema`.
 
+use super::parts;
 use crate::yaml::Spanned;
-use schemars::{JsonSchema, Schema, SchemaGenerator};
+use schemars::JsonSchema;
 use serde::Deserialize;
 
 /// Top-level keys, except `steps` and `variants`, which are read one entry at a
@@ -20,7 +21,7 @@ use serde::Deserialize;
 /// the `schema` module of `scenario`).
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-#[schemars(title = "faultline scenario", transform = shape::top_level_shape)]
+#[schemars(title = "faultline scenario", transform = parts::top_level_shape)]
 pub struct Header {
     /// The scenario's name in reports (default: the file's stem).
     pub name: Option<Spanned<String>>,
@@ -30,26 +31,26 @@ pub struct Header {
     pub model: Spanned<String>,
     // The shapes of these are checked by `validate`; serde only sees that they exist.
     /// The nodes: a name, or `{name, role}`.
-    #[schemars(schema_with = "part::nodes_schema")]
+    #[schemars(schema_with = "parts::nodes_schema")]
     pub nodes: serde::de::IgnoredAny,
     /// Model parameters (`faultline list MODEL` shows each); variants may lay their own over them.
     #[serde(default)]
-    #[schemars(schema_with = "part::params_schema")]
+    #[schemars(schema_with = "parts::params_schema")]
     pub params: Option<serde::de::IgnoredAny>,
     /// Seed, tick, latency, op timeout, random order, limits.
     #[serde(default)]
     pub defaults: Option<Defaults>,
     /// The heal phase: `true` (the default phase), `false` (none), or `{within, settle, final, unjudged}`.
     #[serde(default)]
-    #[schemars(schema_with = "part::heal_schema")]
+    #[schemars(schema_with = "parts::heal_schema")]
     pub heal: Option<serde::de::IgnoredAny>,
     /// The expectation of the single implicit variant `default` (or give `variants`).
     #[serde(default)]
-    #[schemars(schema_with = "part::expect_schema")]
+    #[schemars(schema_with = "parts::expect_schema")]
     pub expect: Option<serde::de::IgnoredAny>,
     /// A random nemesis and workload after the steps (or `{auto: true}`: the model's whole domain).
     #[serde(default)]
-    #[schemars(schema_with = "part::chaos_schema")]
+    #[schemars(schema_with = "parts::chaos_schema")]
     pub chaos: Option<serde::de::IgnoredAny>,
     /// The judgment of what clients saw.
     #[serde(default)]
@@ -57,7 +58,7 @@ pub struct Header {
     /// Client processes that send ops from `workload: start` to `workload: stop`.
     /// Read by `validate` (the chaos workload's reader).
     #[serde(default)]
-    #[schemars(schema_with = "part::workload_schema")]
+    #[schemars(schema_with = "parts::workload_schema")]
     pub workload: Option<serde::de::IgnoredAny>,
 }
 
@@ -96,7 +97,7 @@ pub const TOP_LEVEL_KEYS: &[&str] = &[
 #[serde(deny_unknown_fields)]
 pub struct NodeFull {
     /// 1-32 of `[A-Za-z0-9_-]`, not `leader`, `follower`, `any`, `all` or `none`.
-    #[schemars(schema_with = "part::node_name_schema")]
+    #[schemars(schema_with = "parts::node_name_schema")]
     pub name: Spanned<String>,
     /// One of the model's roles (`faultline list MODEL`).
     pub role: Spanned<String>,
@@ -183,11 +184,11 @@ pub struct Schedule {
     #[schemars(schema_with = "crate::duration::schema")]
     pub window: Spanned<String>,
     /// Each fault: a fault step with `at`, `for` (a lasting fault) and `pick`.
-    #[schemars(schema_with = "part::scheduled_faults_schema")]
+    #[schemars(schema_with = "parts::scheduled_faults_schema")]
     pub faults: serde::de::IgnoredAny,
     /// The client ops (without it the seed's workload runs).
     #[serde(default)]
-    #[schemars(schema_with = "part::scheduled_ops_schema")]
+    #[schemars(schema_with = "parts::scheduled_ops_schema")]
     pub ops: Option<serde::de::IgnoredAny>,
 }
 
@@ -203,7 +204,7 @@ pub struct ScheduleOp {
     /// The number that decides a `follower` or `any`.
     pub pick: Option<u32>,
     /// The op, checked by the model.
-    #[schemars(schema_with = "part::op_schema")]
+    #[schemars(schema_with = "parts::op_schema")]
     pub op: serde::de::IgnoredAny,
 }
 
@@ -216,14 +217,14 @@ pub struct Variant {
     pub target: Option<Spanned<String>>,
     /// Bug modes: report key -> `buggy` or `fixed` (unmentioned: fixed).
     #[serde(default)]
-    #[schemars(schema_with = "part::bugs_schema")]
+    #[schemars(schema_with = "parts::bugs_schema")]
     pub bugs: Option<serde::de::IgnoredAny>,
     /// Model params laid over the top-level ones.
     #[serde(default)]
-    #[schemars(schema_with = "part::params_schema")]
+    #[schemars(schema_with = "parts::params_schema")]
     pub params: Option<serde::de::IgnoredAny>,
     /// What the variant must end as.
-    #[schemars(schema_with = "part::expect_schema")]
+    #[schemars(schema_with = "parts::expect_schema")]
     pub expect: serde::de::IgnoredAny,
 }
 
@@ -232,7 +233,7 @@ pub struct Variant {
 #[serde(deny_unknown_fields)]
 pub struct ExpectFull {
     /// An outcome, or a list of them.
-    #[schemars(schema_with = "part::outcomes_schema")]
+    #[schemars(schema_with = "parts::outcomes_schema")]
     pub outcome: serde::de::IgnoredAny,
     /// Events that must appear (the mechanism's evidence).
     #[serde(default)]
@@ -243,7 +244,7 @@ pub struct ExpectFull {
     /// Final observations: a state key, else a fact.
     /// Read item by item by `validate` (each is an observed match).
     #[serde(default)]
-    #[schemars(schema_with = "part::observed_list_schema")]
+    #[schemars(schema_with = "parts::observed_list_schema")]
     pub observed: Option<serde::de::IgnoredAny>,
     /// Events that must occur in this order (at least two).
     #[serde(default)]
@@ -254,7 +255,7 @@ pub struct ExpectFull {
     pub checker: Option<Spanned<String>>,
     /// Known defects: one `{key, checker}` or a list of them, read by `validate`.
     #[serde(default)]
-    #[schemars(schema_with = "part::except_schema")]
+    #[schemars(schema_with = "parts::except_schema")]
     pub except: Option<serde::de::IgnoredAny>,
 }
 
@@ -271,13 +272,13 @@ pub struct KnownDefect {
 /// A match of trail events.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-#[schemars(transform = shape::trail_match_shape)]
+#[schemars(transform = parts::trail_match_shape)]
 pub struct TrailMatch {
     /// A node name.
     pub node: Option<Spanned<String>>,
     /// An event kind.
     #[serde(default)]
-    #[schemars(schema_with = "part::event_kind_schema")]
+    #[schemars(schema_with = "parts::event_kind_schema")]
     pub kind: Option<Spanned<String>>,
     /// A substring of the event's text.
     pub contains: Option<String>,
@@ -293,7 +294,7 @@ pub struct TrailMatch {
 /// read from the YAML tree by `validate`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-#[schemars(transform = shape::observed_shape)]
+#[schemars(transform = parts::observed_shape)]
 pub struct Observed {
     /// A node reference.
     pub node: Spanned<String>,
@@ -308,23 +309,23 @@ pub struct Observed {
     pub matches: Option<Spanned<String>>,
     /// `true`: not there; `removed`: held and removed; `never`: never held.
     #[serde(default)]
-    #[schemars(schema_with = "part::absent_schema")]
+    #[schemars(schema_with = "parts::absent_schema")]
     pub absent: Option<serde::de::IgnoredAny>,
     /// Read as a number, less than this.
     #[serde(default)]
-    #[schemars(schema_with = "part::bound_schema")]
+    #[schemars(schema_with = "parts::bound_schema")]
     pub lt: Option<serde::de::IgnoredAny>,
     /// Read as a number, at most this.
     #[serde(default)]
-    #[schemars(schema_with = "part::bound_schema")]
+    #[schemars(schema_with = "parts::bound_schema")]
     pub le: Option<serde::de::IgnoredAny>,
     /// Read as a number, greater than this.
     #[serde(default)]
-    #[schemars(schema_with = "part::bound_schema")]
+    #[schemars(schema_with = "parts::bound_schema")]
     pub gt: Option<serde::de::IgnoredAny>,
     /// Read as a number, at least this.
     #[serde(default)]
-    #[schemars(schema_with = "part::bound_schema")]
+    #[schemars(schema_with = "parts::bound_schema")]
     pub ge: Option<serde::de::IgnoredAny>,
 }
 
@@ -367,7 +368,7 @@ pub struct TransferLeader {
 /// `partition:` one of `groups`, `isolate`, or `from` + `to`.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-#[schemars(transform = shape::partition_shape)]
+#[schemars(transform = parts::partition_shape)]
 pub struct Partition {
     /// Every link between groups is cut, both ways (at least two non-empty groups).
     #[schemars(length(min = 2), inner(length(min = 1)))]
@@ -398,7 +399,7 @@ pub struct Latency2 {
     #[schemars(length(min = 2, max = 2))]
     pub between: Spanned<Vec<Spanned<String>>>,
     /// A duration, or `default` (the scenario's latency range).
-    #[schemars(schema_with = "part::delay_schema")]
+    #[schemars(schema_with = "parts::delay_schema")]
     pub delay: Spanned<String>,
 }
 
@@ -443,7 +444,7 @@ pub enum Action {
     /// `panic`: the process dies at that point.
     Panic,
     /// `{stall: 3s}` or `{stall: release}`: the task waits that long, or until a `release`.
-    #[schemars(schema_with = "part::stall_schema")]
+    #[schemars(schema_with = "parts::stall_schema")]
     Stall(String),
 }
 
@@ -460,7 +461,7 @@ pub struct PointRef {
 /// `release:` held messages (`between`) or a stalled fail point (`node` + `failpoint`).
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-#[schemars(transform = shape::release_shape)]
+#[schemars(transform = parts::release_shape)]
 pub struct Release {
     /// The link whose held messages are delivered now.
     #[schemars(length(min = 2, max = 2))]
@@ -474,7 +475,7 @@ pub struct Release {
 /// `await:` exactly one condition, with its deadline.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-#[schemars(transform = shape::await_shape)]
+#[schemars(transform = parts::await_shape)]
 pub struct Await {
     /// This node leads (`any`: some node leads).
     pub leader: Option<Spanned<String>>,
@@ -492,13 +493,13 @@ pub struct Await {
     pub quiescent: Option<bool>,
     /// An observed match, read from the YAML tree by `validate`.
     #[serde(default)]
-    #[schemars(schema_with = "part::observed_schema")]
+    #[schemars(schema_with = "parts::observed_schema")]
     pub observed: Option<serde::de::IgnoredAny>,
     /// A trail event that matches.
     pub event: Option<Spanned<TrailMatch>>,
     /// `step` (default) or `run`: which events an `event` await considers.
     #[serde(default)]
-    #[schemars(schema_with = "part::since_schema")]
+    #[schemars(schema_with = "parts::since_schema")]
     pub since: Option<Spanned<String>>,
     /// The deadline (default 30s).
     #[serde(default)]
@@ -512,7 +513,7 @@ pub struct Await {
 /// `check:` `{converged: true, within}` or `{invariant: NAME}`.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-#[schemars(transform = shape::check_shape)]
+#[schemars(transform = parts::check_shape)]
 pub struct Check {
     /// Wait for quiescence, then compare the replicas.
     pub converged: Option<bool>,
@@ -532,7 +533,7 @@ pub struct Repeat {
     #[schemars(range(min = 1, max = 100_000))]
     pub count: Spanned<u32>,
     /// Read entry by entry by `validate`.
-    #[schemars(schema_with = "part::steps_schema")]
+    #[schemars(schema_with = "parts::steps_schema")]
     pub steps: serde::de::IgnoredAny,
 }
 
@@ -559,24 +560,24 @@ pub struct Chaos {
     pub duration: Option<Range>,
     /// Read entry by entry by `validate` (a weight, or a mapping with `weight`).
     #[serde(default)]
-    #[schemars(schema_with = "part::chaos_faults_schema")]
+    #[schemars(schema_with = "parts::chaos_faults_schema")]
     pub faults: Option<serde::de::IgnoredAny>,
     /// The client ops sent over the window.
     #[serde(default)]
-    #[schemars(schema_with = "part::workload_schema")]
+    #[schemars(schema_with = "parts::workload_schema")]
     pub workload: Option<serde::de::IgnoredAny>,
     /// Model params drawn per seed: `name: {min, max}` or `name: [choices]`.
     #[serde(default)]
-    #[schemars(schema_with = "part::chaos_params_schema")]
+    #[schemars(schema_with = "parts::chaos_params_schema")]
     pub params: Option<serde::de::IgnoredAny>,
     /// The faults (and ops) to play: a file's path, or the schedule itself.
     #[serde(default)]
-    #[schemars(schema_with = "part::schedule_ref_schema")]
+    #[schemars(schema_with = "parts::schedule_ref_schema")]
     pub schedule: Option<serde::de::IgnoredAny>,
     /// Start a node whose process ended itself again after a delay in
     /// `{min, max}` (a supervisor), or `false`; read by `validate`.
     #[serde(default)]
-    #[schemars(schema_with = "part::restart_exited_schema")]
+    #[schemars(schema_with = "parts::restart_exited_schema")]
     pub restart_exited: Option<serde::de::IgnoredAny>,
 }
 
@@ -618,7 +619,7 @@ pub struct ChaosPoint {
     pub point: Spanned<String>,
     /// An action as in a `failpoint` step, or `{stall: {min, max}}`: read by
     /// `validate` from the tree.
-    #[schemars(schema_with = "part::point_action_schema")]
+    #[schemars(schema_with = "parts::point_action_schema")]
     pub action: serde::de::IgnoredAny,
     /// Armed on one of these (node references; default: any node).
     pub nodes: Option<Vec<Spanned<String>>>,
@@ -643,190 +644,6 @@ pub struct Workload {
     #[schemars(range(min = 1, max = 100))]
     pub clients: Option<Spanned<u64>>,
     /// Op templates, checked by `validate`.
-    #[schemars(schema_with = "part::workload_ops_schema")]
+    #[schemars(schema_with = "parts::workload_ops_schema")]
     pub ops: serde::de::IgnoredAny,
-}
-
-// ---- The hand-written parts of the schema ----
-//
-// What serde leaves to `validate` (a field read from the YAML tree, a rule
-// between keys) is described beside the reader that reads it. This file names
-// no reader: each such field's `schema_with` is a placeholder below that asks
-// the generator for its [`Part`], and each such rule's `transform` marks the
-// schema with its [`Shape`]; `scenario::schema` puts a [`Filler`] in the
-// generator that answers both from the readers' table.
-
-/// The generator's hook that fills in the hand-written parts (one per
-/// generator, among its transforms).
-#[derive(Clone)]
-pub struct Filler {
-    /// The schema of a part, made with the generator.
-    pub part: fn(Part, &mut SchemaGenerator) -> Schema,
-    /// Adds a rule's keys to the schema it marks.
-    pub shape: fn(Shape, &mut Schema),
-}
-
-/// The key that marks a schema with its [`Shape`] until the [`Filler`] replaces it.
-const SHAPE_KEY: &str = "x-faultline-shape";
-
-impl schemars::transform::Transform for Filler {
-    /// Run on the whole document once it is made: each marked schema gets its
-    /// shape's keys where its marker stands.
-    fn transform(&mut self, schema: &mut Schema) {
-        if let Some(object) = schema.as_object_mut() {
-            for value in object.values_mut() {
-                self.splice(value);
-            }
-            self.splice_here(object);
-        }
-    }
-}
-
-impl Filler {
-    fn splice(&self, value: &mut serde_json::Value) {
-        match value {
-            serde_json::Value::Object(object) => {
-                for inner in object.values_mut() {
-                    self.splice(inner);
-                }
-                self.splice_here(object);
-            }
-            serde_json::Value::Array(items) => items.iter_mut().for_each(|i| self.splice(i)),
-            serde_json::Value::Null
-            | serde_json::Value::Bool(_)
-            | serde_json::Value::Number(_)
-            | serde_json::Value::String(_) => {}
-        }
-    }
-
-    fn splice_here(&self, object: &mut serde_json::Map<String, serde_json::Value>) {
-        let Some(serde_json::Value::String(name)) = object.get(SHAPE_KEY) else {
-            return;
-        };
-        let shape = Shape::ALL
-            .iter()
-            .copied()
-            .find(|s| s.name() == name)
-            .expect("only `shape` marks a schema");
-        let mut keys = Schema::from(serde_json::Map::new());
-        (self.shape)(shape, &mut keys);
-        let keys = keys.to_value();
-        let serde_json::Value::Object(keys) = keys else {
-            unreachable!("a shape adds keys to a mapping")
-        };
-        let mut keys = Some(keys);
-        for (key, value) in std::mem::take(object) {
-            if key == SHAPE_KEY {
-                object.extend(keys.take().into_iter().flatten());
-            } else {
-                object.insert(key, value);
-            }
-        }
-    }
-}
-
-fn fill(generator: &mut SchemaGenerator, part: Part) -> Schema {
-    let fill = generator
-        .settings()
-        .transforms
-        .iter()
-        .find_map(|t| t.as_ref().downcast_ref::<Filler>())
-        .map(|f| f.part)
-        .expect("the scenario schema's generator holds a `Filler` (scenario::schema)");
-    fill(part, generator)
-}
-
-/// Each part: a variant of [`Part`] and its placeholder in `part`.
-macro_rules! parts {
-    ($($function:ident => $variant:ident,)+) => {
-        /// A hand-written part of the schema, by the field it describes.
-        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-        pub enum Part {
-            $($variant,)+
-        }
-
-        /// The placeholders that `schema_with` names.
-        mod part {
-            use super::{fill, Part};
-            use schemars::{Schema, SchemaGenerator};
-            $(
-                pub fn $function(generator: &mut SchemaGenerator) -> Schema {
-                    fill(generator, Part::$variant)
-                }
-            )+
-        }
-    };
-}
-
-/// Each shape: a variant of [`Shape`], its name, and its marker in `shape`.
-macro_rules! shapes {
-    ($($function:ident => $variant:ident,)+) => {
-        /// A rule between the keys of a mapping, by the mapping it holds in.
-        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-        pub enum Shape {
-            $($variant,)+
-        }
-
-        impl Shape {
-            pub const ALL: &[Shape] = &[$(Shape::$variant,)+];
-
-            pub fn name(self) -> &'static str {
-                match self {
-                    $(Shape::$variant => stringify!($function),)+
-                }
-            }
-        }
-
-        /// The markers that `transform` names.
-        mod shape {
-            use super::{Shape, SHAPE_KEY};
-            use schemars::Schema;
-            $(
-                pub fn $function(schema: &mut Schema) {
-                    schema.insert(SHAPE_KEY.into(), Shape::$variant.name().into());
-                }
-            )+
-        }
-    };
-}
-
-parts! {
-    absent_schema => Absent,
-    bound_schema => Bound,
-    bugs_schema => Bugs,
-    chaos_faults_schema => ChaosFaults,
-    chaos_params_schema => ChaosParams,
-    chaos_schema => Chaos,
-    delay_schema => Delay,
-    event_kind_schema => EventKind,
-    except_schema => Except,
-    expect_schema => Expect,
-    heal_schema => Heal,
-    node_name_schema => NodeName,
-    nodes_schema => Nodes,
-    observed_list_schema => ObservedList,
-    observed_schema => Observed,
-    op_schema => Op,
-    outcomes_schema => Outcomes,
-    params_schema => Params,
-    point_action_schema => PointAction,
-    restart_exited_schema => RestartExited,
-    schedule_ref_schema => ScheduleRef,
-    scheduled_faults_schema => ScheduledFaults,
-    scheduled_ops_schema => ScheduledOps,
-    since_schema => Since,
-    stall_schema => Stall,
-    steps_schema => Steps,
-    workload_ops_schema => WorkloadOps,
-    workload_schema => Workload,
-}
-
-shapes! {
-    await_shape => Await,
-    check_shape => Check,
-    observed_shape => Observed,
-    partition_shape => Partition,
-    release_shape => Release,
-    top_level_shape => TopLevel,
-    trail_match_shape => TrailMatch,
 }

@@ -10,7 +10,8 @@
 //! fail points, params, bug keys and invariants are any text here, and
 //! `faultline validate` checks them.
 
-use super::raw::{self, Filler, Part, Shape};
+use super::parts::{Filler, Part, Shape};
+use super::raw;
 use super::validate;
 use schemars::generate::SchemaSettings;
 use schemars::{Schema, SchemaGenerator};
