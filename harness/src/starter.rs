@@ -289,32 +289,9 @@ fn example_value(kind: &ParamKind, node: &str) -> String {
 }
 
 fn variants_section(out: &mut String, info: &ModelInfo, release: Option<&str>) {
-    // `openraft@0.10.0-alpha.37` needs no quotes (an `@` inside a plain scalar
-    // is only text), and the bundled files write it so.
-    let target = release.map(|r| {
-        let target = format!("{}@{r}", info.name);
-        let plain = target.starts_with(|c: char| c.is_ascii_alphabetic())
-            && target
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "._@-".contains(c));
-        if plain {
-            target
-        } else {
-            scalar(&target)
-        }
-    });
-    let target_note = |out: &mut String| {
-        if let Some(target) = &target {
-            comment(
-                out,
-                4,
-                "The build this variant runs (`faultline-targets.yaml` says which \
-                 binary has it); give each release you test a variant of its own.",
-            );
-            let _ = writeln!(out, "    target: {target}");
-        }
-    };
-    if let (None, Some(_)) = (info.bugs.first(), &target) {
+    let target = release.map(|r| target_text(info, r));
+    let target = target.as_deref();
+    if let (None, Some(_)) = (info.bugs.first(), target) {
         comment(
             out,
             0,
@@ -324,7 +301,7 @@ fn variants_section(out: &mut String, info: &ModelInfo, release: Option<&str>) {
         );
         let _ = writeln!(out, "variants:");
         let _ = writeln!(out, "  build:");
-        target_note(out);
+        target_note(out, target);
         let _ = writeln!(out, "    expect: converged");
         return;
     }
@@ -358,6 +335,40 @@ fn variants_section(out: &mut String, info: &ModelInfo, release: Option<&str>) {
             let _ = writeln!(out, "#   {pad}{line}");
         }
     }
+    bug_variants(out, bug, target);
+}
+
+/// `NAME@RELEASE` as the file writes it: `openraft@0.10.0-alpha.37` needs no
+/// quotes (an `@` inside a plain scalar is only text), and the bundled files
+/// write it so.
+fn target_text(info: &ModelInfo, release: &str) -> String {
+    let target = format!("{}@{release}", info.name);
+    let plain = target.starts_with(|c: char| c.is_ascii_alphabetic())
+        && target
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._@-".contains(c));
+    if plain {
+        target
+    } else {
+        scalar(&target)
+    }
+}
+
+/// A variant's `target:` line and its comment, when the scenario has a build.
+fn target_note(out: &mut String, target: Option<&str>) {
+    if let Some(target) = target {
+        comment(
+            out,
+            4,
+            "The build this variant runs (`faultline-targets.yaml` says which \
+             binary has it); give each release you test a variant of its own.",
+        );
+        let _ = writeln!(out, "    target: {target}");
+    }
+}
+
+/// The two variants of the model's first bug key: buggy and fixed.
+fn bug_variants(out: &mut String, bug: &nodes::api::BugInfo, target: Option<&str>) {
     let key = scalar(bug.key);
     let _ = writeln!(out, "variants:");
     comment(
@@ -366,7 +377,7 @@ fn variants_section(out: &mut String, info: &ModelInfo, release: Option<&str>) {
         &format!("`{}` buggy, the reported behaviour: {}", bug.key, bug.buggy),
     );
     let _ = writeln!(out, "  buggy:");
-    target_note(out);
+    target_note(out, target);
     let _ = writeln!(out, "    bugs: {{{key}: buggy}}");
     comment(
         out,
@@ -384,7 +395,7 @@ fn variants_section(out: &mut String, info: &ModelInfo, release: Option<&str>) {
         &format!("`{}` fixed, the fix: {}", bug.key, bug.fixed),
     );
     let _ = writeln!(out, "  fixed:");
-    target_note(out);
+    target_note(out, target);
     let _ = writeln!(out, "    bugs: {{{key}: fixed}}");
     comment(
         out,

@@ -1,5 +1,7 @@
 //! The shape of `harness/src`: no import circle between its files, nor between its
-//! top-level modules, and only the command line picks exit codes. A circle makes
+//! top-level modules, and only the command line picks exit codes. A path through
+//! a `mod.rs` that re-exports a child's item (`pub use child::item`) counts as
+//! an import of the child, so a circle through a re-export is seen. A circle makes
 //! every module in it depend on all the others (the command line once imported
 //! the sweep, which imported the command line back for its exit codes).
 
@@ -95,6 +97,78 @@ fn paths(text: &str, module: &Module) -> Vec<Module> {
     found
 }
 
+/// The modules a file declares (`mod x;`, `pub(super) mod y;`).
+fn children(text: &str) -> BTreeSet<&str> {
+    text.lines()
+        .filter_map(|line| {
+            let line = line.trim_start();
+            let rest = match line.strip_prefix("pub") {
+                Some(rest) if rest.starts_with('(') => &rest[rest.find(')')? + 1..],
+                Some(rest) => rest,
+                None => line,
+            };
+            let name = rest.trim_start().strip_prefix("mod ")?.strip_suffix(';')?;
+            Some(name.trim())
+        })
+        .collect()
+}
+
+/// What a file re-exports from the modules it declares: `pub use a::{b, c as d};`
+/// and `pub(in crate::x) use e::f;` give `b` -> `a::b`, `d` -> `a::c`, `f` -> `e::f`.
+/// A name imported through the re-export is the child's, not the file's.
+fn reexports(text: &str) -> BTreeMap<String, Vec<String>> {
+    let children = children(text);
+    let mut out = BTreeMap::new();
+    for (at, _) in text.match_indices("pub") {
+        let line_start = text[..at].rfind('\n').map_or(0, |n| n + 1);
+        if !text[line_start..at].trim().is_empty() {
+            continue;
+        }
+        let mut rest = &text[at + 3..];
+        if rest.starts_with('(') {
+            let Some(close) = rest.find(')') else {
+                continue;
+            };
+            rest = &rest[close + 1..];
+        }
+        let Some(rest) = rest.trim_start().strip_prefix("use ") else {
+            continue;
+        };
+        let statement: String = rest[..rest.find(';').unwrap_or(rest.len())]
+            .chars()
+            .filter(|c| !c.is_whitespace() || *c == ' ')
+            .collect();
+        let (prefix, items) = match statement.find("::{") {
+            Some(open) => (
+                &statement[..open],
+                statement[open + 3..].trim_end_matches('}').to_string(),
+            ),
+            None => match statement.rfind("::") {
+                Some(sep) => (&statement[..sep], statement[sep + 2..].to_string()),
+                None => continue,
+            },
+        };
+        let prefix: Vec<String> = prefix.trim().split("::").map(str::to_string).collect();
+        if !children.contains(prefix[0].as_str()) {
+            continue;
+        }
+        for item in items.split(',') {
+            let mut parts = item.split(" as ");
+            let path = parts.next().unwrap().trim();
+            if path.is_empty() || path == "self" || path.contains('{') || path == "*" {
+                continue;
+            }
+            let name = parts
+                .next()
+                .map_or_else(|| path.rsplit("::").next().unwrap().trim(), str::trim);
+            let mut target = prefix.clone();
+            target.extend(path.split("::").map(str::to_string));
+            out.insert(name.to_string(), target);
+        }
+    }
+    out
+}
+
 fn graph() -> BTreeMap<Module, BTreeSet<Module>> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
@@ -103,17 +177,41 @@ fn graph() -> BTreeMap<Module, BTreeSet<Module>> {
         .iter()
         .map(|f| (module_of(&root, f), f.clone()))
         .collect();
+    let texts: BTreeMap<&Module, String> = modules
+        .iter()
+        .map(|(m, f)| (m, std::fs::read_to_string(f).unwrap()))
+        .collect();
+    let reexported: BTreeMap<&Module, BTreeMap<String, Vec<String>>> = texts
+        .iter()
+        .map(|(m, text)| (*m, reexports(code(text))))
+        .collect();
+    // The file that defines what `path` names: the longest module prefix, or,
+    // when that module re-exports the next segment from a child, the child's.
     let resolve = |path: &Module| -> Option<Module> {
-        (1..=path.len())
-            .rev()
-            .map(|n| path[..n].to_vec())
-            .find(|m| modules.contains_key(m))
+        let mut path = path.clone();
+        for _ in 0..8 {
+            let module = (1..=path.len())
+                .rev()
+                .map(|n| path[..n].to_vec())
+                .find(|m| modules.contains_key(m))?;
+            let through = path
+                .get(module.len())
+                .and_then(|name| reexported[&module].get(name));
+            let Some(target) = through else {
+                return Some(module);
+            };
+            let mut next = module.clone();
+            next.extend(target.iter().cloned());
+            next.extend(path[module.len() + 1..].iter().cloned());
+            path = next;
+        }
+        None
     };
     let mut edges = BTreeMap::new();
-    for (module, file) in &modules {
-        let text = std::fs::read_to_string(file).unwrap();
+    for (module, text) in &texts {
+        let module = *module;
         let mut to = BTreeSet::new();
-        for path in paths(code(&text), module) {
+        for path in paths(code(text), module) {
             if let Some(target) = resolve(&path) {
                 if target != *module {
                     to.insert(target);
@@ -203,11 +301,26 @@ fn show(circles: &[Vec<Module>]) -> String {
         .join("\n")
 }
 
+/// Circles this test knows and that its owner has yet to break, each with why.
+/// One not listed fails the test; a listed one that is gone needs no entry.
+const KNOWN_CIRCLES: &[(&[&str], &str)] = &[(
+    &["runner/result", "runner/target", "runner/verify"],
+    "`RunResult` (result.rs) holds a `CauseCheck`, defined in verify.rs, which \
+     checks a `RunResult`: seen since the test resolves `mod.rs` re-exports",
+)];
+
 #[test]
 fn no_two_files_of_harness_src_import_each_other_in_a_circle() {
     let edges = graph();
     assert!(edges.len() > 40, "found {} files", edges.len());
-    let found = circles(&edges);
+    let known: Vec<BTreeSet<String>> = KNOWN_CIRCLES
+        .iter()
+        .map(|(members, _)| members.iter().map(|m| m.to_string()).collect())
+        .collect();
+    let found: Vec<Vec<Module>> = circles(&edges)
+        .into_iter()
+        .filter(|c| !known.contains(&c.iter().map(|m| m.join("/")).collect()))
+        .collect();
     assert!(found.is_empty(), "import circles:\n{}", show(&found));
 }
 
@@ -246,6 +359,14 @@ fn the_checker_finds_a_circle_when_there_is_one() {
     );
     assert!(got.contains(&m("sweep/results/key")), "{got:?}");
     assert!(got.contains(&m("report/html/x")), "{got:?}");
+    // A `mod.rs` re-export names the child that defines the item.
+    let re = reexports(
+        "mod a;\npub(crate) mod b;\npub use a::{x, y as z};\npub(in crate::p) use b::w::v;\npub use crate::q::r;",
+    );
+    assert_eq!(re["x"], ["a", "x"]);
+    assert_eq!(re["z"], ["a", "y"]);
+    assert_eq!(re["v"], ["b", "w", "v"]);
+    assert!(!re.contains_key("r"), "{re:?}");
 }
 
 #[test]

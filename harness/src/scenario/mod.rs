@@ -4,8 +4,10 @@
 //! every name (nodes, ops, fail points, bugs, invariants) and duration, reporting
 //! every error with file:line:col. The runner never interprets a string.
 
+mod fault_kind;
 mod files;
 pub mod overrides;
+pub mod parts;
 pub mod raw;
 mod remote;
 pub mod schedule;
@@ -13,6 +15,7 @@ pub mod schema;
 pub mod target;
 mod validate;
 
+pub use fault_kind::FaultKind;
 pub use files::{load, load_all, load_text, scenario_files, LoadFailure, LoadFailures};
 pub use overrides::Overrides;
 pub use remote::runs_elsewhere;
@@ -600,18 +603,23 @@ pub enum ChaosKind {
 }
 
 impl ChaosKind {
-    pub fn name(&self) -> &'static str {
+    /// Its row of the kinds' table.
+    pub fn kind(&self) -> FaultKind {
         match self {
-            ChaosKind::Partition => "partition",
-            ChaosKind::OneWay => "oneway",
-            ChaosKind::Hold => "hold",
-            ChaosKind::Latency { .. } => "latency",
-            ChaosKind::Crash => "crash",
-            ChaosKind::Restart => "restart",
-            ChaosKind::Stop => "stop",
-            ChaosKind::TransferLeader => "transfer_leader",
-            ChaosKind::FailPoint(_) => "failpoint",
+            ChaosKind::Partition => FaultKind::Partition,
+            ChaosKind::OneWay => FaultKind::OneWay,
+            ChaosKind::Hold => FaultKind::Hold,
+            ChaosKind::Latency { .. } => FaultKind::Latency,
+            ChaosKind::Crash => FaultKind::Crash,
+            ChaosKind::Restart => FaultKind::Restart,
+            ChaosKind::Stop => FaultKind::Stop,
+            ChaosKind::TransferLeader => FaultKind::TransferLeader,
+            ChaosKind::FailPoint(_) => FaultKind::FailPoint,
         }
+    }
+
+    pub fn name(&self) -> &'static str {
+        self.kind().name()
     }
 }
 

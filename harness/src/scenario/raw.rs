@@ -5,10 +5,13 @@
 //! The same types give the file's JSON Schema (`faultline schema scenario`,
 //! docs/schema/scenario.schema.json): each derives `JsonSchema` (doc comments
 //! become descriptions, `deny_unknown_fields` becomes `additionalProperties:
-//! false`), and each field read from the tree names, with `schema_with`, the
-//! description kept beside the `validate` code that reads it. Durations name
+//! false`), and each field read from the tree names, with `schema_with`, a
+//! placeholder of `parts` that `scenario::schema` fills in from the description
+//! kept beside the `validate` code that reads it. This file imports no reader:
+//! it is a leaf of the scenario language. Durations name
 //! `crate::duration::schema`.
 
+use super::parts;
 use crate::yaml::Spanned;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -18,7 +21,7 @@ use serde::Deserialize;
 /// the `schema` module of `scenario`).
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-#[schemars(title = "faultline scenario", transform = crate::scenario::validate::top_level_shape)]
+#[schemars(title = "faultline scenario", transform = parts::top_level_shape)]
 pub struct Header {
     /// The scenario's name in reports (default: the file's stem).
     pub name: Option<Spanned<String>>,
@@ -28,26 +31,26 @@ pub struct Header {
     pub model: Spanned<String>,
     // The shapes of these are checked by `validate`; serde only sees that they exist.
     /// The nodes: a name, or `{name, role}`.
-    #[schemars(schema_with = "crate::scenario::validate::nodes_schema")]
+    #[schemars(schema_with = "parts::nodes_schema")]
     pub nodes: serde::de::IgnoredAny,
     /// Model parameters (`faultline list MODEL` shows each); variants may lay their own over them.
     #[serde(default)]
-    #[schemars(schema_with = "crate::scenario::validate::params_schema")]
+    #[schemars(schema_with = "parts::params_schema")]
     pub params: Option<serde::de::IgnoredAny>,
     /// Seed, tick, latency, op timeout, random order, limits.
     #[serde(default)]
     pub defaults: Option<Defaults>,
     /// The heal phase: `true` (the default phase), `false` (none), or `{within, settle, final, unjudged}`.
     #[serde(default)]
-    #[schemars(schema_with = "crate::scenario::validate::heal_schema")]
+    #[schemars(schema_with = "parts::heal_schema")]
     pub heal: Option<serde::de::IgnoredAny>,
     /// The expectation of the single implicit variant `default` (or give `variants`).
     #[serde(default)]
-    #[schemars(schema_with = "crate::scenario::validate::expect_schema")]
+    #[schemars(schema_with = "parts::expect_schema")]
     pub expect: Option<serde::de::IgnoredAny>,
     /// A random nemesis and workload after the steps (or `{auto: true}`: the model's whole domain).
     #[serde(default)]
-    #[schemars(schema_with = "crate::scenario::validate::chaos_schema")]
+    #[schemars(schema_with = "parts::chaos_schema")]
     pub chaos: Option<serde::de::IgnoredAny>,
     /// The judgment of what clients saw.
     #[serde(default)]
@@ -55,7 +58,7 @@ pub struct Header {
     /// Client processes that send ops from `workload: start` to `workload: stop`.
     /// Read by `validate` (the chaos workload's reader).
     #[serde(default)]
-    #[schemars(schema_with = "crate::scenario::validate::workload_schema")]
+    #[schemars(schema_with = "parts::workload_schema")]
     pub workload: Option<serde::de::IgnoredAny>,
 }
 
@@ -94,7 +97,7 @@ pub const TOP_LEVEL_KEYS: &[&str] = &[
 #[serde(deny_unknown_fields)]
 pub struct NodeFull {
     /// 1-32 of `[A-Za-z0-9_-]`, not `leader`, `follower`, `any`, `all` or `none`.
-    #[schemars(schema_with = "crate::scenario::validate::node_name_schema")]
+    #[schemars(schema_with = "parts::node_name_schema")]
     pub name: Spanned<String>,
     /// One of the model's roles (`faultline list MODEL`).
     pub role: Spanned<String>,
@@ -181,11 +184,11 @@ pub struct Schedule {
     #[schemars(schema_with = "crate::duration::schema")]
     pub window: Spanned<String>,
     /// Each fault: a fault step with `at`, `for` (a lasting fault) and `pick`.
-    #[schemars(schema_with = "crate::scenario::validate::scheduled_faults_schema")]
+    #[schemars(schema_with = "parts::scheduled_faults_schema")]
     pub faults: serde::de::IgnoredAny,
     /// The client ops (without it the seed's workload runs).
     #[serde(default)]
-    #[schemars(schema_with = "crate::scenario::validate::scheduled_ops_schema")]
+    #[schemars(schema_with = "parts::scheduled_ops_schema")]
     pub ops: Option<serde::de::IgnoredAny>,
 }
 
@@ -201,7 +204,7 @@ pub struct ScheduleOp {
     /// The number that decides a `follower` or `any`.
     pub pick: Option<u32>,
     /// The op, checked by the model.
-    #[schemars(schema_with = "crate::scenario::validate::op_schema")]
+    #[schemars(schema_with = "parts::op_schema")]
     pub op: serde::de::IgnoredAny,
 }
 
@@ -214,14 +217,14 @@ pub struct Variant {
     pub target: Option<Spanned<String>>,
     /// Bug modes: report key -> `buggy` or `fixed` (unmentioned: fixed).
     #[serde(default)]
-    #[schemars(schema_with = "crate::scenario::validate::bugs_schema")]
+    #[schemars(schema_with = "parts::bugs_schema")]
     pub bugs: Option<serde::de::IgnoredAny>,
     /// Model params laid over the top-level ones.
     #[serde(default)]
-    #[schemars(schema_with = "crate::scenario::validate::params_schema")]
+    #[schemars(schema_with = "parts::params_schema")]
     pub params: Option<serde::de::IgnoredAny>,
     /// What the variant must end as.
-    #[schemars(schema_with = "crate::scenario::validate::expect_schema")]
+    #[schemars(schema_with = "parts::expect_schema")]
     pub expect: serde::de::IgnoredAny,
 }
 
@@ -230,7 +233,7 @@ pub struct Variant {
 #[serde(deny_unknown_fields)]
 pub struct ExpectFull {
     /// An outcome, or a list of them.
-    #[schemars(schema_with = "crate::scenario::validate::outcomes_schema")]
+    #[schemars(schema_with = "parts::outcomes_schema")]
     pub outcome: serde::de::IgnoredAny,
     /// Events that must appear (the mechanism's evidence).
     #[serde(default)]
@@ -241,7 +244,7 @@ pub struct ExpectFull {
     /// Final observations: a state key, else a fact.
     /// Read item by item by `validate` (each is an observed match).
     #[serde(default)]
-    #[schemars(schema_with = "crate::scenario::validate::observed_list_schema")]
+    #[schemars(schema_with = "parts::observed_list_schema")]
     pub observed: Option<serde::de::IgnoredAny>,
     /// Events that must occur in this order (at least two).
     #[serde(default)]
@@ -252,7 +255,7 @@ pub struct ExpectFull {
     pub checker: Option<Spanned<String>>,
     /// Known defects: one `{key, checker}` or a list of them, read by `validate`.
     #[serde(default)]
-    #[schemars(schema_with = "crate::scenario::validate::except_schema")]
+    #[schemars(schema_with = "parts::except_schema")]
     pub except: Option<serde::de::IgnoredAny>,
 }
 
@@ -269,13 +272,13 @@ pub struct KnownDefect {
 /// A match of trail events.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-#[schemars(transform = crate::scenario::validate::trail_match_shape)]
+#[schemars(transform = parts::trail_match_shape)]
 pub struct TrailMatch {
     /// A node name.
     pub node: Option<Spanned<String>>,
     /// An event kind.
     #[serde(default)]
-    #[schemars(schema_with = "crate::scenario::validate::event_kind_schema")]
+    #[schemars(schema_with = "parts::event_kind_schema")]
     pub kind: Option<Spanned<String>>,
     /// A substring of the event's text.
     pub contains: Option<String>,
@@ -291,7 +294,7 @@ pub struct TrailMatch {
 /// read from the YAML tree by `validate`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-#[schemars(transform = crate::scenario::validate::observed_shape)]
+#[schemars(transform = parts::observed_shape)]
 pub struct Observed {
     /// A node reference.
     pub node: Spanned<String>,
@@ -306,23 +309,23 @@ pub struct Observed {
     pub matches: Option<Spanned<String>>,
     /// `true`: not there; `removed`: held and removed; `never`: never held.
     #[serde(default)]
-    #[schemars(schema_with = "crate::scenario::validate::absent_schema")]
+    #[schemars(schema_with = "parts::absent_schema")]
     pub absent: Option<serde::de::IgnoredAny>,
     /// Read as a number, less than this.
     #[serde(default)]
-    #[schemars(schema_with = "crate::scenario::validate::bound_schema")]
+    #[schemars(schema_with = "parts::bound_schema")]
     pub lt: Option<serde::de::IgnoredAny>,
     /// Read as a number, at most this.
     #[serde(default)]
-    #[schemars(schema_with = "crate::scenario::validate::bound_schema")]
+    #[schemars(schema_with = "parts::bound_schema")]
     pub le: Option<serde::de::IgnoredAny>,
     /// Read as a number, greater than this.
     #[serde(default)]
-    #[schemars(schema_with = "crate::scenario::validate::bound_schema")]
+    #[schemars(schema_with = "parts::bound_schema")]
     pub gt: Option<serde::de::IgnoredAny>,
     /// Read as a number, at least this.
     #[serde(default)]
-    #[schemars(schema_with = "crate::scenario::validate::bound_schema")]
+    #[schemars(schema_with = "parts::bound_schema")]
     pub ge: Option<serde::de::IgnoredAny>,
 }
 
@@ -365,7 +368,7 @@ pub struct TransferLeader {
 /// `partition:` one of `groups`, `isolate`, or `from` + `to`.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-#[schemars(transform = crate::scenario::validate::partition_shape)]
+#[schemars(transform = parts::partition_shape)]
 pub struct Partition {
     /// Every link between groups is cut, both ways (at least two non-empty groups).
     #[schemars(length(min = 2), inner(length(min = 1)))]
@@ -396,7 +399,7 @@ pub struct Latency2 {
     #[schemars(length(min = 2, max = 2))]
     pub between: Spanned<Vec<Spanned<String>>>,
     /// A duration, or `default` (the scenario's latency range).
-    #[schemars(schema_with = "crate::scenario::validate::delay_schema")]
+    #[schemars(schema_with = "parts::delay_schema")]
     pub delay: Spanned<String>,
 }
 
@@ -441,7 +444,7 @@ pub enum Action {
     /// `panic`: the process dies at that point.
     Panic,
     /// `{stall: 3s}` or `{stall: release}`: the task waits that long, or until a `release`.
-    #[schemars(schema_with = "crate::scenario::validate::stall_schema")]
+    #[schemars(schema_with = "parts::stall_schema")]
     Stall(String),
 }
 
@@ -458,7 +461,7 @@ pub struct PointRef {
 /// `release:` held messages (`between`) or a stalled fail point (`node` + `failpoint`).
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-#[schemars(transform = crate::scenario::validate::release_shape)]
+#[schemars(transform = parts::release_shape)]
 pub struct Release {
     /// The link whose held messages are delivered now.
     #[schemars(length(min = 2, max = 2))]
@@ -472,7 +475,7 @@ pub struct Release {
 /// `await:` exactly one condition, with its deadline.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-#[schemars(transform = crate::scenario::validate::await_shape)]
+#[schemars(transform = parts::await_shape)]
 pub struct Await {
     /// This node leads (`any`: some node leads).
     pub leader: Option<Spanned<String>>,
@@ -490,13 +493,13 @@ pub struct Await {
     pub quiescent: Option<bool>,
     /// An observed match, read from the YAML tree by `validate`.
     #[serde(default)]
-    #[schemars(schema_with = "crate::scenario::validate::observed_schema")]
+    #[schemars(schema_with = "parts::observed_schema")]
     pub observed: Option<serde::de::IgnoredAny>,
     /// A trail event that matches.
     pub event: Option<Spanned<TrailMatch>>,
     /// `step` (default) or `run`: which events an `event` await considers.
     #[serde(default)]
-    #[schemars(schema_with = "crate::scenario::validate::since_schema")]
+    #[schemars(schema_with = "parts::since_schema")]
     pub since: Option<Spanned<String>>,
     /// The deadline (default 30s).
     #[serde(default)]
@@ -510,7 +513,7 @@ pub struct Await {
 /// `check:` `{converged: true, within}` or `{invariant: NAME}`.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-#[schemars(transform = crate::scenario::validate::check_shape)]
+#[schemars(transform = parts::check_shape)]
 pub struct Check {
     /// Wait for quiescence, then compare the replicas.
     pub converged: Option<bool>,
@@ -530,7 +533,7 @@ pub struct Repeat {
     #[schemars(range(min = 1, max = 100_000))]
     pub count: Spanned<u32>,
     /// Read entry by entry by `validate`.
-    #[schemars(schema_with = "crate::scenario::validate::steps_schema")]
+    #[schemars(schema_with = "parts::steps_schema")]
     pub steps: serde::de::IgnoredAny,
 }
 
@@ -557,38 +560,26 @@ pub struct Chaos {
     pub duration: Option<Range>,
     /// Read entry by entry by `validate` (a weight, or a mapping with `weight`).
     #[serde(default)]
-    #[schemars(schema_with = "crate::scenario::validate::chaos_faults_schema")]
+    #[schemars(schema_with = "parts::chaos_faults_schema")]
     pub faults: Option<serde::de::IgnoredAny>,
     /// The client ops sent over the window.
     #[serde(default)]
-    #[schemars(schema_with = "crate::scenario::validate::workload_schema")]
+    #[schemars(schema_with = "parts::workload_schema")]
     pub workload: Option<serde::de::IgnoredAny>,
     /// Model params drawn per seed: `name: {min, max}` or `name: [choices]`.
     #[serde(default)]
-    #[schemars(schema_with = "crate::scenario::validate::chaos_params_schema")]
+    #[schemars(schema_with = "parts::chaos_params_schema")]
     pub params: Option<serde::de::IgnoredAny>,
     /// The faults (and ops) to play: a file's path, or the schedule itself.
     #[serde(default)]
-    #[schemars(schema_with = "crate::scenario::validate::schedule_ref_schema")]
+    #[schemars(schema_with = "parts::schedule_ref_schema")]
     pub schedule: Option<serde::de::IgnoredAny>,
     /// Start a node whose process ended itself again after a delay in
     /// `{min, max}` (a supervisor), or `false`; read by `validate`.
     #[serde(default)]
-    #[schemars(schema_with = "crate::scenario::validate::restart_exited_schema")]
+    #[schemars(schema_with = "parts::restart_exited_schema")]
     pub restart_exited: Option<serde::de::IgnoredAny>,
 }
-
-pub const CHAOS_FAULT_KINDS: &[&str] = &[
-    "partition",
-    "oneway",
-    "hold",
-    "latency",
-    "crash",
-    "restart",
-    "stop",
-    "transfer_leader",
-    "failpoint",
-];
 
 /// A range of durations.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -628,7 +619,7 @@ pub struct ChaosPoint {
     pub point: Spanned<String>,
     /// An action as in a `failpoint` step, or `{stall: {min, max}}`: read by
     /// `validate` from the tree.
-    #[schemars(schema_with = "crate::scenario::validate::point_action_schema")]
+    #[schemars(schema_with = "parts::point_action_schema")]
     pub action: serde::de::IgnoredAny,
     /// Armed on one of these (node references; default: any node).
     pub nodes: Option<Vec<Spanned<String>>>,
@@ -653,6 +644,6 @@ pub struct Workload {
     #[schemars(range(min = 1, max = 100))]
     pub clients: Option<Spanned<u64>>,
     /// Op templates, checked by `validate`.
-    #[schemars(schema_with = "crate::scenario::validate::workload_ops_schema")]
+    #[schemars(schema_with = "parts::workload_ops_schema")]
     pub ops: serde::de::IgnoredAny,
 }

@@ -69,69 +69,11 @@ fn load_parts(
     let mut binaries: BTreeMap<String, std::path::PathBuf> = BTreeMap::new();
     if let Some(Value::Map(entries)) = root.get("variants").map(|v| &v.value) {
         for (key, body) in entries {
-            let name = key.as_str().unwrap_or_default().to_string();
-            let Some(target_node) = body.get("target") else {
-                diags.push(
-                    Diagnostic::new(
-                        file,
-                        key.loc,
-                        format!(
-                            "variant `{name}` has no `target`, and model `{model_name}` is not built into this binary"
-                        ),
-                    )
-                    .hint(format!(
-                        "give every variant a `target: {model_name}@RELEASE` listed in {}",
-                        crate::targets::MANIFEST
-                    )),
-                );
-                continue;
-            };
-            let Some(target) = target_node.as_str() else {
-                diags.push(Diagnostic::new(
-                    file,
-                    target_node.loc,
-                    "a target is NAME@RELEASE",
-                ));
-                continue;
-            };
-            match crate::targets::parse(target) {
-                Ok((name, _)) if name == model_name => {}
-                Ok((name, _)) => {
-                    diags.push(Diagnostic::new(
-                        file,
-                        target_node.loc,
-                        format!("target `{target}` is a build of `{name}`, but this scenario's model is `{model_name}`"),
-                    ));
-                    continue;
-                }
-                Err(message) => {
-                    diags.push(Diagnostic::new(file, target_node.loc, message));
-                    continue;
-                }
+            if let Some(variant) =
+                remote_variant(file, model_name, key, body, &mut diags, &mut binaries)
+            {
+                variants.push(variant);
             }
-            match crate::targets::locate(Path::new(file), target) {
-                // A build that is listed but not built: the variant loads, and
-                // is reported as not run (`Scenario::unbuilt`).
-                Ok(build) if build.check().is_err() => {}
-                Ok(build) => {
-                    binaries.insert(target.to_string(), build.binary);
-                }
-                Err(message) => {
-                    diags.push(Diagnostic::new(file, target_node.loc, message));
-                    continue;
-                }
-            }
-            variants.push(Variant {
-                name,
-                loc: key.loc,
-                target: Some(target.to_string()),
-                bugs: Default::default(),
-                params: serde_json::Value::Null,
-                expect: super::Expect {
-                    known: known_defects(body),
-                    ..Default::default()
-                },
-            });
         }
     }
     if !diags.is_empty() {
@@ -190,6 +132,82 @@ fn load_parts(
         chaos: None,
         workload: None,
         finale: Vec::new(),
+    })
+}
+
+/// One variant of a scenario whose model runs in a target's binary: its
+/// target must be a listed build of the model (`binaries` gets its binary, when
+/// built); its errors go to `diags`.
+fn remote_variant(
+    file: &str,
+    model_name: &str,
+    key: &Node,
+    body: &Node,
+    diags: &mut Diagnostics,
+    binaries: &mut BTreeMap<String, std::path::PathBuf>,
+) -> Option<Variant> {
+    let name = key.as_str().unwrap_or_default().to_string();
+    let Some(target_node) = body.get("target") else {
+        diags.push(
+            Diagnostic::new(
+                file,
+                key.loc,
+                format!(
+                    "variant `{name}` has no `target`, and model `{model_name}` is not built into this binary"
+                ),
+            )
+            .hint(format!(
+                "give every variant a `target: {model_name}@RELEASE` listed in {}",
+                crate::targets::MANIFEST
+            )),
+        );
+        return None;
+    };
+    let Some(target) = target_node.as_str() else {
+        diags.push(Diagnostic::new(
+            file,
+            target_node.loc,
+            "a target is NAME@RELEASE",
+        ));
+        return None;
+    };
+    match crate::targets::parse(target) {
+        Ok((name, _)) if name == model_name => {}
+        Ok((name, _)) => {
+            diags.push(Diagnostic::new(
+                file,
+                target_node.loc,
+                format!("target `{target}` is a build of `{name}`, but this scenario's model is `{model_name}`"),
+            ));
+            return None;
+        }
+        Err(message) => {
+            diags.push(Diagnostic::new(file, target_node.loc, message));
+            return None;
+        }
+    }
+    match crate::targets::locate(Path::new(file), target) {
+        // A build that is listed but not built: the variant loads, and
+        // is reported as not run (`Scenario::unbuilt`).
+        Ok(build) if build.check().is_err() => {}
+        Ok(build) => {
+            binaries.insert(target.to_string(), build.binary);
+        }
+        Err(message) => {
+            diags.push(Diagnostic::new(file, target_node.loc, message));
+            return None;
+        }
+    }
+    Some(Variant {
+        name,
+        loc: key.loc,
+        target: Some(target.to_string()),
+        bugs: Default::default(),
+        params: serde_json::Value::Null,
+        expect: super::Expect {
+            known: known_defects(body),
+            ..Default::default()
+        },
     })
 }
 

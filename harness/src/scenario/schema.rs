@@ -1,7 +1,8 @@
 //! The scenario file's JSON Schema (docs/schema/scenario.schema.json), made
 //! from the reader's own serde types (`raw`, with `JsonSchema` derived) and the
 //! descriptions kept beside the `validate` code that reads the parts serde
-//! leaves to the tree: `faultline schema scenario` prints it, and
+//! leaves to the tree (raw's placeholders, filled in here by [`part`] and
+//! [`shape`], so that `raw` imports no reader): `faultline schema scenario` prints it, and
 //! `harness/tests/scenario_schema.rs` holds the committed file to it and checks
 //! every bundled scenario against it.
 //!
@@ -9,15 +10,20 @@
 //! fail points, params, bug keys and invariants are any text here, and
 //! `faultline validate` checks them.
 
-use super::{raw, validate};
+use super::parts::{Filler, Part, Shape};
+use super::raw;
+use super::validate;
 use schemars::generate::SchemaSettings;
+use schemars::{Schema, SchemaGenerator};
 
 /// Where the committed schema lives, from the workspace root.
 pub const SCENARIO_SCHEMA_PATH: &str = "docs/schema/scenario.schema.json";
 
 /// The scenario file's JSON Schema (draft 2020-12).
 pub fn scenario() -> serde_json::Value {
-    let mut generator = SchemaSettings::draft2020_12().into_generator();
+    let mut generator = SchemaSettings::draft2020_12()
+        .with_transform(Filler { part, shape })
+        .into_generator();
     // `steps` and `variants` are read entry by entry, not through the header:
     // their definitions are made first, so the root schema carries them.
     let steps = validate::steps_schema(&mut generator).to_value();
@@ -75,6 +81,53 @@ pub fn scenario() -> serde_json::Value {
         out.insert("$defs".into(), defs);
     }
     serde_json::Value::Object(out)
+}
+
+/// A part of the schema that `raw` leaves to the reader of its field.
+fn part(part: Part, generator: &mut SchemaGenerator) -> Schema {
+    match part {
+        Part::Absent => validate::absent_schema(generator),
+        Part::Bound => validate::bound_schema(generator),
+        Part::Bugs => validate::bugs_schema(generator),
+        Part::ChaosFaults => validate::chaos_faults_schema(generator),
+        Part::ChaosParams => validate::chaos_params_schema(generator),
+        Part::Chaos => validate::chaos_schema(generator),
+        Part::Delay => validate::delay_schema(generator),
+        Part::EventKind => validate::event_kind_schema(generator),
+        Part::Except => validate::except_schema(generator),
+        Part::Expect => validate::expect_schema(generator),
+        Part::Heal => validate::heal_schema(generator),
+        Part::NodeName => validate::node_name_schema(generator),
+        Part::Nodes => validate::nodes_schema(generator),
+        Part::ObservedList => validate::observed_list_schema(generator),
+        Part::Observed => validate::observed_schema(generator),
+        Part::Op => validate::op_schema(generator),
+        Part::Outcomes => validate::outcomes_schema(generator),
+        Part::Params => validate::params_schema(generator),
+        Part::PointAction => validate::point_action_schema(generator),
+        Part::RestartExited => validate::restart_exited_schema(generator),
+        Part::ScheduleRef => validate::schedule_ref_schema(generator),
+        Part::ScheduledFaults => validate::scheduled_faults_schema(generator),
+        Part::ScheduledOps => validate::scheduled_ops_schema(generator),
+        Part::Since => validate::since_schema(generator),
+        Part::Stall => validate::stall_schema(generator),
+        Part::Steps => validate::steps_schema(generator),
+        Part::WorkloadOps => validate::workload_ops_schema(generator),
+        Part::Workload => validate::workload_schema(generator),
+    }
+}
+
+/// The rule between keys that the reader of a mapping asks.
+fn shape(shape: Shape, schema: &mut Schema) {
+    match shape {
+        Shape::Await => validate::await_shape(schema),
+        Shape::Check => validate::check_shape(schema),
+        Shape::Observed => validate::observed_shape(schema),
+        Shape::Partition => validate::partition_shape(schema),
+        Shape::Release => validate::release_shape(schema),
+        Shape::TopLevel => validate::top_level_shape(schema),
+        Shape::TrailMatch => validate::trail_match_shape(schema),
+    }
 }
 
 /// [`scenario`] as the committed file holds it: pretty JSON and a newline.

@@ -86,38 +86,8 @@ pub fn mutate(
     let window = schedule.window.as_millis() as u64;
     let last = Duration::from_millis(window.saturating_sub(1));
     let edit = match rng.random_range(0..6u8) {
-        0 => {
-            let i = pick(rng, n)?;
-            let shift = Duration::from_millis(*SHIFTS_MS.choose(rng).expect("not empty"));
-            let from = schedule.faults[i].at;
-            let to = if rng.random_bool(0.5) {
-                from.saturating_sub(shift)
-            } else {
-                (from + shift).min(last)
-            };
-            if to == from {
-                return None;
-            }
-            schedule.faults[i].at = to;
-            Edit::Shift { fault: i, from, to }
-        }
-        1 => {
-            if n < 2 {
-                return None;
-            }
-            let a = rng.random_range(0..n);
-            let b = (a + rng.random_range(1..n)) % n;
-            if schedule.faults[a].at == schedule.faults[b].at {
-                return None;
-            }
-            let t = schedule.faults[a].at;
-            schedule.faults[a].at = schedule.faults[b].at;
-            schedule.faults[b].at = t;
-            Edit::Swap {
-                a: a.min(b),
-                b: a.max(b),
-            }
-        }
+        0 => shift(rng, schedule, n, last)?,
+        1 => swap(rng, schedule, n)?,
         2 => {
             let i = pick(rng, n)?;
             let gone = schedule.faults.remove(i);
@@ -135,54 +105,102 @@ pub fn mutate(
             schedule.faults.push(added);
             Edit::Add { at, what }
         }
-        4 => {
-            let i = pick(rng, n)?;
-            let mut fault = schedule.faults[i].fault.clone();
-            let count = fault.targets_mut().len();
-            let k = rng.random_range(0..count.max(1));
-            let choices = names.len() + usize::from(has_leader);
-            let fresh = match rng.random_range(0..choices.max(1)) {
-                c if c < names.len() => Target::Node(c),
-                _ => Target::Leader,
-            };
-            let slot = fault.targets_mut().into_iter().nth(k)?;
-            let from = slot.describe(names);
-            if *slot == fresh {
-                return None;
-            }
-            *slot = fresh;
-            // Two ends of one link, or two members of a partition, that became one.
-            if !distinct(&mut fault) {
-                return None;
-            }
-            schedule.faults[i].fault = fault;
-            Edit::Retarget {
-                fault: i,
-                from,
-                to: fresh.describe(names),
-            }
-        }
-        _ => {
-            let lasting: Vec<usize> = (0..n)
-                .filter(|&i| schedule.faults[i].lasts.is_some())
-                .collect();
-            let &i = lasting.choose(rng)?;
-            let factor = rng.random_range(LENGTHEN.0..=LENGTHEN.1);
-            let planned = &mut schedule.faults[i];
-            let from = planned.lasts.expect("lasting");
-            let to = from * factor;
-            planned.lasts = Some(to);
-            // A stall's own length grows with it.
-            if let Fault::FailPoint { arm, .. } = &mut planned.fault {
-                if let FaultAction::Stall(stall) = &mut arm.action {
-                    *stall *= factor;
-                }
-            }
-            Edit::Lengthen { fault: i, from, to }
-        }
+        4 => retarget(rng, schedule, n, names, has_leader)?,
+        _ => lengthen(rng, schedule, n)?,
     };
     schedule.sort();
     Some(edit)
+}
+
+/// Move one fault earlier or later by one of [`SHIFTS_MS`] (within the window).
+fn shift(rng: &mut ChaCha8Rng, schedule: &mut Schedule, n: usize, last: Duration) -> Option<Edit> {
+    let i = pick(rng, n)?;
+    let shift = Duration::from_millis(*SHIFTS_MS.choose(rng).expect("not empty"));
+    let from = schedule.faults[i].at;
+    let to = if rng.random_bool(0.5) {
+        from.saturating_sub(shift)
+    } else {
+        (from + shift).min(last)
+    };
+    if to == from {
+        return None;
+    }
+    schedule.faults[i].at = to;
+    Some(Edit::Shift { fault: i, from, to })
+}
+
+/// Swap the times of two faults.
+fn swap(rng: &mut ChaCha8Rng, schedule: &mut Schedule, n: usize) -> Option<Edit> {
+    if n < 2 {
+        return None;
+    }
+    let a = rng.random_range(0..n);
+    let b = (a + rng.random_range(1..n)) % n;
+    if schedule.faults[a].at == schedule.faults[b].at {
+        return None;
+    }
+    let t = schedule.faults[a].at;
+    schedule.faults[a].at = schedule.faults[b].at;
+    schedule.faults[b].at = t;
+    Some(Edit::Swap {
+        a: a.min(b),
+        b: a.max(b),
+    })
+}
+
+/// Point one node reference of a fault at another node (or the leader).
+fn retarget(
+    rng: &mut ChaCha8Rng,
+    schedule: &mut Schedule,
+    n: usize,
+    names: &[String],
+    has_leader: bool,
+) -> Option<Edit> {
+    let i = pick(rng, n)?;
+    let mut fault = schedule.faults[i].fault.clone();
+    let count = fault.targets_mut().len();
+    let k = rng.random_range(0..count.max(1));
+    let choices = names.len() + usize::from(has_leader);
+    let fresh = match rng.random_range(0..choices.max(1)) {
+        c if c < names.len() => Target::Node(c),
+        _ => Target::Leader,
+    };
+    let slot = fault.targets_mut().into_iter().nth(k)?;
+    let from = slot.describe(names);
+    if *slot == fresh {
+        return None;
+    }
+    *slot = fresh;
+    // Two ends of one link, or two members of a partition, that became one.
+    if !distinct(&mut fault) {
+        return None;
+    }
+    schedule.faults[i].fault = fault;
+    Some(Edit::Retarget {
+        fault: i,
+        from,
+        to: fresh.describe(names),
+    })
+}
+
+/// Make one lasting fault last longer (by a factor in [`LENGTHEN`]).
+fn lengthen(rng: &mut ChaCha8Rng, schedule: &mut Schedule, n: usize) -> Option<Edit> {
+    let lasting: Vec<usize> = (0..n)
+        .filter(|&i| schedule.faults[i].lasts.is_some())
+        .collect();
+    let &i = lasting.choose(rng)?;
+    let factor = rng.random_range(LENGTHEN.0..=LENGTHEN.1);
+    let planned = &mut schedule.faults[i];
+    let from = planned.lasts.expect("lasting");
+    let to = from * factor;
+    planned.lasts = Some(to);
+    // A stall's own length grows with it.
+    if let Fault::FailPoint { arm, .. } = &mut planned.fault {
+        if let FaultAction::Stall(stall) = &mut arm.action {
+            *stall *= factor;
+        }
+    }
+    Some(Edit::Lengthen { fault: i, from, to })
 }
 
 fn pick(rng: &mut ChaCha8Rng, n: usize) -> Option<usize> {

@@ -22,6 +22,7 @@ pub mod render;
 use crate::action::FaultAction;
 use crate::duration::format as fmt_duration;
 use crate::scenario::target::{ArmStep, Partition, Target};
+use crate::scenario::FaultKind;
 use nodes::api::ParsedOp;
 use serde_json::{json, Value};
 use std::time::Duration;
@@ -85,16 +86,21 @@ pub enum Fault {
 impl Fault {
     /// The chaos fault kind (`faults:` in a chaos section; the coverage ledger's).
     pub fn kind(&self) -> &'static str {
+        self.fault_kind().name()
+    }
+
+    /// Its row of the kinds' table.
+    pub fn fault_kind(&self) -> FaultKind {
         match self {
-            Fault::Partition(Partition::OneWay { .. }) => "oneway",
-            Fault::Partition(Partition::Groups(_) | Partition::Isolate(_)) => "partition",
-            Fault::Hold { .. } => "hold",
-            Fault::Latency { .. } => "latency",
-            Fault::Crash(_) => "crash",
-            Fault::Restart(_) => "restart",
-            Fault::Stop(_) => "stop",
-            Fault::TransferLeader { .. } => "transfer_leader",
-            Fault::FailPoint { .. } => "failpoint",
+            Fault::Partition(Partition::OneWay { .. }) => FaultKind::OneWay,
+            Fault::Partition(Partition::Groups(_) | Partition::Isolate(_)) => FaultKind::Partition,
+            Fault::Hold { .. } => FaultKind::Hold,
+            Fault::Latency { .. } => FaultKind::Latency,
+            Fault::Crash(_) => FaultKind::Crash,
+            Fault::Restart(_) => FaultKind::Restart,
+            Fault::Stop(_) => FaultKind::Stop,
+            Fault::TransferLeader { .. } => FaultKind::TransferLeader,
+            Fault::FailPoint { .. } => FaultKind::FailPoint,
         }
     }
 

@@ -1,16 +1,12 @@
-//! The `chaos` section: fault kinds with weights, fail points, and the workload.
-//!
-//! Over 800 lines for a reason: the JSON Schema of what these readers take from
-//! the tree (the end of the file) stays beside them, so that the two are read
-//! and changed together.
+//! The `chaos` section: its window and pacing, fault kinds with weights, fail
+//! points, and the params it draws. What `auto` takes from the model is
+//! `domain`'s; the workload is `workload`'s.
 
-use super::errors::locate_field;
 use super::names::Reader;
-use super::templates::expand_template;
 use crate::scenario::raw;
 use crate::scenario::*;
 use crate::yaml::{Node, Spanned, Value};
-use nodes::api::{FailPointInfo, ParamChaos, ParamValue};
+use nodes::api::FailPointInfo;
 use schemars::{json_schema, Schema, SchemaGenerator};
 use std::time::Duration;
 
@@ -55,48 +51,16 @@ impl Reader<'_, '_> {
             self.e
                 .error(loc, "the chaos `window` must be longer than 0s");
         }
-        let default_max = if auto {
-            domain.concurrent_max as u32
-        } else {
-            2
-        };
-        let concurrent_max = raw
-            .concurrent_max
-            .as_ref()
-            .map(|c| c.value)
-            .unwrap_or(default_max);
-        if concurrent_max == 0 {
-            self.e.error(
-                raw.concurrent_max.as_ref().expect("given").loc,
-                "`concurrent_max` is at least 1",
-            );
-        }
-        let (spacing, duration) = if auto {
-            (
-                (ms(domain.spacing_ms.0), ms(domain.spacing_ms.1)),
-                (ms(domain.duration_ms.0), ms(domain.duration_ms.1)),
-            )
-        } else {
-            (
-                (Duration::from_millis(200), Duration::from_secs(2)),
-                (Duration::from_millis(500), Duration::from_secs(5)),
-            )
-        };
-        let spacing = self.range(&raw.spacing, spacing);
-        let duration = self.range(&raw.duration, duration);
+        let (concurrent_max, spacing, duration) = self.pacing(&raw, auto);
         let named = node.get("faults").map(|f| self.chaos_faults(f, auto));
         let faults = if auto {
             let mut faults = self.domain_faults();
-            for (name, fault) in named.into_iter().flatten() {
-                faults.retain(|f| f.kind.name() != name);
+            for (kind, fault) in named.into_iter().flatten() {
+                faults.retain(|f| f.kind.kind() != kind);
                 faults.extend(fault);
             }
             // Keep the table's order whatever the section names first.
-            faults.sort_by_key(|f| {
-                raw::CHAOS_FAULT_KINDS
-                    .iter()
-                    .position(|k| *k == f.kind.name())
-            });
+            faults.sort_by_key(|f| f.kind.kind());
             faults
         } else {
             named.into_iter().flatten().filter_map(|(_, f)| f).collect()
@@ -132,7 +96,7 @@ impl Reader<'_, '_> {
             loc: node.loc,
             window,
             swarm: raw.swarm.unwrap_or(auto),
-            concurrent_max: concurrent_max as usize,
+            concurrent_max,
             spacing,
             duration,
             faults,
@@ -142,6 +106,47 @@ impl Reader<'_, '_> {
             auto,
             restart_exited,
         })
+    }
+
+    /// `concurrent_max`, `spacing` and `duration`, each with its default (the
+    /// model domain's with `auto`).
+    fn pacing(
+        &mut self,
+        raw: &raw::Chaos,
+        auto: bool,
+    ) -> (usize, (Duration, Duration), (Duration, Duration)) {
+        let domain = &self.info.chaos;
+        let ms = Duration::from_millis;
+        let default_max = if auto {
+            domain.concurrent_max as u32
+        } else {
+            2
+        };
+        let concurrent_max = raw
+            .concurrent_max
+            .as_ref()
+            .map(|c| c.value)
+            .unwrap_or(default_max);
+        if concurrent_max == 0 {
+            self.e.error(
+                raw.concurrent_max.as_ref().expect("given").loc,
+                "`concurrent_max` is at least 1",
+            );
+        }
+        let (spacing, duration) = if auto {
+            (
+                (ms(domain.spacing_ms.0), ms(domain.spacing_ms.1)),
+                (ms(domain.duration_ms.0), ms(domain.duration_ms.1)),
+            )
+        } else {
+            (
+                (Duration::from_millis(200), Duration::from_secs(2)),
+                (Duration::from_millis(500), Duration::from_secs(5)),
+            )
+        };
+        let spacing = self.range(&raw.spacing, spacing);
+        let duration = self.range(&raw.duration, duration);
+        (concurrent_max as usize, spacing, duration)
     }
 
     /// `restart_exited: {min, max}` (the supervisor's delay) or `false`.
@@ -159,190 +164,6 @@ impl Reader<'_, '_> {
         let range = self.e.read::<raw::Range>(node)?;
         let zero = (Duration::ZERO, Duration::ZERO);
         Some(self.range(&Some(range), zero))
-    }
-
-    /// Every fault kind the model's domain allows, at weight 1, and its fail
-    /// points with every action their declarations allow, each as likely as a
-    /// fault kind (a fail point is where the real system fails: a model with
-    /// many of them is not tested less at each).
-    fn domain_faults(&mut self) -> Vec<ChaosFault> {
-        let info = self.info;
-        let domain = &info.chaos;
-        let ms = Duration::from_millis;
-        let mut faults = Vec::new();
-        for &name in raw::CHAOS_FAULT_KINDS {
-            if domain.excluded.iter().any(|(kind, _)| *kind == name) {
-                continue;
-            }
-            let kind = match name {
-                "partition" => ChaosKind::Partition,
-                "oneway" => ChaosKind::OneWay,
-                "hold" => ChaosKind::Hold,
-                "latency" => ChaosKind::Latency {
-                    min: ms(domain.latency_ms.0),
-                    max: ms(domain.latency_ms.1),
-                },
-                "crash" => ChaosKind::Crash,
-                "restart" => ChaosKind::Restart,
-                "stop" => ChaosKind::Stop,
-                "transfer_leader" if !info.leader_transfer => continue,
-                "transfer_leader" => ChaosKind::TransferLeader,
-                _ => {
-                    let points = domain_points(info);
-                    if points.is_empty() {
-                        continue;
-                    }
-                    let weight = points.len() as u32;
-                    faults.push(ChaosFault {
-                        kind: ChaosKind::FailPoint(points),
-                        weight,
-                    });
-                    continue;
-                }
-            };
-            faults.push(ChaosFault { kind, weight: 1 });
-        }
-        faults
-    }
-
-    /// The model's workload generators, validated as a section's would be; an
-    /// error is the model's (reported at `auto`).
-    fn domain_workload(&mut self, loc: crate::yaml::Loc) -> Option<Workload> {
-        let info = self.info;
-        let domain = &info.chaos;
-        let mut ops = Vec::new();
-        for template in info.ops.iter().flat_map(|op| op.chaos.iter()) {
-            let parsed = self.domain_text(loc, "op", template, |r, node| r.workload_op(node));
-            if let Some(mut op) = parsed.flatten() {
-                op.index = ops.len();
-                ops.push(op);
-            }
-        }
-        if ops.is_empty() {
-            return None;
-        }
-        let target = match domain.on {
-            Some(on) => {
-                let on = Spanned {
-                    loc,
-                    value: on.to_string(),
-                };
-                self.target(&on)?
-            }
-            None if info.has_leader => Target::Leader,
-            None => {
-                self.e.error(
-                    loc,
-                    format!(
-                        "model `{}`'s chaos domain names no node for its ops (`on`), and the model has no leader",
-                        info.name
-                    ),
-                );
-                return None;
-            }
-        };
-        Some(Workload {
-            loc,
-            every: Duration::from_millis(domain.every_ms),
-            clients: Some(domain.clients),
-            target: Some(target),
-            ops,
-        })
-    }
-
-    /// Every param whose declaration says what chaos may draw.
-    fn domain_params(
-        &mut self,
-        loc: crate::yaml::Loc,
-        base: Option<&serde_json::Value>,
-    ) -> Vec<ChaosParam> {
-        let mut params = Vec::new();
-        for param in &self.info.params {
-            let draw = match &param.chaos {
-                ParamChaos::Fixed => continue,
-                ParamChaos::Range { min, max } => ParamDraw::Range {
-                    min: *min,
-                    max: *max,
-                },
-                ParamChaos::Choices(values) => {
-                    ParamDraw::Choices(values.iter().map(param_value).collect())
-                }
-            };
-            // A value the scenario sets itself is the scenario's.
-            if base.and_then(|b| b.get(param.name)).is_some() {
-                continue;
-            }
-            params.push(ChaosParam {
-                name: param.name.to_string(),
-                loc,
-                draw,
-            });
-        }
-        // The domain's ranges are drawn together: every low end together and
-        // every high end together must be params the model accepts.
-        for (end, pick) in [("low", 0usize), ("high", 1)] {
-            let mut merged = match base {
-                Some(serde_json::Value::Object(map)) => map.clone(),
-                _ => serde_json::Map::new(),
-            };
-            for p in &params {
-                let value: serde_json::Value = match &p.draw {
-                    ParamDraw::Range { min, max } => [*min, *max][pick].into(),
-                    ParamDraw::Choices(c) => c[if pick == 0 { 0 } else { c.len() - 1 }].clone(),
-                };
-                merged.insert(p.name.clone(), value);
-            }
-            if let Err(message) = self.model.parse_params(&serde_json::Value::Object(merged)) {
-                self.e.error(
-                    loc,
-                    format!(
-                        "model `{}`'s chaos domain: its params at their {end} ends are invalid: {message}",
-                        self.info.name
-                    ),
-                );
-                return Vec::new();
-            }
-        }
-        params
-    }
-
-    /// Read a text of the model's chaos domain (a step, an op template) as if the
-    /// file held it; its errors are the model's, reported at `loc`.
-    pub(super) fn domain_text<T>(
-        &mut self,
-        loc: crate::yaml::Loc,
-        what: &str,
-        text: &str,
-        read: impl FnOnce(&mut Self, &Node) -> T,
-    ) -> Option<T> {
-        let node = match crate::yaml::parse(text, &crate::yaml::Limits::default()) {
-            Ok(node) => node,
-            Err(e) => {
-                self.e.error(
-                    loc,
-                    format!(
-                        "model `{}`'s chaos domain has an unreadable {what} `{text}`: {}",
-                        self.info.name, e.message
-                    ),
-                );
-                return None;
-            }
-        };
-        let mut scratch = super::errors::Errors::new(self.e.file);
-        std::mem::swap(self.e, &mut scratch);
-        let out = read(self, &node);
-        std::mem::swap(self.e, &mut scratch);
-        if let Some(first) = scratch.diags.0.first() {
-            self.e.error(
-                loc,
-                format!(
-                    "model `{}`'s chaos domain has an invalid {what} `{text}`: {}",
-                    self.info.name, first.message
-                ),
-            );
-            return None;
-        }
-        Some(out)
     }
 
     /// `params: {name: {min: A, max: B}, other: [x, y]}`: each must be a param the
@@ -449,8 +270,7 @@ impl Reader<'_, '_> {
         &mut self,
         node: &Node,
         auto: bool,
-    ) -> Vec<(&'static str, Option<ChaosFault>)> {
-        let info = self.info;
+    ) -> Vec<(FaultKind, Option<ChaosFault>)> {
         let Value::Map(entries) = &node.value else {
             self.e.error(
                 node.loc,
@@ -461,98 +281,113 @@ impl Reader<'_, '_> {
         let mut faults = Vec::new();
         for (key, body) in entries {
             let name = key.as_str().unwrap_or("");
-            let Some(&name) = raw::CHAOS_FAULT_KINDS.iter().find(|k| **k == name) else {
-                self.e.unknown_name(
-                    key.loc,
-                    "chaos fault kind",
-                    name,
-                    raw::CHAOS_FAULT_KINDS.iter().copied(),
-                );
+            let Some(kind) = FaultKind::from_name(name) else {
+                self.e
+                    .unknown_name(key.loc, "chaos fault kind", name, FaultKind::names());
                 continue;
             };
-            let spec = match &body.value {
-                Value::Int(w) => match u32::try_from(*w) {
-                    Ok(value) => raw::ChaosFault {
-                        weight: Spanned {
-                            loc: body.loc,
-                            value,
-                        },
-                        delay: None,
-                        points: None,
-                    },
-                    Err(_) => {
-                        self.e.error_hint(
-                            body.loc,
-                            format!(
-                                "a fault weight is a whole number in 0..={}, found {w}",
-                                u32::MAX
-                            ),
-                            "e.g. `crash: 2` (twice as likely as a weight of 1); 0 switches the kind off",
-                        );
-                        continue;
-                    }
-                },
-                Value::Null
-                | Value::Bool(_)
-                | Value::Float(_)
-                | Value::Str(_)
-                | Value::Seq(_)
-                | Value::Map(_) => match self.e.read::<raw::ChaosFault>(body) {
-                    Some(spec) => spec,
-                    None => continue,
-                },
+            let Some(spec) = self.fault_spec(body) else {
+                continue;
             };
             if spec.weight.value == 0 {
-                faults.push((name, None));
+                faults.push((kind, None));
                 continue;
             }
-            let kind = match name {
-                "partition" => ChaosKind::Partition,
-                "oneway" => ChaosKind::OneWay,
-                "hold" => ChaosKind::Hold,
-                "latency" => {
-                    let (min, max) = self.range(
-                        &spec.delay,
-                        (Duration::from_millis(20), Duration::from_millis(500)),
-                    );
-                    ChaosKind::Latency { min, max }
-                }
-                "crash" => ChaosKind::Crash,
-                "restart" => ChaosKind::Restart,
-                "stop" => ChaosKind::Stop,
-                "transfer_leader" if !info.leader_transfer => {
-                    self.e.error(
-                        key.loc,
-                        format!("model `{}` does not support `transfer_leader`", info.name),
-                    );
-                    continue;
-                }
-                "transfer_leader" => ChaosKind::TransferLeader,
-                _ => {
-                    let points = match (body.get("points"), auto) {
-                        (Some(points), _) => self.chaos_points(points),
-                        (None, true) => domain_points(info),
-                        (None, false) => {
-                            self.e.error_hint(
-                                body.loc,
-                                "`failpoint` needs `points`",
-                                "e.g. {weight: 1, points: [{point: P, action: {error: K}}]}",
-                            );
-                            continue;
-                        }
-                    };
-                    ChaosKind::FailPoint(points)
-                }
+            let Some(chaos_kind) = self.chaos_kind(kind, key, body, &spec, auto) else {
+                continue;
             };
             faults.push((
-                name,
+                kind,
                 Some(ChaosFault {
-                    kind,
+                    kind: chaos_kind,
                     weight: spec.weight.value,
                 }),
             ));
         }
         faults
+    }
+
+    /// A fault kind's value: a weight, or `{weight, delay, points}`.
+    fn fault_spec(&mut self, body: &Node) -> Option<raw::ChaosFault> {
+        match &body.value {
+            Value::Int(w) => match u32::try_from(*w) {
+                Ok(value) => Some(raw::ChaosFault {
+                    weight: Spanned {
+                        loc: body.loc,
+                        value,
+                    },
+                    delay: None,
+                    points: None,
+                }),
+                Err(_) => {
+                    self.e.error_hint(
+                        body.loc,
+                        format!(
+                            "a fault weight is a whole number in 0..={}, found {w}",
+                            u32::MAX
+                        ),
+                        "e.g. `crash: 2` (twice as likely as a weight of 1); 0 switches the kind off",
+                    );
+                    None
+                }
+            },
+            Value::Null
+            | Value::Bool(_)
+            | Value::Float(_)
+            | Value::Str(_)
+            | Value::Seq(_)
+            | Value::Map(_) => self.e.read::<raw::ChaosFault>(body),
+        }
+    }
+
+    /// A kind the section switches on, with its options.
+    fn chaos_kind(
+        &mut self,
+        kind: FaultKind,
+        key: &Node,
+        body: &Node,
+        spec: &raw::ChaosFault,
+        auto: bool,
+    ) -> Option<ChaosKind> {
+        let info = self.info;
+        Some(match kind {
+            FaultKind::Partition => ChaosKind::Partition,
+            FaultKind::OneWay => ChaosKind::OneWay,
+            FaultKind::Hold => ChaosKind::Hold,
+            FaultKind::Latency => {
+                let (min, max) = self.range(
+                    &spec.delay,
+                    (Duration::from_millis(20), Duration::from_millis(500)),
+                );
+                ChaosKind::Latency { min, max }
+            }
+            FaultKind::Crash => ChaosKind::Crash,
+            FaultKind::Restart => ChaosKind::Restart,
+            FaultKind::Stop => ChaosKind::Stop,
+            FaultKind::TransferLeader if !info.leader_transfer => {
+                self.e.error(
+                    key.loc,
+                    format!("model `{}` does not support `transfer_leader`", info.name),
+                );
+                return None;
+            }
+            FaultKind::TransferLeader => ChaosKind::TransferLeader,
+            FaultKind::FailPoint => {
+                let points = match (body.get("points"), auto) {
+                    (Some(points), _) => self.chaos_points(points),
+                    (None, true) => super::domain::domain_points(info),
+                    (None, false) => {
+                        self.e.error_hint(
+                            body.loc,
+                            "`failpoint` needs `points`",
+                            "e.g. {weight: 1, points: [{point: P, action: {error: K}}]}",
+                        );
+                        return None;
+                    }
+                };
+                ChaosKind::FailPoint(points)
+            }
+        })
     }
 
     /// A chaos section's `points: [...]`, each read with its action.
@@ -636,197 +471,6 @@ impl Reader<'_, '_> {
         let action: Spanned<raw::Action> = self.e.read(node)?;
         self.fault_action(point, &action).map(PointAction::Fixed)
     }
-
-    pub(super) fn workload(&mut self, node: &Node) -> Option<Workload> {
-        let info = self.info;
-        let raw = self.e.read::<raw::Workload>(node)?;
-        let every = self.e.duration(&raw.every)?;
-        if every.is_zero() {
-            self.e.error(
-                raw.every.loc,
-                "the workload's `every` must be longer than 0s",
-            );
-            return None;
-        }
-        let ops_node = node.get("ops").expect("serde checked");
-        let Value::Seq(items) = &ops_node.value else {
-            self.e
-                .error(ops_node.loc, "`ops` is a list of op templates");
-            return None;
-        };
-        let mut ops = Vec::new();
-        for (index, item) in items.iter().enumerate() {
-            let mut op = self.workload_op(item)?;
-            op.index = index;
-            ops.push(op);
-        }
-        if ops.is_empty() {
-            self.e
-                .error(ops_node.loc, "the workload needs at least one op");
-            return None;
-        }
-        let clients = match &raw.clients {
-            None => None,
-            Some(c) if (1..=super::CLIENTS_MAX).contains(&c.value) => Some(c.value as usize),
-            Some(c) => {
-                self.e.error(
-                    c.loc,
-                    format!("`clients` is 1..={}, found {}", super::CLIENTS_MAX, c.value),
-                );
-                return None;
-            }
-        };
-        let target = match &raw.on {
-            Some(on) => Some(self.target(on)?),
-            None if info.has_leader => Some(Target::Leader),
-            None if ops.iter().all(|op| op.target.is_some()) => None,
-            None => {
-                self.e.error_hint(
-                    node.loc,
-                    format!("model `{}` has no leader: say which node", info.name),
-                    "add `on: NODE` to the workload or to each op",
-                );
-                return None;
-            }
-        };
-        Some(Workload {
-            loc: node.loc,
-            every,
-            clients,
-            target,
-            ops,
-        })
-    }
-
-    /// One op template; its own `on` (reserved by the client step, so never an op
-    /// argument) sends it elsewhere than the workload's `on`.
-    pub(super) fn workload_op(&mut self, item: &Node) -> Option<WorkloadOp> {
-        let target = match item.get("on") {
-            Some(on) => {
-                let on: Spanned<String> = self.e.read(on)?;
-                Some(self.target(&on)?)
-            }
-            None => None,
-        };
-        let weight = match item.get("weight") {
-            Some(w) => {
-                let w: Spanned<u32> = self.e.read(w)?;
-                if w.value == 0 {
-                    self.e.error(
-                        w.loc,
-                        "an op's `weight` is at least 1 (leave the op out instead)",
-                    );
-                    return None;
-                }
-                w.value
-            }
-            None => 1,
-        };
-        let op_node = super::errors::map_filtered(item, |k| k != "on" && k != "weight");
-        // The op's name, at the name (a name with a placeholder is left to the
-        // checks of its draws).
-        if let Some(name) = op_node
-            .get("op")
-            .filter(|n| !n.as_str().unwrap_or("").contains('{'))
-        {
-            let info = self.info;
-            let text = name.as_str().unwrap_or("");
-            if info.op(text).is_none() {
-                self.e
-                    .unknown_name(name.loc, "op", text, info.ops.iter().map(|o| o.name));
-                return None;
-            }
-        }
-        if let Err((loc, message)) = super::templates::placeholders(&op_node) {
-            self.e.error(loc, message);
-            return None;
-        }
-        let template = op_node.to_json();
-        // Check the template with the smallest and the largest draws.
-        for pick in [Pick::Low, Pick::High] {
-            let sample = match expand_template(
-                &template,
-                &mut |lo, hi| if pick == Pick::Low { lo } else { hi },
-                0,
-            ) {
-                Ok(sample) => sample,
-                Err(message) => {
-                    self.e.error(item.loc, message);
-                    return None;
-                }
-            };
-            if let Err(message) = self.model.parse_op(&sample) {
-                let loc = locate_field(item, &message).unwrap_or(item.loc);
-                self.e.error(loc, format!("workload op: {message}"));
-                return None;
-            }
-        }
-        Some(WorkloadOp {
-            target,
-            template,
-            weight,
-            index: 0,
-        })
-    }
-}
-
-#[derive(Clone, Copy, PartialEq)]
-enum Pick {
-    Low,
-    High,
-}
-
-/// The chaos points of every fail point the model's domain allows: one per
-/// error kind, one stall over its range, one panic.
-fn domain_points(info: &'static nodes::api::ModelInfo) -> Vec<ChaosPoint> {
-    let ms = Duration::from_millis;
-    let mut points = Vec::new();
-    for &point in &info.fail_points {
-        let chaos = &point.chaos;
-        let nodes: Vec<Target> = if chaos.leader {
-            vec![Target::Leader]
-        } else {
-            chaos.roles.iter().map(|r| Target::Role(r)).collect()
-        };
-        let mut add = |action: PointAction, count: Option<u32>| {
-            points.push(ChaosPoint {
-                point,
-                action,
-                nodes: nodes.clone(),
-                weight: 1,
-                count,
-            })
-        };
-        for &kind in chaos.errors {
-            add(
-                PointAction::Fixed(FaultAction::Error(kind.to_string())),
-                chaos.count,
-            );
-        }
-        if let Some((min, max)) = chaos.stall_ms {
-            add(
-                PointAction::Stall {
-                    min: ms(min),
-                    max: ms(max),
-                },
-                chaos.count,
-            );
-        }
-        if chaos.panic {
-            add(PointAction::Fixed(FaultAction::Panic), None);
-        }
-    }
-    points
-}
-
-/// A declared param value as the params JSON holds it.
-fn param_value(value: &ParamValue) -> serde_json::Value {
-    match value {
-        ParamValue::Bool(b) => (*b).into(),
-        ParamValue::Integer(i) => (*i).into(),
-        ParamValue::Text(t) => (*t).into(),
-        ParamValue::Integers(list) => list.to_vec().into(),
-    }
 }
 
 // ---- The JSON Schema of what this module reads from the tree. ----
@@ -835,12 +479,6 @@ fn param_value(value: &ParamValue) -> serde_json::Value {
 pub(in crate::scenario) fn chaos_schema(generator: &mut SchemaGenerator) -> Schema {
     generator.subschema_for::<raw::Chaos>()
 }
-
-/// A workload (top-level or chaos), as [`Reader::workload`] reads it.
-pub(in crate::scenario) fn workload_schema(generator: &mut SchemaGenerator) -> Schema {
-    generator.subschema_for::<raw::Workload>()
-}
-
 /// `faults:` as [`Reader::chaos_faults`] reads it: kind -> weight or `{weight, ...}`.
 pub(in crate::scenario) fn chaos_faults_schema(generator: &mut SchemaGenerator) -> Schema {
     let full = generator.subschema_for::<raw::ChaosFault>();
@@ -850,8 +488,7 @@ pub(in crate::scenario) fn chaos_faults_schema(generator: &mut SchemaGenerator) 
             full,
         ],
     });
-    let properties: serde_json::Map<String, serde_json::Value> = raw::CHAOS_FAULT_KINDS
-        .iter()
+    let properties: serde_json::Map<String, serde_json::Value> = FaultKind::names()
         .map(|name| (name.to_string(), kind.clone().to_value()))
         .collect();
     json_schema!({
@@ -889,23 +526,5 @@ pub(in crate::scenario) fn point_action_schema(generator: &mut SchemaGenerator) 
             fixed,
             {"type": "object", "properties": {"stall": range}, "required": ["stall"], "additionalProperties": false},
         ],
-    })
-}
-
-/// A workload's `ops:` as [`Reader::workload`] and [`Reader::workload_op`]
-/// read them: op templates, each with its own `on` and `weight`.
-pub(in crate::scenario) fn workload_ops_schema(_: &mut SchemaGenerator) -> Schema {
-    json_schema!({
-        "type": "array",
-        "minItems": 1,
-        "items": {
-            "type": "object",
-            "properties": {
-                "op": {"type": "string", "description": "One of the model's ops; its arguments (which may hold placeholders `{A..B}`, `{seq}`) are keys beside it."},
-                "on": {"type": "string", "description": "A node reference (default: the workload's `on`)."},
-                "weight": {"type": "integer", "minimum": 1, "maximum": u32::MAX, "description": "Relative frequency (default 1)."},
-            },
-            "required": ["op"],
-        },
     })
 }

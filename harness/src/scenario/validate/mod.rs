@@ -10,21 +10,24 @@
 mod chaos;
 mod client;
 mod conditions;
+mod domain;
 mod errors;
 mod expectations;
 mod header;
 mod matchers;
 mod names;
+mod network;
 mod schedule;
 mod steps;
 mod templates;
+mod workload;
 
 pub use templates::expand_template;
 // The JSON Schema of what each reader reads from the tree, beside the reader
 // (raw.rs names these; the scenario's schema module assembles the document).
 pub(in crate::scenario) use chaos::{
     chaos_faults_schema, chaos_params_schema, chaos_schema, point_action_schema,
-    restart_exited_schema, workload_ops_schema, workload_schema,
+    restart_exited_schema,
 };
 pub(in crate::scenario) use conditions::{await_shape, since_schema};
 pub(in crate::scenario) use expectations::{
@@ -44,6 +47,7 @@ pub(in crate::scenario) use schedule::{
 pub(in crate::scenario) use steps::{
     check_shape, delay_schema, partition_shape, release_shape, stall_schema, steps_schema,
 };
+pub(in crate::scenario) use workload::{workload_ops_schema, workload_schema};
 // For scenarios whose model runs in a target's binary (remote.rs).
 pub(super) use errors::file_stem as stem_of_file;
 pub(super) use header::default_settings;
@@ -172,12 +176,58 @@ fn read(e: &mut Errors, root: &Node, sha256: String, text: &str) -> Option<Scena
         .get("chaos")
         .and_then(|c| c.get("auto"))
         .filter(|_| header::auto_chaos(root));
-    let steps = match root.get("steps") {
+    let steps = script(&mut reader, root, auto, header.model);
+    if let (Some(node), 0) = (workload_node, reader.workload_starts) {
+        reader.e.error_hint(
+            node.loc,
+            "the `workload:` is never started: a workload that never runs tests nothing",
+            "add a `- workload: start` step (it runs until `- workload: stop` or the end of the steps)",
+        );
+    }
+    let finale = finale(&mut reader, root, &header.settings, header.model);
+    let name_loc = root.get("name").map_or(Loc { line: 1, col: 1 }, |n| n.loc);
+    let name = root
+        .get("name")
+        .and_then(Node::as_str)
+        .map(str::to_string)
+        .unwrap_or_else(|| file_stem(e.file));
+    let description = root
+        .get("description")
+        .and_then(Node::as_str)
+        .unwrap_or("")
+        .to_string();
+    Some(Scenario {
+        file: e.file.to_string(),
+        name,
+        name_loc,
+        description,
+        sha256,
+        source: text.into(),
+        model: header.model,
+        nodes: header.nodes,
+        settings: header.settings,
+        variants: header.variants,
+        steps,
+        chaos,
+        workload,
+        finale,
+    })
+}
+
+/// The steps: the file's, or with `chaos: {auto: true}` and none, the model's
+/// own setup (what brings a fresh cluster to where its workload can run).
+fn script(
+    reader: &mut Reader<'_, '_>,
+    root: &Node,
+    auto: Option<&Node>,
+    model: &'static dyn nodes::api::Model,
+) -> Vec<super::Step> {
+    match root.get("steps") {
         // The model's own setup: what brings a fresh cluster to where its
         // workload can run.
         None if auto.is_some() => {
             let loc = auto.map_or(root.loc, |a| a.loc);
-            let setup = header.model.info().chaos.setup;
+            let setup = model.info().chaos.setup;
             setup
                 .iter()
                 .filter_map(|text| {
@@ -207,22 +257,23 @@ fn read(e: &mut Errors, root: &Node, sha256: String, text: &str) -> Option<Scena
             }
             steps
         }
-    };
-    if let (Some(node), 0) = (workload_node, reader.workload_starts) {
-        reader.e.error_hint(
-            node.loc,
-            "the `workload:` is never started: a workload that never runs tests nothing",
-            "add a `- workload: start` step (it runs until `- workload: stop` or the end of the steps)",
-        );
     }
-    // The final generator: the model's final ops, checked like workload ops.
-    let finale_on = header.settings.heal.as_ref().is_some_and(|h| h.final_ops);
-    let finale = if finale_on {
+}
+
+/// The final generator: the model's final ops, checked like workload ops.
+fn finale(
+    reader: &mut Reader<'_, '_>,
+    root: &Node,
+    settings: &super::Settings,
+    model: &'static dyn nodes::api::Model,
+) -> Vec<super::WorkloadOp> {
+    let finale_on = settings.heal.as_ref().is_some_and(|h| h.final_ops);
+    if finale_on {
         let loc = root
             .get("heal")
             .or_else(|| root.get("chaos"))
             .map_or(root.loc, |n| n.loc);
-        let texts = header.model.info().chaos.final_ops;
+        let texts = model.info().chaos.final_ops;
         texts
             .iter()
             .filter_map(|text| {
@@ -233,34 +284,7 @@ fn read(e: &mut Errors, root: &Node, sha256: String, text: &str) -> Option<Scena
             .collect()
     } else {
         Vec::new()
-    };
-    let name_loc = root.get("name").map_or(Loc { line: 1, col: 1 }, |n| n.loc);
-    let name = root
-        .get("name")
-        .and_then(Node::as_str)
-        .map(str::to_string)
-        .unwrap_or_else(|| file_stem(e.file));
-    let description = root
-        .get("description")
-        .and_then(Node::as_str)
-        .unwrap_or("")
-        .to_string();
-    Some(Scenario {
-        file: e.file.to_string(),
-        name,
-        name_loc,
-        description,
-        sha256,
-        source: text.into(),
-        model: header.model,
-        nodes: header.nodes,
-        settings: header.settings,
-        variants: header.variants,
-        steps,
-        chaos,
-        workload,
-        finale,
-    })
+    }
 }
 
 #[cfg(test)]

@@ -1,8 +1,9 @@
 //! Phase two: the steps. The one place that reads each step kind, and the kinds
 //! that need no reader of their own.
 //!
-//! Over 800 lines for a reason: each kind's row in the table carries the JSON
-//! Schema of its value beside its reader, so that the two cannot part.
+//! Each kind's row in the table carries the JSON Schema of its value beside its
+//! reader, so that the two cannot part; the readers of the network's and
+//! leadership's steps are `network`'s.
 
 use super::names::Reader;
 use super::{EXPANDED_STEPS_MAX, FAULTS_MAX, REPEAT_COUNT_MAX, STEPS_MAX};
@@ -12,7 +13,6 @@ use crate::yaml::{Node, Spanned, Value};
 use nodes::api::FailPointInfo;
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use std::borrow::Cow;
-use std::collections::BTreeSet;
 use std::time::Duration;
 
 /// A step kind as files write it: its name, whether it injects a fault (bounded
@@ -261,25 +261,6 @@ impl Reader<'_, '_> {
         }
     }
 
-    /// `hold: {between: [a, b]}`: hold the messages between two nodes.
-    fn hold(&mut self, body: &Node) -> Option<StepKind> {
-        let between: raw::Between = self.e.read(body)?;
-        let (a, b) = self.node_pair(&between.between)?;
-        Some(StepKind::Hold { a, b })
-    }
-
-    /// `latency: {between: [a, b], delay: 200ms | default}`.
-    fn latency(&mut self, body: &Node) -> Option<StepKind> {
-        let raw = self.e.read::<raw::Latency2>(body)?;
-        let pair = self.node_pair(&raw.between);
-        let delay = match raw.delay.value.as_str() {
-            "default" => None,
-            _ => Some(self.e.duration(&raw.delay)?),
-        };
-        let (a, b) = pair?;
-        Some(StepKind::Latency { a, b, delay })
-    }
-
     /// `clear_failpoint: {node, point}`.
     fn clear_failpoint(&mut self, body: &Node) -> Option<StepKind> {
         let raw = self.e.read::<raw::PointRef>(body)?;
@@ -349,154 +330,6 @@ impl Reader<'_, '_> {
             self.workload_starts += 1;
         }
         Some(StepKind::Workload(step))
-    }
-
-    pub(super) fn transfer_leader(&mut self, body: &Node) -> Option<StepKind> {
-        let info = self.info;
-        if !info.leader_transfer {
-            self.e.error(
-                body.loc,
-                format!("model `{}` does not support `transfer_leader`", info.name),
-            );
-            return None;
-        }
-        let raw = match &body.value {
-            Value::Str(to) => raw::TransferLeader {
-                to: Spanned {
-                    loc: body.loc,
-                    value: to.clone(),
-                },
-                timeout: None,
-                optional: false,
-            },
-            Value::Null
-            | Value::Bool(_)
-            | Value::Int(_)
-            | Value::Float(_)
-            | Value::Seq(_)
-            | Value::Map(_) => self.e.read::<raw::TransferLeader>(body)?,
-        };
-        if raw.to.value == "leader" {
-            self.e.error_hint(
-                raw.to.loc,
-                "leadership cannot be transferred to the leader",
-                "name a node, or write `follower` (picked with the run's seed)",
-            );
-            return None;
-        }
-        let to = self.target(&raw.to)?;
-        let timeout = self.e.duration_or(&raw.timeout, self.settings.op_timeout);
-        Some(StepKind::TransferLeader {
-            to,
-            timeout,
-            optional: raw.optional,
-        })
-    }
-
-    pub(super) fn partition(&mut self, body: &Node) -> Option<StepKind> {
-        let raw = self.e.read::<raw::Partition>(body)?;
-        let forms = [
-            raw.groups.is_some(),
-            raw.isolate.is_some(),
-            raw.from.is_some() || raw.to.is_some(),
-        ];
-        if forms.iter().filter(|f| **f).count() != 1 {
-            self.e.error_hint(
-                body.loc,
-                "a partition is one of: `groups`, `isolate`, or `from` + `to` (one-way)",
-                "for example `{groups: [[n1], [n2, n3]]}`, `{isolate: leader}` or `{from: n1, to: [n2]}`",
-            );
-            return None;
-        }
-        if let Some(groups) = &raw.groups {
-            let mut seen = BTreeSet::new();
-            let mut targets = Vec::new();
-            for group in groups {
-                let mut g = Vec::new();
-                for name in group {
-                    let target = self.target(name)?;
-                    if !seen.insert(name.value.clone()) {
-                        self.e
-                            .error(name.loc, format!("`{}` is in two groups", name.value));
-                        return None;
-                    }
-                    g.push(target);
-                }
-                if g.is_empty() {
-                    self.e.error(body.loc, "a partition group is empty");
-                    return None;
-                }
-                targets.push(g);
-            }
-            if targets.len() < 2 {
-                self.e.error(body.loc, "`groups` needs at least two groups");
-                return None;
-            }
-            return Some(StepKind::Partition(Partition::Groups(targets)));
-        }
-        if let Some(isolate) = &raw.isolate {
-            if self.nodes.len() < 2 {
-                self.e
-                    .error(isolate.loc, "isolating the only node cuts no link");
-                return None;
-            }
-            return Some(StepKind::Partition(Partition::Isolate(
-                self.target(isolate)?,
-            )));
-        }
-        let (Some(from), Some(to)) = (&raw.from, &raw.to) else {
-            self.e
-                .error(body.loc, "a one-way partition needs both `from` and `to`");
-            return None;
-        };
-        if to.is_empty() {
-            self.e.error(body.loc, "`to` names at least one node");
-            return None;
-        }
-        let from_target = self.target(from)?;
-        let mut targets = Vec::new();
-        for name in to {
-            if name.value == from.value {
-                self.e.error(name.loc, "a node cannot be cut from itself");
-                return None;
-            }
-            targets.push(self.target(name)?);
-        }
-        Some(StepKind::Partition(Partition::OneWay {
-            from: from_target,
-            to: targets,
-        }))
-    }
-
-    pub(super) fn release(&mut self, body: &Node) -> Option<StepKind> {
-        let raw = self.e.read::<raw::Release>(body)?;
-        match (&raw.between, &raw.failpoint) {
-            (Some(between), None) if raw.node.is_none() => {
-                let (a, b) = self.node_pair(between)?;
-                Some(StepKind::Release { a, b })
-            }
-            (None, Some(point)) => {
-                let Some(node) = &raw.node else {
-                    self.e
-                        .error(body.loc, "releasing a fail point needs `node`");
-                    return None;
-                };
-                let node = self.target(node);
-                let point = self.point(point);
-                Some(StepKind::ReleaseFailPoint {
-                    node: node?,
-                    point: point?,
-                })
-            }
-            _ => {
-                self.e.error_hint(
-                    body.loc,
-                    "`release` takes `between: [a, b]` (held messages) or `node` + `failpoint` (a stalled point)",
-                    "for example `{between: [n1, n2]}` or `{node: om1, failpoint: double_buffer.flush}`",
-                );
-                None
-            }
-        }
     }
 
     pub(super) fn process(&mut self, body: &Node, leader_ok: bool) -> Option<ProcessStep> {
@@ -660,6 +493,12 @@ impl Reader<'_, '_> {
             }
         }
     }
+}
+
+/// The step kinds that inject a fault.
+#[cfg(test)]
+pub(super) fn fault_step_names() -> impl Iterator<Item = &'static str> {
+    KINDS.iter().filter(|k| k.fault).map(|k| k.name)
 }
 
 fn step_kind_names() -> Vec<&'static str> {

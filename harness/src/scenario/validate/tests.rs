@@ -39,3 +39,27 @@ fn the_scenario_op_timeout_reaches_client_steps_and_transfers() {
         ]
     );
 }
+
+#[test]
+fn the_fault_steps_are_the_steps_that_write_the_chaos_fault_kinds() {
+    use crate::scenario::FaultKind;
+    use std::collections::BTreeSet;
+    let steps: BTreeSet<&str> = super::steps::fault_step_names().collect();
+    let kinds: BTreeSet<&str> = FaultKind::ALL.iter().map(|k| k.step()).collect();
+    assert_eq!(steps, kinds);
+}
+
+#[test]
+fn an_auto_chaos_section_holds_its_faults_in_the_kinds_order() {
+    let s = load(
+        "model: raftkv\nnodes: [n1, n2, n3]\nexpect: converged\n\
+         chaos: {auto: true, window: 10s, faults: {crash: 3, partition: 2}}\n",
+    );
+    let chaos = s.chaos.expect("a chaos section");
+    let kinds: Vec<_> = chaos.faults.iter().map(|f| f.kind.kind()).collect();
+    let mut sorted = kinds.clone();
+    sorted.sort();
+    assert_eq!(kinds, sorted);
+    let crash = chaos.faults.iter().find(|f| f.kind.name() == "crash");
+    assert_eq!(crash.map(|f| f.weight), Some(3));
+}
