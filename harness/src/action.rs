@@ -16,7 +16,7 @@
 //! (`trail::Data::kind`), so this module depends on nothing of the harness.
 
 use crate::duration::format as fmt_duration;
-use nodes::api::ParsedOp;
+use faultline_api::ParsedOp;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::fmt;

@@ -15,7 +15,7 @@ use crate::action::Action;
 use crate::runner::{self, add_hosts, sim_builder, RunResult};
 use crate::scenario::Scenario;
 use crate::sweep::{self, SweepOptions};
-use nodes::api::{Command, Env, Fault, NodeEvent, Observation, OpResult};
+use faultline_api::{Command, Env, Fault, NodeEvent, Observation, OpResult};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -11,7 +11,7 @@
 //! The caller validates the text before writing it.
 
 use crate::yaml::flow;
-use nodes::api::{Consistency, FailPointInfo, ModelInfo, ParamKind};
+use faultline_api::{Consistency, FailPointInfo, ModelInfo, ParamKind};
 use serde_json::Value;
 use std::fmt::Write;
 use std::time::Duration;

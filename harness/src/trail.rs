@@ -9,7 +9,7 @@
 
 use crate::action::{Acted, Action, ActionResult, FaultAction, Timed};
 use crate::duration::format as fmt_duration;
-use nodes::api::{NodeEvent, OpResult};
+use faultline_api::{NodeEvent, OpResult};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -888,7 +888,7 @@ pub fn first_difference<'a>(
 pub(crate) mod sample {
     use super::*;
     use crate::action::ActionResult;
-    use nodes::api::{ApplyResult, ParsedOp, Role};
+    use faultline_api::{ApplyResult, ParsedOp, Role};
 
     pub fn node(t_ms: u64, node: &str, event: NodeEvent) -> Event {
         Event::new(t_ms, Some(node), None, Data::Node(event))
@@ -1018,7 +1018,7 @@ pub(crate) mod sample {
 mod tests {
     use super::*;
     use crate::action::ActionResult;
-    use nodes::api::{ApplyResult, Role};
+    use faultline_api::{ApplyResult, Role};
 
     fn note(t_ms: u64, text: &str) -> Event {
         Event::new(t_ms, Some("n1"), None, Data::Node(NodeEvent::note(text)))

@@ -5,7 +5,7 @@
 //! every build keeps the test build's dependency graph the same as the CLI's, so
 //! one release compile serves both.
 
-use crate::api::{
+use faultline_api::{
     parse_json, Answers, ApplyResult, Check, ClusterView, Command, Consistency, HistoryModel,
     Model, ModelInfo, NodeCtx, NodeEvent, Observation, OpInfo, OpResult, ParsedOp, RoleInfo,
 };
@@ -37,7 +37,7 @@ pub enum FaultyOp {
     Probe,
 }
 
-crate::probes! {
+faultline_api::probes! {
     /// The model's one probe, reported by the `probe` op.
     pub enum FaultyProbe {
         Reached {
@@ -113,17 +113,17 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| ModelInfo {
     invariants: vec![],
     bugs: vec![],
     probes: FaultyProbe::infos(),
-    index_format: crate::api::IndexFormat::Decimal,
+    index_format: faultline_api::IndexFormat::Decimal,
     has_leader: false,
     leader_transfer: false,
     params: Vec::new(),
-    observations: vec![crate::api::ObservationInfo::state(
+    observations: vec![faultline_api::ObservationInfo::state(
         "<key>",
         "a key the `set` op stored",
     )],
     reports_removed: false,
     history: HistoryModel::None,
-    chaos: crate::api::ChaosDomain::DEFAULT,
+    chaos: faultline_api::ChaosDomain::DEFAULT,
 });
 
 impl Model for Faulty {

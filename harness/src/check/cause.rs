@@ -22,7 +22,7 @@ use super::Finding;
 use crate::action::{Acted, Action, FaultAction};
 use crate::outcome::Outcome;
 use crate::trail::{Data, Event, HealStep, Kind, Trail};
-use nodes::api::{ApplyResult, IndexFormat, NodeEvent};
+use faultline_api::{ApplyResult, IndexFormat, NodeEvent};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -2,7 +2,7 @@
 
 use super::Finding;
 use crate::outcome::Outcome;
-use nodes::api::{ClusterView, IndexFormat};
+use faultline_api::{ClusterView, IndexFormat};
 use serde_json::json;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -115,7 +115,7 @@ fn compare(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use nodes::api::{NodeView, Observation};
+    use faultline_api::{NodeView, Observation};
 
     fn node(name: &str, up: bool, applied: Option<u64>, state: &[(&str, &str)]) -> NodeView {
         let mut observation = Observation {

@@ -8,7 +8,7 @@
 
 use super::{guarded, Finding};
 use crate::outcome::Outcome;
-use nodes::api::{Check, ClusterView, InvariantKind, Model};
+use faultline_api::{Check, ClusterView, InvariantKind, Model};
 use serde::{Deserialize, Serialize};
 
 /// An invariant a run could not judge, and why.

@@ -14,7 +14,7 @@ use crate::faults::FaultTable;
 use crate::panic;
 use crate::scenario::{NodeId, Scenario, Settings};
 use crate::trail::{Data, GiveUp, Trail};
-use nodes::api::{BugSet, ClusterView, Command, Env, NodeCtx, NodeStart, NodeView, OpResult, Role};
+use faultline_api::{BugSet, ClusterView, Command, Env, NodeCtx, NodeStart, NodeView, OpResult, Role};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;

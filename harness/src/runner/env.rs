@@ -2,7 +2,7 @@
 
 use crate::faults::FaultTable;
 use crate::trail::{Data, Event, GiveUp, OpEnd, OpEndKind, Trail};
-use nodes::api::{Command, Env, Fault, NodeEvent, Observation, ObservationKind, OpResult, Role};
+use faultline_api::{Command, Env, Fault, NodeEvent, Observation, ObservationKind, OpResult, Role};
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};

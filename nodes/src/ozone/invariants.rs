@@ -1,6 +1,6 @@
 //! The model's invariants, evaluated over what the OMs publish.
 
-use crate::api::{Check, ClusterView, NodeView};
+use faultline_api::{Check, ClusterView, NodeView};
 use std::collections::BTreeMap;
 
 pub const SNAPSHOTS_AGREE: &str = "snapshots_agree";
@@ -267,7 +267,7 @@ fn usage_matches_tables(cluster: &ClusterView) -> Check {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::Observation;
+    use faultline_api::Observation;
 
     fn node(name: &str, applied: u64, state: &[(&str, &str)], facts: &[(&str, &str)]) -> NodeView {
         let mut observation = Observation {

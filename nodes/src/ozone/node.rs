@@ -27,7 +27,7 @@ use super::{
     ExitOrder, OmOp, OmPoint, OmProbe, Params, BUG_10798, BUG_17603, BUG_17670,
     LEADER_READY_BOUND_MS_DEFAULT,
 };
-use crate::api::{
+use faultline_api::{
     ApplyResult, Command, Fault, NodeCtx, NodeEvent, Observation, OpResult, RecordLog,
 };
 use crate::raft::{role_name, Config, EntryBody, ProposeError, Raft, RaftEvent, Role, Tuning};

@@ -9,7 +9,7 @@
 use super::{
     Config, Entry, HardState, Message, Output, ProposeError, RaftCore, Role, TransferError,
 };
-use crate::api::{Disk, Net, NodeCtx, NodeEvent, Probes, RecordLog};
+use faultline_api::{Disk, Net, NodeCtx, NodeEvent, Probes, RecordLog};
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Duration;
@@ -52,7 +52,7 @@ struct Inner {
     log: RecordLog,
     events: UnboundedSender<RaftEvent>,
     kick: Notify,
-    ctx_env: Rc<dyn crate::api::Env>,
+    ctx_env: Rc<dyn faultline_api::Env>,
     probes: Probes,
 }
 
@@ -266,11 +266,11 @@ impl Raft {
 }
 
 /// The node API's role for a Raft role (what checkers read).
-pub fn api_role(role: Role) -> crate::api::Role {
+pub fn api_role(role: Role) -> faultline_api::Role {
     match role {
-        Role::Leader => crate::api::Role::Leader,
-        Role::Follower => crate::api::Role::Follower,
-        Role::Candidate => crate::api::Role::Candidate,
+        Role::Leader => faultline_api::Role::Leader,
+        Role::Follower => faultline_api::Role::Follower,
+        Role::Candidate => faultline_api::Role::Candidate,
     }
 }
 

@@ -20,7 +20,7 @@
 //!   (ZOOKEEPER-4541) can.
 
 use super::zxid::{first_uncovered, parse_hex, parse_ranges, Zxid};
-use crate::api::{Check, ClusterView, NodeView};
+use faultline_api::{Check, ClusterView, NodeView};
 
 struct Durable<'a> {
     name: &'a str,
@@ -123,7 +123,7 @@ pub fn committed_txns_durable(cluster: &ClusterView) -> Check {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::Observation;
+    use faultline_api::Observation;
 
     fn node(name: &str, role: &str, applied: u64, log: &str, snapshot: &str) -> NodeView {
         let mut observation = Observation {

@@ -12,7 +12,7 @@ use super::wire::{read_packet, Conn, Packet, QUORUM_PORT};
 use super::zab::{CommitError, PendingTxns};
 use super::zxid::{self, Zxid};
 use super::ZkProbe;
-use crate::api::{NodeEvent, Role};
+use faultline_api::{NodeEvent, Role};
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::io;

@@ -11,7 +11,7 @@ use super::wire::{read_packet, Conn, Packet, QUORUM_PORT};
 use super::zab::{select_sync, Proposals, SyncPlan};
 use super::zxid::Zxid;
 use super::{ZkPoint, ZkProbe};
-use crate::api::{Fault, NodeEvent, OpResult, Role};
+use faultline_api::{Fault, NodeEvent, OpResult, Role};
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;

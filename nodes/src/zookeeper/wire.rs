@@ -7,7 +7,7 @@
 
 use super::tree::{DataTree, Txn};
 use super::zxid::Zxid;
-use crate::api::Env;
+use faultline_api::Env;
 use serde::{Deserialize, Serialize};
 use std::cell::{Cell, RefCell};
 use std::fmt;

@@ -1,9 +1,9 @@
 //! The openraft model as faultline sees it: roles, ops, params, fail points and
 //! invariants, and the run of a node.
 
-use nodes::api::{ChaosDomain, ParamChaos, ParamInfo, ParamValue};
-use nodes::api::{Answers, Consistency, HistoryModel};
-use nodes::api::{
+use faultline_api::{ChaosDomain, ParamChaos, ParamInfo, ParamValue};
+use faultline_api::{Answers, Consistency, HistoryModel};
+use faultline_api::{
     Check, ClusterView, IndexFormat, InvariantInfo, InvariantKind, Model, ModelInfo, NodeCtx,
     ObservationInfo, OpInfo, ParsedOp, RoleInfo, parse_json,
 };

@@ -9,7 +9,7 @@
 use crate::points::Point;
 use crate::probes::OpenraftProbe;
 use crate::types::{Kv, Raft, Snapshot, Vote, node_index};
-use nodes::api::NodeCtx;
+use faultline_api::NodeCtx;
 use openraft::alias::SnapshotMetaOf;
 use openraft::errors::{NetworkError, RPCError, ReplicationClosed, StreamingError, Unreachable};
 use openraft::network::RPCOption;

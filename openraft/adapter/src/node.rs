@@ -9,7 +9,7 @@ use crate::probes::OpenraftProbe;
 use crate::sm::StateMachine;
 use crate::store::LogStore;
 use crate::types::{Kv, LogId, Raft, Request, node_id, node_index};
-use nodes::api::{Command, NodeCtx, NodeEvent, Observation, OpResult, Role};
+use faultline_api::{Command, NodeCtx, NodeEvent, Observation, OpResult, Role};
 use openraft::{Config, Membership, RaftMetrics, ReadPolicy, ServerState, SnapshotPolicy};
 use openraft_rt::WatchReceiver;
 use rand::RngCore;
@@ -71,7 +71,7 @@ pub async fn run(ctx: NodeCtx) -> turmoil::Result {
 }
 
 async fn run_seeded(ctx: Rc<NodeCtx>) -> turmoil::Result {
-    let params: Params = nodes::api::parse_json(ctx.params()).unwrap_or_default();
+    let params: Params = faultline_api::parse_json(ctx.params()).unwrap_or_default();
     let config = config(&params)?;
     let id = node_id(ctx.index());
     let oracle = oracle::for_run(ctx.env().run_id());

@@ -9,7 +9,7 @@ use crate::action::ActionResult;
 use crate::check::divergence;
 use crate::trail::sample::{act, done, hit, node, partition};
 use crate::trail::Event;
-use nodes::api::Role;
+use faultline_api::Role;
 use std::time::Duration;
 
 fn trail(events: Vec<Event>) -> Trail {

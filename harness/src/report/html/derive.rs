@@ -11,7 +11,7 @@ use crate::action::{Action, FaultAction};
 use crate::duration::format as fmt_duration;
 use crate::scenario::Cut;
 use crate::trail::{Data, Event, HealStep, Hit};
-use nodes::api::{NodeEvent, Role};
+use faultline_api::{NodeEvent, Role};
 use std::collections::{BTreeMap, BTreeSet};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]

@@ -28,7 +28,7 @@ use crate::action::{Action, ActionResult};
 use crate::runner::env::MESSAGE_BUCKET_MS;
 use crate::runner::RunResult;
 use crate::trail::{Data, Event, Kind, OpEndKind};
-use nodes::api::Role;
+use faultline_api::Role;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 

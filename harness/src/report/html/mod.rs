@@ -35,7 +35,7 @@ use crate::trail::{Event, Kind};
 use askama::Template;
 use derive::BandKind;
 use escape::clip;
-use nodes::api::IndexFormat;
+use faultline_api::IndexFormat;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Trail rows in the table; beyond it the table keeps the head, the tail and every
@@ -209,8 +209,8 @@ pub fn run_html(r: &RunResult) -> String {
             .map(|(key, mode)| BugChip {
                 key,
                 mode: match mode {
-                    nodes::api::BugMode::Buggy => "buggy",
-                    nodes::api::BugMode::Fixed => "fixed",
+                    faultline_api::BugMode::Buggy => "buggy",
+                    faultline_api::BugMode::Fixed => "fixed",
                 },
                 overridden: r.bug_overrides.0.contains_key(key),
             })
@@ -332,7 +332,7 @@ impl ProbeRow {
             })
             .collect();
         for event in &r.trail.events {
-            let crate::trail::Data::Node(nodes::api::NodeEvent::Probe { probe, .. }) = &event.data
+            let crate::trail::Data::Node(faultline_api::NodeEvent::Probe { probe, .. }) = &event.data
             else {
                 continue;
             };

@@ -22,7 +22,7 @@ pub mod render;
 use crate::action::FaultAction;
 use crate::duration::format as fmt_duration;
 use crate::scenario::target::{ArmStep, Partition, Target};
-use nodes::api::ParsedOp;
+use faultline_api::ParsedOp;
 use serde_json::{json, Value};
 use std::time::Duration;
 

@@ -10,7 +10,7 @@ use super::templates::expand_template;
 use crate::scenario::raw;
 use crate::scenario::*;
 use crate::yaml::{Node, Spanned, Value};
-use nodes::api::{FailPointInfo, ParamChaos, ParamValue};
+use faultline_api::{FailPointInfo, ParamChaos, ParamValue};
 use schemars::{json_schema, Schema, SchemaGenerator};
 use std::time::Duration;
 
@@ -778,7 +778,7 @@ enum Pick {
 
 /// The chaos points of every fail point the model's domain allows: one per
 /// error kind, one stall over its range, one panic.
-fn domain_points(info: &'static nodes::api::ModelInfo) -> Vec<ChaosPoint> {
+fn domain_points(info: &'static faultline_api::ModelInfo) -> Vec<ChaosPoint> {
     let ms = Duration::from_millis;
     let mut points = Vec::new();
     for &point in &info.fail_points {

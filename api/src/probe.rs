@@ -40,7 +40,7 @@ pub trait Probe: Copy + 'static {
 /// variant, in table order) with `infos()` for `ModelInfo::probes`.
 ///
 /// ```
-/// nodes::probes! {
+/// faultline_api::probes! {
 ///     /// The example's probes.
 ///     pub enum ExampleProbe {
 ///         PurgeWindow {
@@ -50,7 +50,7 @@ pub trait Probe: Copy + 'static {
 ///         },
 ///     }
 /// }
-/// use nodes::api::Probe;
+/// use faultline_api::Probe;
 /// assert_eq!(ExampleProbe::PurgeWindow.info().name, "purge_window");
 /// assert_eq!(ExampleProbe::infos().len(), 1);
 /// ```
@@ -84,17 +84,17 @@ macro_rules! probes {
             pub const ALL: &'static [$enum] = &[$($enum::$variant),+];
 
             /// The declarations, for `ModelInfo::probes`.
-            pub fn infos() -> Vec<&'static $crate::api::ProbeInfo> {
-                Self::ALL.iter().map(|p| $crate::api::Probe::info(*p)).collect()
+            pub fn infos() -> Vec<&'static $crate::ProbeInfo> {
+                Self::ALL.iter().map(|p| $crate::Probe::info(*p)).collect()
             }
         }
 
-        impl $crate::api::Probe for $enum {
-            fn info(self) -> &'static $crate::api::ProbeInfo {
+        impl $crate::Probe for $enum {
+            fn info(self) -> &'static $crate::ProbeInfo {
                 match self {
                     $(
                         $enum::$variant => {
-                            static INFO: $crate::api::ProbeInfo = $crate::api::ProbeInfo {
+                            static INFO: $crate::ProbeInfo = $crate::ProbeInfo {
                                 name: $name,
                                 summary: $summary,
                                 rare: $rare,

@@ -282,7 +282,7 @@ impl NodeCtx {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::Fault;
+    use crate::Fault;
 
     /// An environment that keeps what nodes record.
     #[derive(Default)]
