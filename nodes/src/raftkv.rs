@@ -4,14 +4,14 @@
 //! Durable: the Raft log and hard state. Volatile: the map, rebuilt on restart by
 //! re-applying the committed log (the state machine persists nothing of its own).
 
+use crate::raft::{
+    role_name, Config, Entry, EntryBody, ProposeError, Raft, RaftEvent, Role, Tuning,
+};
 use faultline_api::{
     parse_json, Answers, ApplyResult, BugInfo, ChaosDomain, Check, ClusterView, Command,
     Consistency, FailPoint, FailPointInfo, Fault, HistoryModel, InvariantInfo, InvariantKind,
     Model, ModelInfo, NodeCtx, NodeEvent, Observation, ObservationInfo, OpInfo, OpResult, ParsedOp,
     PointChaos, RoleInfo,
-};
-use crate::raft::{
-    role_name, Config, Entry, EntryBody, ProposeError, Raft, RaftEvent, Role, Tuning,
 };
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};

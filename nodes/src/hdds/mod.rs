@@ -1087,6 +1087,7 @@ mod tests {
             ("block_deletion_from_ms", "300100"),
         ];
         ClusterView {
+            violations: Vec::new(),
             now_ms: 2_040_000,
             nodes: vec![
                 node("dn1", "datanode", &dn1),

@@ -261,12 +261,7 @@ async fn follow_leader(server: &Rc<Server>, fzk: &Rc<FollowerServer>) -> String 
         Err(reason) => return reason,
     };
     let (read, write) = stream.into_split();
-    let conn = Conn::spawn(
-        write,
-        server.name(),
-        &learner.leader,
-        server.ctx.env().clone(),
-    );
+    let conn = Conn::spawn(write, &learner.leader, server.ctx.handle());
     *learner.sock.borrow_mut() = Some(conn.clone());
     let mut link = Link {
         read,

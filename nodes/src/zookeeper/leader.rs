@@ -575,7 +575,7 @@ async fn learner_handler(server: Rc<Server>, core: Rc<LeaderCore>, stream: TcpSt
         .and_then(|a| turmoil::reverse_lookup(a.ip()))
         .unwrap_or_else(|| "?".to_string());
     let (mut rd, wr) = stream.into_split();
-    let conn = Conn::spawn(wr, server.name(), &peer, server.ctx.env().clone());
+    let conn = Conn::spawn(wr, &peer, server.ctx.handle());
     let mut sid = None;
     let result = handle(&server, &core, &mut rd, &conn, &mut sid).await;
     conn.close();

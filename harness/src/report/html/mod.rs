@@ -332,7 +332,8 @@ impl ProbeRow {
             })
             .collect();
         for event in &r.trail.events {
-            let crate::trail::Data::Node(faultline_api::NodeEvent::Probe { probe, .. }) = &event.data
+            let crate::trail::Data::Node(faultline_api::NodeEvent::Probe { probe, .. }) =
+                &event.data
             else {
                 continue;
             };
