@@ -18,7 +18,7 @@
 //! a fault was in effect) is `crate::effect`'s.
 
 use crate::duration::format as fmt_duration;
-use nodes::api::ParsedOp;
+use faultline_api::ParsedOp;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::fmt;

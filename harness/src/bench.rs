@@ -15,7 +15,7 @@ use crate::action::Action;
 use crate::runner::{self, add_hosts, sim_builder, RunResult};
 use crate::scenario::Scenario;
 use crate::sweep::{self, SweepOptions};
-use nodes::api::{Command, Env, Fault, NodeEvent, Observation, OpResult};
+use faultline_api::{Command, Env, Fault, NodeEvent, Observation, OpResult, Shared};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -58,6 +58,7 @@ impl Row {
 struct BareEnv {
     inboxes: RefCell<BTreeMap<String, UnboundedSender<Command>>>,
     exits: RefCell<Vec<String>>,
+    shared: Shared,
 }
 
 impl Env for BareEnv {
@@ -78,6 +79,10 @@ impl Env for BareEnv {
         self.exits.borrow_mut().push(node.to_string());
     }
     fn stopped(&self, _: &str) {}
+    fn shared(&self) -> &Shared {
+        &self.shared
+    }
+    fn violation(&self, _: &str, _: &str, _: &str) {}
 }
 
 fn median(mut values: Vec<f64>) -> f64 {
@@ -103,6 +108,7 @@ pub fn bare_run(scenario: &Scenario, result: &RunResult) -> f64 {
     let env = Rc::new(BareEnv {
         inboxes: RefCell::new(BTreeMap::new()),
         exits: RefCell::new(Vec::new()),
+        shared: Shared::default(),
     });
     let actions = result.trail.actions();
     let end = Duration::from_millis(result.sim_elapsed_ms);

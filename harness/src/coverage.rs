@@ -5,7 +5,7 @@
 
 use crate::faults::ArmSummary;
 use crate::trail::{Data, Trail};
-use nodes::api::NodeEvent;
+use faultline_api::NodeEvent;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

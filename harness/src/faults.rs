@@ -8,7 +8,7 @@
 use crate::action::FaultAction;
 use crate::trail::Hit;
 use crate::yaml::Loc;
-use nodes::api::{fail_point_name, Fault};
+use faultline_api::{fail_point_name, Fault};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};

@@ -4,7 +4,7 @@
 //! here, never the static table directly, so a crate that puts its own service
 //! on the harness gets every command for it.
 
-use nodes::api::Model;
+use faultline_api::Model;
 use std::sync::OnceLock;
 
 /// Models registered by the binary, in its order. Set once, before any command runs.

@@ -11,7 +11,7 @@
 //! The caller validates the text before writing it.
 
 use crate::yaml::flow;
-use nodes::api::{Consistency, FailPointInfo, ModelInfo, ParamKind};
+use faultline_api::{Consistency, FailPointInfo, ModelInfo, ParamKind};
 use serde_json::Value;
 use std::fmt::Write;
 use std::time::Duration;
@@ -368,7 +368,7 @@ fn target_note(out: &mut String, target: Option<&str>) {
 }
 
 /// The two variants of the model's first bug key: buggy and fixed.
-fn bug_variants(out: &mut String, bug: &nodes::api::BugInfo, target: Option<&str>) {
+fn bug_variants(out: &mut String, bug: &faultline_api::BugInfo, target: Option<&str>) {
     let key = scalar(bug.key);
     let _ = writeln!(out, "variants:");
     comment(

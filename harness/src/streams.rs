@@ -3,7 +3,7 @@
 //! drawing more never shifts another's draws (a new `follower` pick does not
 //! change which faults chaos injects).
 //!
-//! Nodes draw from streams `index << 32 | incarnation` ([`nodes::api::node_stream`]).
+//! Nodes draw from streams `index << 32 | incarnation` ([`faultline_api::node_stream`]).
 //! The harness's newer streams lie above every node's; the three oldest keep their
 //! values (every recorded trail depends on them) and lie in node 0's range, where
 //! node 0 would reach them only at its 64,024th start: the runner refuses to start
@@ -118,9 +118,9 @@ mod tests {
     #[test]
     fn the_node_stream_formula_is_the_one_checked_here() {
         let nodes = crate::scenario::NODES_MAX;
-        let last = nodes::api::node_stream(nodes - 1, INCARNATIONS_MAX - 1);
+        let last = faultline_api::node_stream(nodes - 1, INCARNATIONS_MAX - 1);
         assert!(is_node_stream(last, nodes));
-        assert!(!is_node_stream(nodes::api::node_stream(nodes, 0), nodes));
+        assert!(!is_node_stream(faultline_api::node_stream(nodes, 0), nodes));
         for stream in Stream::ALL {
             assert!(!is_node_stream(stream.id(), nodes), "{stream:?}");
         }

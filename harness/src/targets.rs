@@ -25,7 +25,7 @@
 
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::yaml::{self, from_node, Loc, Spanned, Value};
-use nodes::api::{BugMode, BugSet};
+use faultline_api::{BugMode, BugSet};
 use serde::Deserialize;
 use serde::Serialize;
 use std::io::Write;
@@ -237,7 +237,7 @@ pub struct WireDiagnostic {
 
 /// The bug modes of the build a variant's `target:` names (none for a variant
 /// without one, or a target the manifest beside `scenario_file` lacks).
-pub fn bugs_of(scenario_file: &Path, target: Option<&str>) -> nodes::api::BugSet {
+pub fn bugs_of(scenario_file: &Path, target: Option<&str>) -> faultline_api::BugSet {
     target
         .and_then(|t| locate(scenario_file, t).ok())
         .map(|b| b.bugs)

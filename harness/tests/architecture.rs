@@ -1,7 +1,8 @@
 //! The shape of `harness/src`: no import circle between its files, nor between its
 //! top-level modules, and only the command line picks exit codes. A path through
 //! a `mod.rs` that re-exports a child's item (`pub use child::item`) counts as
-//! an import of the child, so a circle through a re-export is seen. A circle makes
+//! an import of the child, so a circle through a re-export is seen. The node API
+//! (`api/src`) has no import circle either, and depends on no crate of ours. A circle makes
 //! every module in it depend on all the others (the command line once imported
 //! the sweep, which imported the command line back for its exit codes).
 
@@ -170,12 +171,16 @@ fn reexports(text: &str) -> BTreeMap<String, Vec<String>> {
 }
 
 fn graph() -> BTreeMap<Module, BTreeSet<Module>> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    graph_of(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"))
+}
+
+/// The import graph of the files under one crate's `src`.
+fn graph_of(root: &Path) -> BTreeMap<Module, BTreeSet<Module>> {
     let mut files = Vec::new();
-    sources(&root, &mut files);
+    sources(root, &mut files);
     let modules: BTreeMap<Module, PathBuf> = files
         .iter()
-        .map(|f| (module_of(&root, f), f.clone()))
+        .map(|f| (module_of(root, f), f.clone()))
         .collect();
     let texts: BTreeMap<&Module, String> = modules
         .iter()
@@ -324,6 +329,31 @@ fn no_two_files_of_harness_src_import_each_other_in_a_circle() {
     assert!(found.is_empty(), "import circles:\n{}", show(&found));
 }
 
+/// The node API (`api/`, crate `faultline-api`) is a face of its own: no two of its
+/// files import each other in a circle (the context once held both the harness's
+/// side and the node's, and the bug modes sat with the model contract that needs
+/// the context), and it depends on neither the models nor the harness.
+#[test]
+fn the_node_api_crate_has_no_import_circle_and_depends_on_no_other_crate_of_ours() {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let edges = graph_of(&workspace.join("api/src"));
+    assert!(edges.len() > 10, "found {} files", edges.len());
+    let found = circles(&edges);
+    assert!(found.is_empty(), "import circles:\n{}", show(&found));
+    let manifest = std::fs::read_to_string(workspace.join("api/Cargo.toml")).unwrap();
+    for ours in [
+        "faultline-nodes",
+        "faultline =",
+        "faultline.workspace",
+        "path =",
+    ] {
+        assert!(
+            !manifest.contains(ours),
+            "api/Cargo.toml names `{ours}`: the node API depends on no crate of ours"
+        );
+    }
+}
+
 #[test]
 fn no_two_top_level_modules_import_each_other_in_a_circle() {
     let mut top: BTreeMap<Module, BTreeSet<Module>> = BTreeMap::new();
@@ -415,6 +445,7 @@ fn clippy_bans_the_determinism_hazards_and_every_exception_says_why() {
         "harness/src",
         "harness/tests",
         "harness/benches",
+        "api/src",
         "nodes/src",
     ] {
         let dir = workspace.join(dir);

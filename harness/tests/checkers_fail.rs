@@ -10,7 +10,7 @@ use faultline::outcome::Outcome;
 use faultline::runner::{self, RunResult};
 use faultline::scenario::Scenario;
 use faultline::trail::{Kind, Trail};
-use nodes::api::{NodeEvent, Role};
+use faultline_api::{NodeEvent, Role};
 use std::collections::BTreeSet;
 
 fn bundled(name: &str) -> Scenario {

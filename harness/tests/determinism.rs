@@ -31,7 +31,7 @@ fn every_bundled_scenario_meets_its_expectation_and_replays_byte_for_byte() {
             // A probe on the trail is one its model declares (what a sweep's
             // ledger counts); whether chaos reaches each is the ledger's judgment.
             for event in first.trail.iter() {
-                if let Some(nodes::api::NodeEvent::Probe { probe, .. }) = event.node_event() {
+                if let Some(faultline_api::NodeEvent::Probe { probe, .. }) = event.node_event() {
                     if scenario.model.info().probe(probe).is_none() {
                         failures.push(format!("{label}: probe `{probe}` is not declared"));
                     }

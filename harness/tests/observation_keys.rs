@@ -7,7 +7,7 @@
 mod common;
 
 use faultline::runner::{self, env::PublishedKey};
-use nodes::api::ModelInfo;
+use faultline_api::ModelInfo;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Seeds each variant of each bundled scenario runs with (chaos and workload

@@ -6,7 +6,7 @@
 mod common;
 
 use faultline::runner;
-use nodes::api::NodeEvent;
+use faultline_api::NodeEvent;
 use std::collections::BTreeSet;
 
 /// (scenario file, variant, node, probes of the mechanism that node must reach).

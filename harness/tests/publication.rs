@@ -7,7 +7,7 @@ mod common;
 use common::load_text;
 use faultline::outcome::Outcome;
 use faultline::trail::{AwaitEnd, Data, Event};
-use nodes::api::NodeEvent;
+use faultline_api::NodeEvent;
 
 /// The index of the first submit a node recorded, and its time.
 fn first_submit(events: &[Event], node: &str) -> Option<(u64, u64)> {

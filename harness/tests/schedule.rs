@@ -230,9 +230,9 @@ fn find(path: &str, key: &str, seed: u64) -> (Scenario, faultline::scenario::Var
     let mut variant = scenario.variant("default").unwrap().copy();
     for k in scenario.model.info().bugs.iter().map(|b| b.key) {
         let mode = if k == key {
-            nodes::api::BugMode::Buggy
+            faultline_api::BugMode::Buggy
         } else {
-            nodes::api::BugMode::Fixed
+            faultline_api::BugMode::Fixed
         };
         variant.bugs.0.insert(k.into(), mode);
     }

@@ -1,9 +1,9 @@
 //! Simulated systems for faultline.
 //!
-//! Every model implements [`api::Model`] and is registered in [`registry`]. Models see
-//! only the node API in [`api`]; they never import harness types.
+//! Every model implements [`faultline_api::Model`] and is registered in [`registry`].
+//! Models see only the node API, the `faultline-api` crate; they never import harness
+//! types.
 
-pub mod api;
 pub mod hdds;
 pub mod ozone;
 pub mod raft;

@@ -4,14 +4,14 @@
 //! Durable: the Raft log and hard state. Volatile: the map, rebuilt on restart by
 //! re-applying the committed log (the state machine persists nothing of its own).
 
-use crate::api::{
+use crate::raft::{
+    role_name, Config, Entry, EntryBody, ProposeError, Raft, RaftEvent, Role, Tuning,
+};
+use faultline_api::{
     parse_json, Answers, ApplyResult, BugInfo, ChaosDomain, Check, ClusterView, Command,
     Consistency, FailPoint, FailPointInfo, Fault, HistoryModel, InvariantInfo, InvariantKind,
     Model, ModelInfo, NodeCtx, NodeEvent, Observation, ObservationInfo, OpInfo, OpResult, ParsedOp,
     PointChaos, RoleInfo,
-};
-use crate::raft::{
-    role_name, Config, Entry, EntryBody, ProposeError, Raft, RaftEvent, Role, Tuning,
 };
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -231,12 +231,12 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| ModelInfo {
     }],
     bugs: vec![&BUG_COMMIT_WITHOUT_QUORUM, &BUG_STALE_READ, &BUG_LOST_ACK],
     probes: crate::raft::RaftProbe::infos(),
-    index_format: crate::api::IndexFormat::Decimal,
+    index_format: faultline_api::IndexFormat::Decimal,
     has_leader: true,
     leader_transfer: true,
     params: {
         let mut params = crate::raft::tuning_params();
-        params.push(crate::api::ParamInfo::bool(
+        params.push(faultline_api::ParamInfo::bool(
             "check_quorum",
             true,
             "a leader that hears from no majority within election_timeout_ms_max steps down; off, a leader cut off in a minority believes it leads until it hears of a newer term",

@@ -1,6 +1,6 @@
 //! The one table of models. Adding a model is one module plus one line here.
 
-use crate::api::Model;
+use faultline_api::Model;
 
 static RAFTKV: crate::raftkv::RaftKv = crate::raftkv::RaftKv;
 
@@ -33,7 +33,7 @@ pub fn names() -> Vec<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::every;
-    use crate::api::{check_probe_table, Consistency, HistoryModel, ParamKind, ParamValue};
+    use faultline_api::{check_probe_table, Consistency, HistoryModel, ParamKind, ParamValue};
     use serde_json::json;
 
     /// `faulty` is found by name, and no list names it.
@@ -129,7 +129,7 @@ mod tests {
     /// checked in the harness's determinism test.
     #[test]
     fn every_declared_probe_is_reported_somewhere_in_the_code() {
-        use crate::api::Probe;
+        use faultline_api::Probe;
         fn sources(dir: &std::path::Path, out: &mut String) {
             let mut entries: Vec<_> = std::fs::read_dir(dir)
                 .unwrap()

@@ -5,9 +5,10 @@
 //! every build keeps the test build's dependency graph the same as the CLI's, so
 //! one release compile serves both.
 
-use crate::api::{
+use faultline_api::{
     parse_json, Answers, ApplyResult, Check, ClusterView, Command, Consistency, HistoryModel,
-    Model, ModelInfo, NodeCtx, NodeEvent, Observation, OpInfo, OpResult, ParsedOp, RoleInfo,
+    InvariantInfo, InvariantKind, Model, ModelInfo, NodeCtx, NodeEvent, Observation, OpInfo,
+    OpResult, ParsedOp, RoleInfo,
 };
 use serde::{Deserialize, Serialize};
 use std::cell::Cell;
@@ -35,9 +36,13 @@ pub enum FaultyOp {
     Submit { apply_after_ms: u64 },
     /// Report reaching the model's one probe.
     Probe,
+    /// Add one to the run's shared counter; answers its new value.
+    Count,
+    /// Report `invariant` broken, with `message`.
+    Violate { invariant: String, message: String },
 }
 
-crate::probes! {
+faultline_api::probes! {
     /// The model's one probe, reported by the `probe` op.
     pub enum FaultyProbe {
         Reached {
@@ -52,7 +57,8 @@ pub struct Faulty;
 
 static INFO: LazyLock<ModelInfo> = LazyLock::new(|| ModelInfo {
     name: "faulty",
-    summary: "test-only: a model that panics, hangs or floods the trail on request",
+    summary:
+        "test-only: a model that panics, hangs, floods the trail or reports a violation on request",
     roles: vec![RoleInfo {
         name: "node",
         summary: "a node",
@@ -108,22 +114,42 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| ModelInfo {
             answers: Answers::NONE,
             chaos: &[],
         },
+        OpInfo {
+            name: "count",
+            summary: "add one to the run's shared counter, answer its value",
+            example: "{on: a, op: count}",
+            consistency: Consistency::Unjudged,
+            answers: Answers::NONE,
+            chaos: &[],
+        },
+        OpInfo {
+            name: "violate",
+            summary: "report an invariant broken",
+            example: "{on: a, op: violate, invariant: reported, message: broken}",
+            consistency: Consistency::Unjudged,
+            answers: Answers::NONE,
+            chaos: &[],
+        },
     ],
     fail_points: vec![],
-    invariants: vec![],
+    invariants: vec![InvariantInfo {
+        name: "reported",
+        kind: InvariantKind::Safety,
+        summary: "holds unless a `violate` op reports it broken",
+    }],
     bugs: vec![],
     probes: FaultyProbe::infos(),
-    index_format: crate::api::IndexFormat::Decimal,
+    index_format: faultline_api::IndexFormat::Decimal,
     has_leader: false,
     leader_transfer: false,
     params: Vec::new(),
-    observations: vec![crate::api::ObservationInfo::state(
+    observations: vec![faultline_api::ObservationInfo::state(
         "<key>",
         "a key the `set` op stored",
     )],
     reports_removed: false,
     history: HistoryModel::None,
-    chaos: crate::api::ChaosDomain::DEFAULT,
+    chaos: faultline_api::ChaosDomain::DEFAULT,
 });
 
 impl Model for Faulty {
@@ -183,6 +209,15 @@ impl Model for Faulty {
                         ctx.probe(FaultyProbe::Reached);
                         ctx.complete(id, OpResult::ok());
                     }
+                    FaultyOp::Count => {
+                        let counter = ctx.shared::<Cell<u64>>();
+                        counter.set(counter.get() + 1);
+                        ctx.complete(id, OpResult::value(counter.get().to_string()));
+                    }
+                    FaultyOp::Violate { invariant, message } => {
+                        ctx.violation(&invariant, &message);
+                        ctx.complete(id, OpResult::ok());
+                    }
                     FaultyOp::Submit { apply_after_ms } => {
                         let index = applied.get() + 1;
                         ctx.record(NodeEvent::Submit {
@@ -214,6 +249,8 @@ impl Model for Faulty {
         })
     }
 
+    /// `reported` is judged from what the nodes reported: the harness fails it
+    /// with a `violate` op's report.
     fn check(&self, _invariant: &str, _cluster: &ClusterView) -> Check {
         Check::Pass
     }

@@ -93,7 +93,7 @@ mod tests {
     use super::*;
     use crate::trail::sample::leader;
     use crate::trail::Trail;
-    use nodes::api::NodeEvent;
+    use faultline_api::NodeEvent;
 
     fn trail(events: Vec<crate::trail::Event>) -> Trail {
         Trail { events }

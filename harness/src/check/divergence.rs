@@ -2,7 +2,7 @@
 
 use super::Finding;
 use crate::outcome::Outcome;
-use nodes::api::{ClusterView, IndexFormat};
+use faultline_api::{ClusterView, IndexFormat};
 use serde_json::json;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -115,7 +115,7 @@ fn compare(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use nodes::api::{NodeView, Observation};
+    use faultline_api::{NodeView, Observation};
 
     fn node(name: &str, up: bool, applied: Option<u64>, state: &[(&str, &str)]) -> NodeView {
         let mut observation = Observation {
@@ -136,6 +136,7 @@ mod tests {
     #[test]
     fn equal_replicas_pass() {
         let view = ClusterView {
+            violations: Vec::new(),
             now_ms: 0,
             nodes: vec![
                 node("a", true, Some(3), &[("k", "1")]),
@@ -148,6 +149,7 @@ mod tests {
     #[test]
     fn names_the_first_differing_key_and_every_value() {
         let view = ClusterView {
+            violations: Vec::new(),
             now_ms: 0,
             nodes: vec![
                 node(
@@ -183,6 +185,7 @@ mod tests {
         let mut broken = node("b", true, Some(5), &[("k", "1"), ("chain.x", "")]);
         broken.observation.unvouched.insert("chain.".into());
         let agreeing = ClusterView {
+            violations: Vec::new(),
             now_ms: 0,
             nodes: vec![
                 node("a", true, Some(5), &[("k", "1"), ("chain.x", "s1")]),
@@ -196,6 +199,7 @@ mod tests {
         let mut other = broken.clone();
         other.observation.state.insert("k".into(), "2".into());
         let differing = ClusterView {
+            violations: Vec::new(),
             now_ms: 0,
             nodes: vec![
                 node("a", true, Some(5), &[("k", "1"), ("chain.x", "s1")]),
@@ -213,6 +217,7 @@ mod tests {
     #[test]
     fn down_nodes_are_not_compared() {
         let view = ClusterView {
+            violations: Vec::new(),
             now_ms: 0,
             nodes: vec![
                 node("a", true, Some(2), &[("k", "1")]),
@@ -225,6 +230,7 @@ mod tests {
     #[test]
     fn different_applied_indices_are_stuck_not_diverged() {
         let view = ClusterView {
+            violations: Vec::new(),
             now_ms: 0,
             nodes: vec![
                 node("a", true, Some(2), &[("k", "1")]),
@@ -240,6 +246,7 @@ mod tests {
     #[test]
     fn logless_models_compare_at_quiescence() {
         let view = ClusterView {
+            violations: Vec::new(),
             now_ms: 0,
             nodes: vec![
                 node("dn", true, None, &[("C1", "CLOSED")]),

@@ -6,7 +6,7 @@ use super::Finding;
 use crate::scenario::{ObservedMatch, Scenario, Target, TrailMatch};
 use crate::trail::{Event, Trail};
 use crate::yaml::Loc;
-use nodes::api::ClusterView;
+use faultline_api::ClusterView;
 
 pub const CHECKER: &str = "expect";
 
@@ -331,7 +331,7 @@ mod tests {
     use super::*;
     use crate::trail::{Data, Kind};
     use crate::yaml::Loc;
-    use nodes::api::{ApplyResult, NodeEvent};
+    use faultline_api::{ApplyResult, NodeEvent};
 
     fn ev(node: &str, kind: Kind, detail: &str) -> Event {
         let event = if kind == Kind::Storage {

@@ -3,7 +3,7 @@
 use super::Finding;
 use crate::outcome::Outcome;
 use crate::trail::Trail;
-use nodes::api::{NodeEvent, Role};
+use faultline_api::{NodeEvent, Role};
 use std::collections::BTreeMap;
 
 pub const ELECTION_SAFETY: &str = "election_safety";

@@ -5,10 +5,15 @@
 //! That is never a pass: the run waits for it when it may (the heal phase), and
 //! what is still undecided at judgment is reported as not judged
 //! ([`Unjudged`]), in the run's result, its report and the coverage ledger.
+//!
+//! A node may find an invariant broken while the run goes on
+//! (`NodeCtx::violation`, an oracle of what every node holds): the view carries
+//! the first report of each, and a reported invariant fails with it whatever
+//! the model's own check would say of the final state.
 
 use super::{guarded, Finding};
 use crate::outcome::Outcome;
-use nodes::api::{Check, ClusterView, InvariantKind, Model};
+use faultline_api::{Check, ClusterView, InvariantKind, Model};
 use serde::{Deserialize, Serialize};
 
 /// An invariant a run could not judge, and why.
@@ -44,6 +49,22 @@ pub fn check_all(model: &dyn Model, view: &ClusterView) -> (Vec<Finding>, Vec<Un
                 why,
                 allowed: false,
             }),
+        }
+    }
+    // A model's node reported an invariant its model does not declare: a
+    // defect of the model, never a pass.
+    for v in &view.violations {
+        if model.info().invariant(&v.invariant).is_none() {
+            findings.push(Finding::unknown(
+                &format!("invariant:{}", v.invariant),
+                format!(
+                    "{} reported invariant `{}` broken, which model `{}` does not declare: {}",
+                    v.node,
+                    v.invariant,
+                    model.info().name,
+                    v.message
+                ),
+            ));
         }
     }
     (findings, unjudged)
@@ -83,7 +104,11 @@ pub fn judge(model: &dyn Model, name: &str, view: &ClusterView) -> Judged {
         .unwrap_or(InvariantKind::Safety);
     let checker = format!("invariant:{name}");
     let mut unjudged = None;
-    let found = guarded(&checker, || match model.check(name, view) {
+    let check = || match view.violation(name) {
+        Some(reported) => Check::Fail(reported.message.clone()),
+        None => model.check(name, view),
+    };
+    let found = guarded(&checker, || match check() {
         Check::Pass => Vec::new(),
         Check::Fail(message) => {
             let outcome = match kind {
@@ -104,5 +129,64 @@ pub fn judge(model: &dyn Model, name: &str, view: &ClusterView) -> Judged {
     match unjudged {
         Some((why, wait_ms)) if found.is_empty() => Judged::Unjudged { why, wait_ms },
         Some(_) | None => Judged::Findings(found),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use faultline_api::Violation;
+
+    fn view(violations: Vec<Violation>) -> ClusterView {
+        ClusterView {
+            now_ms: 1_000,
+            nodes: Vec::new(),
+            violations,
+        }
+    }
+
+    fn reported(invariant: &str, message: &str) -> Violation {
+        Violation {
+            invariant: invariant.into(),
+            node: "n2".into(),
+            t_ms: 420,
+            message: message.into(),
+        }
+    }
+
+    /// A violation a node reported fails its invariant with the report's
+    /// message, though the final state the model's check reads looks fine.
+    #[test]
+    fn a_reported_violation_fails_its_invariant_with_its_message() {
+        let model = nodes::registry::find("raftkv").expect("raftkv is registered");
+        let (findings, unjudged) = check_all(model, &view(Vec::new()));
+        assert!(findings.is_empty() && unjudged.is_empty(), "{findings:?}");
+        let broken = view(vec![reported(
+            "applied_entries_stable",
+            "index 3 replaced after it was applied",
+        )]);
+        let (findings, _) = check_all(model, &broken);
+        assert_eq!(findings.len(), 1, "{findings:?}");
+        assert_eq!(findings[0].checker, "invariant:applied_entries_stable");
+        assert_eq!(findings[0].outcome, Some(Outcome::Violated));
+        assert_eq!(
+            findings[0].message,
+            "applied_entries_stable: index 3 replaced after it was applied"
+        );
+    }
+
+    /// A report of an invariant the model does not declare is not dropped.
+    #[test]
+    fn a_reported_violation_of_an_undeclared_invariant_is_unknown() {
+        let model = nodes::registry::find("raftkv").expect("raftkv is registered");
+        let (findings, _) = check_all(model, &view(vec![reported("made_up", "it broke")]));
+        assert_eq!(findings.len(), 1, "{findings:?}");
+        assert_eq!(findings[0].checker, "invariant:made_up");
+        assert_eq!(findings[0].outcome, Some(Outcome::Unknown));
+        assert!(
+            findings[0].message.contains("does not declare"),
+            "{}",
+            findings[0].message
+        );
     }
 }

@@ -3,7 +3,7 @@
 //! replicated state, else in its facts.
 
 use crate::scenario::{Absence, Number, ValueTest};
-use nodes::api::Observation;
+use faultline_api::Observation;
 
 /// What a node's observation says about one key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

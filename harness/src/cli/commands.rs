@@ -635,7 +635,7 @@ fn replay_inputs(
         for (key, mode) in &saved.bugs.0 {
             // A key the variant does not name runs fixed.
             let declared = variant.bugs.0.get(key).copied();
-            if declared.unwrap_or(nodes::api::BugMode::Fixed) != *mode {
+            if declared.unwrap_or(faultline_api::BugMode::Fixed) != *mode {
                 bugs.0.entry(key.clone()).or_insert(*mode);
             }
         }

@@ -6,7 +6,7 @@ use super::exit;
 use super::term;
 use crate::scenario;
 use crate::text::printable;
-use nodes::api::ModelInfo;
+use faultline_api::ModelInfo;
 use std::path::{Path, PathBuf};
 
 /// One scenario file as `list` shows it.
@@ -53,7 +53,7 @@ fn list_scenarios(files: Vec<PathBuf>) -> Vec<Listed> {
 /// `faultline list [MODEL] [--scenarios DIR] [--json]`: the models (or one),
 /// then the scenarios under DIR (of that model).
 pub fn list(scenarios_dir: Option<&Path>, only: Option<&str>, json: bool) -> u8 {
-    let models: Vec<&'static dyn nodes::api::Model> = crate::models::all()
+    let models: Vec<&'static dyn faultline_api::Model> = crate::models::all()
         .into_iter()
         .filter(|m| only.is_none_or(|name| m.info().name == name))
         .collect();
@@ -125,7 +125,7 @@ pub fn list(scenarios_dir: Option<&Path>, only: Option<&str>, json: bool) -> u8 
 
 /// `list --json`: the models' declarations and the scenarios found.
 fn list_json(
-    models: &[&'static dyn nodes::api::Model],
+    models: &[&'static dyn faultline_api::Model],
     listed: Option<&[Listed]>,
 ) -> serde_json::Value {
     serde_json::json!({
@@ -298,11 +298,11 @@ fn model_json(info: &ModelInfo) -> serde_json::Value {
     })
 }
 
-fn history_model_name(model: nodes::api::HistoryModel) -> &'static str {
+fn history_model_name(model: faultline_api::HistoryModel) -> &'static str {
     match model {
-        nodes::api::HistoryModel::None => "nothing",
-        nodes::api::HistoryModel::Register => "a register per key",
-        nodes::api::HistoryModel::ZooKeeper => "ZooKeeper's guarantees",
-        nodes::api::HistoryModel::Own => "the model's own specification",
+        faultline_api::HistoryModel::None => "nothing",
+        faultline_api::HistoryModel::Register => "a register per key",
+        faultline_api::HistoryModel::ZooKeeper => "ZooKeeper's guarantees",
+        faultline_api::HistoryModel::Own => "the model's own specification",
     }
 }

@@ -14,7 +14,7 @@ mod new;
 mod term;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use nodes::api::Model;
+use faultline_api::Model;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use tracing_subscriber::fmt::format::Writer;

@@ -11,7 +11,7 @@ use super::{check, Budget, Report, CHECKER};
 use crate::check::Finding;
 use crate::history::{ClientHistory, History, Op};
 use crate::scenario::HistoryCheck;
-use nodes::api::{Consistency, HistoryModel, Model, ModelInfo};
+use faultline_api::{Consistency, HistoryModel, Model, ModelInfo};
 
 /// The judgment of one run.
 #[derive(Debug, Default)]

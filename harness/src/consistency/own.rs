@@ -1,4 +1,4 @@
-//! A model's own sequential specification ([`nodes::api::Sequential`]) as a
+//! A model's own sequential specification ([`faultline_api::Sequential`]) as a
 //! [`Spec`]: the model says which object an op acts on and what it does there;
 //! the search, the budget and the witness are the checker's own.
 //!
@@ -10,7 +10,7 @@
 use super::hasher::FixedMap;
 use super::spec::{Entry, Scope, Spec};
 use crate::history::{text, CompletionKind, Op};
-use nodes::api::{OpResult, Sequential};
+use faultline_api::{OpResult, Sequential};
 use serde_json::{Map, Value};
 use std::cell::RefCell;
 use std::collections::BTreeMap;

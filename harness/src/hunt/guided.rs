@@ -26,7 +26,7 @@ use crate::scenario::schedule::{edit, Planned, Schedule};
 use crate::scenario::{self, Scenario, Variant};
 use crate::trail::Data;
 use crate::yaml::Node;
-use nodes::api::NodeEvent;
+use faultline_api::NodeEvent;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use std::collections::{BTreeMap, BTreeSet};
@@ -574,7 +574,7 @@ chaos: {auto: true, window: 8s}
         buggy
             .bugs
             .0
-            .insert("CANARY-QUORUM".into(), nodes::api::BugMode::Buggy);
+            .insert("CANARY-QUORUM".into(), faultline_api::BugMode::Buggy);
         let setup = Setup {
             scenario: &scenario,
             tree: &tree,

@@ -12,7 +12,7 @@
 //! and the control its variant on a release with every such key `fixed`.
 
 use crate::scenario::{Scenario, Variant};
-use nodes::api::{BugMode, BugSet};
+use faultline_api::{BugMode, BugSet};
 use std::collections::BTreeSet;
 use std::path::Path;
 

@@ -8,7 +8,7 @@ use super::{Driver, Halt};
 use crate::action::{Action, ActionResult};
 use crate::scenario::{Condition, NodeId};
 use crate::trail::{Data, GiveUp};
-use nodes::api::OpResult;
+use faultline_api::OpResult;
 use std::time::Duration;
 
 /// What became of a client op.

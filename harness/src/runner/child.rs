@@ -1,6 +1,6 @@
 //! Runs in another process. A variant whose target this process does not have
 //! runs in that target's binary; a model that must have a process per run
-//! ([`nodes::api::Model::one_run_per_process`]) runs in a fresh copy of this
+//! ([`faultline_api::Model::one_run_per_process`]) runs in a fresh copy of this
 //! binary. Either way the parent sends the scenario's text on stdin and reads one
 //! JSON line back: the whole [`RunResult`], so reports, sweeps, shrinking and
 //! replay work on it as on a run of their own.

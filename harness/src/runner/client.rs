@@ -8,7 +8,7 @@ use crate::action::Action;
 use crate::check::Finding;
 use crate::scenario::{expand_template, ClientOp, ClientStep, OpExpect, Step};
 use crate::trail::Data;
-use nodes::api::OpResult;
+use faultline_api::OpResult;
 use rand::Rng;
 
 impl Driver<'_> {

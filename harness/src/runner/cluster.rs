@@ -14,7 +14,9 @@ use crate::faults::FaultTable;
 use crate::panic;
 use crate::scenario::{NodeId, Scenario, Settings};
 use crate::trail::{Data, GiveUp, Trail};
-use nodes::api::{BugSet, ClusterView, Command, Env, NodeCtx, NodeStart, NodeView, OpResult, Role};
+use faultline_api::{
+    BugSet, ClusterView, Command, Env, NodeCtx, NodeStart, NodeView, OpResult, Role,
+};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -127,11 +129,13 @@ impl Cluster {
             ended: false,
             published_since_check: false,
             history: super::recorder::Recorder::new(scenario.model.info()),
+            violations: Vec::new(),
         }));
         let env = Rc::new(RunEnv {
             run_id,
             state: state.clone(),
             faults,
+            shared: Default::default(),
         });
         let mut sim = sim_builder(&scenario.settings, seed).build();
         let nodes = state.clone();
@@ -446,6 +450,7 @@ impl Cluster {
                     observation: n.observation.clone(),
                 })
                 .collect(),
+            violations: state.violations.clone(),
         }
     }
 

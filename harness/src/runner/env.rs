@@ -2,7 +2,9 @@
 
 use crate::faults::FaultTable;
 use crate::trail::{Data, Event, GiveUp, OpEnd, OpEndKind, Trail};
-use nodes::api::{Command, Env, Fault, NodeEvent, Observation, ObservationKind, OpResult, Role};
+use faultline_api::{
+    Command, Env, Fault, NodeEvent, Observation, ObservationKind, OpResult, Role, Shared, Violation,
+};
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
@@ -149,6 +151,9 @@ pub struct RunState {
     pub published_since_check: bool,
     /// What clients saw: every client op as an invoke and a completion.
     pub history: super::recorder::Recorder,
+    /// Invariants nodes reported broken ([`Env::violation`]), the first of
+    /// each, in the order found: what the invariant checker fails them with.
+    pub violations: Vec<Violation>,
 }
 
 impl RunState {
@@ -216,6 +221,8 @@ pub struct RunEnv {
     pub state: Rc<RefCell<RunState>>,
     /// The nemesis arms these; nodes reaching a fail point ask them.
     pub faults: Rc<RefCell<FaultTable>>,
+    /// What the run's nodes share ([`Env::shared`]), dropped with the run.
+    pub shared: Shared,
 }
 
 impl RunEnv {
@@ -322,5 +329,23 @@ impl Env for RunEnv {
         if let Some(i) = state.node_index(node) {
             state.nodes[i].stopped = true;
         }
+    }
+
+    fn shared(&self) -> &Shared {
+        &self.shared
+    }
+
+    fn violation(&self, node: &str, invariant: &str, message: &str) {
+        let t_ms = self.now_ms();
+        let mut state = self.state.borrow_mut();
+        if state.violations.iter().any(|v| v.invariant == invariant) {
+            return;
+        }
+        state.violations.push(Violation {
+            invariant: invariant.to_string(),
+            node: node.to_string(),
+            t_ms,
+            message: message.to_string(),
+        });
     }
 }

@@ -14,7 +14,7 @@ use crate::scenario::{
     ArmStep, NodeId, Partition, ProcessStep, Step, StepKind, Target, WorkloadStep,
 };
 use crate::trail::Data;
-use nodes::api::FailPointInfo;
+use faultline_api::FailPointInfo;
 use std::time::Duration;
 
 impl Driver<'_> {

@@ -48,8 +48,8 @@ use crate::streams::Stream;
 use crate::trail::{Data, HealStep, Trail};
 use crate::yaml::Loc;
 use cluster::Cluster;
+use faultline_api::ClusterView;
 use nemesis::Nemesis;
-use nodes::api::ClusterView;
 use rand_chacha::ChaCha8Rng;
 use std::cell::RefCell;
 use std::collections::BTreeSet;
@@ -91,7 +91,7 @@ pub struct Inputs {
     pub record_ops: bool,
     /// Bug modes laid over the variant's (`faultline run --bug KEY=MODE`). The
     /// result records them and its replay command passes them again.
-    pub bugs: nodes::api::BugSet,
+    pub bugs: faultline_api::BugSet,
 }
 
 /// [`run`] with more inputs.
@@ -137,7 +137,7 @@ pub fn differential(
     inputs: &Inputs,
     result: &RunResult,
 ) -> Vec<crate::check::differential::Departure> {
-    use nodes::api::BugMode;
+    use faultline_api::BugMode;
     if result.passed {
         return Vec::new();
     }
@@ -422,7 +422,7 @@ impl<'s> Driver<'s> {
     /// Send one final op until it runs; why it did not, if it never did.
     fn final_op(
         &mut self,
-        op: &nodes::api::ParsedOp,
+        op: &faultline_api::ParsedOp,
         target: crate::scenario::Target,
         deadline: Duration,
     ) -> Result<Option<String>, Halt> {
@@ -450,7 +450,7 @@ impl<'s> Driver<'s> {
                 actions::Sent::Pending(_) => continue,
             };
             let kind = answers.map(|a| a.classify(&answer));
-            if kind == Some(nodes::api::AnswerKind::Ok) || (answers.is_none() && answer.ok) {
+            if kind == Some(faultline_api::AnswerKind::Ok) || (answers.is_none() && answer.ok) {
                 return Ok(None);
             }
             last = format!("its last answer was `{answer}`");

@@ -19,7 +19,7 @@ use crate::faults::{Arm, ArmSummary, FaultTable};
 use crate::scenario::{Cut, NodeId, Settings};
 use crate::trail::{Data, HealStep};
 use crate::yaml::Loc;
-use nodes::api::{Command, FailPointInfo, Model};
+use faultline_api::{Command, FailPointInfo, Model};
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Duration;

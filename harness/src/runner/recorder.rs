@@ -5,13 +5,13 @@
 //! lane runs its ops as one process, one at a time; an op sent while the lane's
 //! processes all still wait (a scripted `wait: false`) runs on a fresh process
 //! of the same lane, so every process keeps Jepsen's one-op-at-a-time rule. An
-//! answer is read by the op's declaration ([`nodes::api::Answers`]): `ok`,
+//! answer is read by the op's declaration ([`faultline_api::Answers`]): `ok`,
 //! `fail` (definitely not applied) or `info` (unknown); a timeout, a crash of the
 //! node the op was sent to, and a late answer after the client gave up are
 //! `info`.
 
 use crate::history::{ClientHistory, CompletionKind, Lane};
-use nodes::api::{AnswerKind, ModelInfo, OpResult, ParsedOp};
+use faultline_api::{AnswerKind, ModelInfo, OpResult, ParsedOp};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;

@@ -8,7 +8,7 @@ use crate::history::ClientHistory;
 use crate::outcome::Outcome;
 use crate::text::shell_quote;
 use crate::trail::Trail;
-use nodes::api::{ClusterView, Observation};
+use faultline_api::{ClusterView, Observation};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -71,7 +71,7 @@ pub struct RunResult {
     pub target: Option<String>,
     /// The bug modes this run had (the variant's, with any `--bug` override).
     #[serde(default)]
-    pub bugs: nodes::api::BugSet,
+    pub bugs: faultline_api::BugSet,
     /// The model params the nodes started with (the variant's, with any drawn by
     /// the chaos section laid over them).
     #[serde(default)]
@@ -115,7 +115,7 @@ pub struct RunResult {
     /// The bug modes given on the command line (`--bug KEY=MODE`), laid over
     /// the variant's to make `bugs`; the replay command passes them again.
     #[serde(default, skip_serializing_if = "is_empty_bugs")]
-    pub bug_overrides: nodes::api::BugSet,
+    pub bug_overrides: faultline_api::BugSet,
     pub replay: String,
     /// The `--param NAME=VALUE` overrides the run had (`run`, `sweep`): a
     /// replay of this report applies them again (a pinned param is not drawn).
@@ -165,8 +165,8 @@ impl RunResult {
                 continue;
             };
             let mode = match mode {
-                "buggy" => nodes::api::BugMode::Buggy,
-                "fixed" => nodes::api::BugMode::Fixed,
+                "buggy" => faultline_api::BugMode::Buggy,
+                "fixed" => faultline_api::BugMode::Fixed,
                 _ => continue,
             };
             if !self.bug_overrides.0.contains_key(key) {
@@ -362,14 +362,14 @@ impl RunResult {
     }
 }
 
-fn is_empty_bugs(bugs: &nodes::api::BugSet) -> bool {
+fn is_empty_bugs(bugs: &faultline_api::BugSet) -> bool {
     bugs.0.is_empty()
 }
 
-fn mode_name(mode: nodes::api::BugMode) -> &'static str {
+fn mode_name(mode: faultline_api::BugMode) -> &'static str {
     match mode {
-        nodes::api::BugMode::Buggy => "buggy",
-        nodes::api::BugMode::Fixed => "fixed",
+        faultline_api::BugMode::Buggy => "buggy",
+        faultline_api::BugMode::Fixed => "fixed",
     }
 }
 
@@ -388,7 +388,7 @@ pub fn replay_command(
     file: &str,
     variant: &str,
     seed: u64,
-    overrides: &nodes::api::BugSet,
+    overrides: &faultline_api::BugSet,
 ) -> String {
     let mut command = format!(
         "faultline run {} --variant {} --seed {seed}",
@@ -439,7 +439,7 @@ pub fn known_defects(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use nodes::api::{BugMode, BugSet};
+    use faultline_api::{BugMode, BugSet};
 
     /// The signature rule of `expect.except`, on hand-written findings.
     #[test]

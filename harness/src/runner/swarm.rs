@@ -15,7 +15,7 @@
 use crate::scenario::{Chaos, ChaosKind, ParamDraw, Scenario, Variant, WorkloadOp};
 use crate::streams::Stream;
 pub use crate::trail::SwarmDraw;
-use nodes::api::Consistency;
+use faultline_api::Consistency;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use std::time::Duration;

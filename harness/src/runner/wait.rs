@@ -76,7 +76,7 @@ impl Driver<'_> {
         let pending: Vec<&'static str> = info
             .invariants
             .iter()
-            .filter(|i| i.kind == nodes::api::InvariantKind::Always)
+            .filter(|i| i.kind == faultline_api::InvariantKind::Always)
             .map(|i| i.name)
             .filter(|name| !self.always_failed.contains(name))
             .collect();

@@ -27,7 +27,7 @@ pub use validate::{
 use crate::outcome::Outcome;
 use crate::trail::Kind;
 use crate::yaml::Loc;
-use nodes::api::{BugSet, FailPointInfo, Model, NodeSpec, ParsedOp};
+use faultline_api::{BugSet, FailPointInfo, Model, NodeSpec, ParsedOp};
 use std::time::Duration;
 
 /// What a fail point does when it fires; an action's own type, named here too

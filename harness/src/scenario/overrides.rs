@@ -4,7 +4,7 @@
 //! values are; a param a chaos section draws is pinned to the given value.
 
 use super::Scenario;
-use nodes::api::BugMode;
+use faultline_api::BugMode;
 
 /// The overrides of one command, as given.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -60,8 +60,8 @@ fn known_list(name: &str, names: Vec<&str>) -> String {
 
 /// Read `--bug KEY=MODE` arguments: each key must be a bug of every
 /// scenario's model. The modes, by key.
-pub fn bug_set(scenarios: &[Scenario], bugs: &[String]) -> Result<nodes::api::BugSet, String> {
-    let mut set = nodes::api::BugSet::default();
+pub fn bug_set(scenarios: &[Scenario], bugs: &[String]) -> Result<faultline_api::BugSet, String> {
+    let mut set = faultline_api::BugSet::default();
     for text in bugs {
         let Some((key, mode)) = text.split_once('=') else {
             return Err(format!(

@@ -13,7 +13,7 @@ use super::{LoadError, Scenario, Variant};
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::trail::hex;
 use crate::yaml::{self, Node, Value};
-use nodes::api::{Check, ClusterView, Model, ModelInfo, NodeCtx, ParsedOp};
+use faultline_api::{Check, ClusterView, Model, ModelInfo, NodeCtx, ParsedOp};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -277,8 +277,8 @@ fn remote_model(name: &str) -> &'static dyn Model {
                 observations: Vec::new(),
                 reports_removed: false,
                 // Judged in the target's binary, by the model's own declaration.
-                history: nodes::api::HistoryModel::None,
-                chaos: nodes::api::ChaosDomain::DEFAULT,
+                history: faultline_api::HistoryModel::None,
+                chaos: faultline_api::ChaosDomain::DEFAULT,
             },
         }))
     })

@@ -4,7 +4,7 @@
 //! holds schedules.
 
 use crate::action::FaultAction;
-use nodes::api::FailPointInfo;
+use faultline_api::FailPointInfo;
 
 pub type NodeId = usize;
 

@@ -471,7 +471,7 @@ fn pair(
     variant: &crate::scenario::Variant,
     original: &RunResult,
 ) -> serde_json::Map<String, serde_json::Value> {
-    use nodes::api::BugMode;
+    use faultline_api::BugMode;
     let mode = |m: &BugMode| serde_json::to_value(m).expect("serializes");
     let outcomes: Vec<&str> = vec![original.outcome.name()];
     let mut out = serde_json::Map::new();

@@ -4,7 +4,7 @@
 use super::Kind;
 use crate::action::{Acted, FaultAction};
 use crate::duration::format as fmt_duration;
-use nodes::api::{NodeEvent, OpResult};
+use faultline_api::{NodeEvent, OpResult};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;

@@ -8,7 +8,7 @@
 //! `detail` is the human line, derived from it, for people and for `contains:`.
 
 use crate::action::{Acted, Action, ActionResult, Timed};
-use nodes::api::NodeEvent;
+use faultline_api::NodeEvent;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 

@@ -3,7 +3,7 @@
 use super::*;
 use crate::action::ActionResult;
 use crate::action::FaultAction;
-use nodes::api::{ApplyResult, OpResult, ParsedOp, Role};
+use faultline_api::{ApplyResult, OpResult, ParsedOp, Role};
 
 pub fn node(t_ms: u64, node: &str, event: NodeEvent) -> Event {
     Event::new(t_ms, Some(node), None, Data::Node(event))

@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::action::{ActionResult, FaultAction};
-use nodes::api::{ApplyResult, Role};
+use faultline_api::{ApplyResult, Role};
 
 fn note(t_ms: u64, text: &str) -> Event {
     Event::new(t_ms, Some("n1"), None, Data::Node(NodeEvent::note(text)))

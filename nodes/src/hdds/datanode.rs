@@ -15,7 +15,7 @@ use super::report::{
 };
 use super::BUG_STALE_PUT_BACK_ICR;
 use super::{fmt_ms, Config, FcrTrigger, HddsOp, HddsPoint, HddsProbe, CONTAINERS_MAX, PORT};
-use crate::api::{ApplyResult, Command, Fault, Net, NodeCtx, NodeEvent, Observation, OpResult};
+use faultline_api::{ApplyResult, Command, Fault, Net, NodeCtx, NodeEvent, Observation, OpResult};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;

@@ -22,7 +22,7 @@ mod replicas;
 mod report;
 mod sequential;
 
-use crate::api::{
+use faultline_api::{
     parse_json, Answers, BugInfo, ChaosDomain, Check, ClusterView, Consistency, FailPoint,
     FailPointInfo, HistoryModel, InvariantInfo, InvariantKind, Model, ModelInfo, NodeCtx, NodeView,
     OpInfo, ParamChaos, ParamInfo, ParamKind, ParamValue, ParsedOp, PointChaos, RoleInfo,
@@ -200,7 +200,7 @@ impl FailPoint for HddsPoint {
     }
 }
 
-crate::probes! {
+faultline_api::probes! {
     /// The preconditions of the report and deletion mechanisms, checked where the
     /// datanode or the receiver decides them.
     pub enum HddsProbe {
@@ -570,7 +570,7 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
     ],
     bugs: vec![&BUG_STALE_PUT_BACK_ICR],
     probes: HddsProbe::infos(),
-    index_format: crate::api::IndexFormat::Decimal,
+    index_format: faultline_api::IndexFormat::Decimal,
     has_leader: false,
     leader_transfer: false,
     params: params_info(),
@@ -1015,7 +1015,7 @@ fn fmt_ms(ms: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::Observation;
+    use faultline_api::Observation;
 
     /// The top of a param's chaos range, read off the declarations.
     fn chaos_max(name: &str) -> u64 {
@@ -1087,6 +1087,7 @@ mod tests {
             ("block_deletion_from_ms", "300100"),
         ];
         ClusterView {
+            violations: Vec::new(),
             now_ms: 2_040_000,
             nodes: vec![
                 node("dn1", "datanode", &dn1),

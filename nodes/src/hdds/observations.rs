@@ -2,7 +2,7 @@
 //! `Receiver::publish`): what `observed:` can match and `faultline list
 //! hdds-reports` shows. `<receiver>` is `scm` or `recon`.
 
-use crate::api::ObservationInfo as O;
+use faultline_api::ObservationInfo as O;
 
 pub(super) fn observations() -> Vec<O> {
     let mut keys = vec![O::state(

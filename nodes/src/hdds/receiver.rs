@@ -13,7 +13,7 @@ use super::report::{
     DeleteBlocksCommand, Endpoint, Message,
 };
 use super::{fmt_ms, Config, HddsOp, HddsProbe, PORT};
-use crate::api::{ApplyResult, Command, Net, NodeCtx, NodeEvent, Observation, OpResult};
+use faultline_api::{ApplyResult, Command, Net, NodeCtx, NodeEvent, Observation, OpResult};
 use std::collections::{BTreeMap, BTreeSet};
 use tokio::time::sleep;
 

@@ -14,7 +14,7 @@ use super::datanode::transition;
 use super::deletion::TXS_MAX;
 use super::report::ContainerState;
 use super::{Config, HddsOp, Params};
-use crate::api::{OpResult, Sequential};
+use faultline_api::{OpResult, Sequential};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 

@@ -5,7 +5,7 @@
 //! compacted into one image record (an atomic rewrite) once it grows long.
 
 use super::types::{snap_key, BatchOp, Table, TermIndex, TRANSACTION_INFO_KEY};
-use crate::api::RecordLog;
+use faultline_api::RecordLog;
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
 use std::collections::BTreeMap;

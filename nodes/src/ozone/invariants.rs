@@ -1,6 +1,6 @@
 //! The model's invariants, evaluated over what the OMs publish.
 
-use crate::api::{Check, ClusterView, NodeView};
+use faultline_api::{Check, ClusterView, NodeView};
 use std::collections::BTreeMap;
 
 pub const SNAPSHOTS_AGREE: &str = "snapshots_agree";
@@ -267,7 +267,7 @@ fn usage_matches_tables(cluster: &ClusterView) -> Check {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::Observation;
+    use faultline_api::Observation;
 
     fn node(name: &str, applied: u64, state: &[(&str, &str)], facts: &[(&str, &str)]) -> NodeView {
         let mut observation = Observation {
@@ -291,6 +291,7 @@ mod tests {
     #[test]
     fn snapshot_tables_must_agree_at_a_common_index() {
         let view = ClusterView {
+            violations: Vec::new(),
             now_ms: 0,
             nodes: vec![
                 node(
@@ -337,12 +338,14 @@ mod tests {
             )
         };
         let view = ClusterView {
+            violations: Vec::new(),
             now_ms: 0,
             nodes: vec![corrupted("om1"), ok("om2", "a"), ok("om3", "a")],
         };
         assert_eq!(check(SNAPSHOTS_AGREE, &view), Check::Pass);
         // The others' chains are still compared, and its snapshot table is.
         let view = ClusterView {
+            violations: Vec::new(),
             now_ms: 0,
             nodes: vec![corrupted("om1"), ok("om2", "a"), ok("om3", "a>b")],
         };
@@ -359,6 +362,7 @@ mod tests {
             .state
             .insert("snapshot./v/b/s1".into(), "DELETED".into());
         let view = ClusterView {
+            violations: Vec::new(),
             now_ms: 0,
             nodes: vec![table, ok("om2", "a"), ok("om3", "a")],
         };
@@ -369,6 +373,7 @@ mod tests {
     fn a_leader_not_ready_past_the_bound_fails_liveness() {
         let facts = [(FACT_READY_BOUND, "60000"), (FACT_NOT_READY_SINCE, "1000")];
         let mut view = ClusterView {
+            violations: Vec::new(),
             now_ms: 30_000,
             nodes: vec![node("om1", 12, &[], &facts)],
         };
@@ -414,6 +419,7 @@ mod tests {
             .map(|(k, v)| (k.as_str(), v.as_str()))
             .collect();
         ClusterView {
+            violations: Vec::new(),
             now_ms: 0,
             nodes: vec![node("om1", 20, &state, &[]), node("om2", 20, &state, &[])],
         }

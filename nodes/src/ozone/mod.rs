@@ -21,7 +21,7 @@ mod sequential;
 mod services;
 pub mod types;
 
-use crate::api::{
+use faultline_api::{
     parse_json, Answers, BugInfo, ChaosDomain, Check, ClusterView, Consistency, FailPoint,
     FailPointInfo, HistoryModel, InvariantInfo, InvariantKind, Model, ModelInfo, NodeCtx, OpInfo,
     ParamChaos, ParamInfo, ParamValue, ParsedOp, PerNode, PointChaos, RoleInfo, Sequential,
@@ -179,7 +179,7 @@ impl FailPoint for OmPoint {
     }
 }
 
-crate::probes! {
+faultline_api::probes! {
     /// The preconditions of the OM model's mechanisms, checked where the OM
     /// decides them (the Raft core's own are in [`crate::raft::RaftProbe`]).
     pub enum OmProbe {
@@ -583,7 +583,7 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
         .into_iter()
         .chain(crate::raft::RaftProbe::infos())
         .collect(),
-    index_format: crate::api::IndexFormat::Decimal,
+    index_format: faultline_api::IndexFormat::Decimal,
     has_leader: true,
     leader_transfer: true,
     params: params_info(),
@@ -843,7 +843,7 @@ mod tests {
             assert!(
                 matches!(
                     info.kind,
-                    crate::api::ParamKind::PerNode { single: true, .. }
+                    faultline_api::ParamKind::PerNode { single: true, .. }
                 ),
                 "{name}"
             );

@@ -27,10 +27,10 @@ use super::{
     ExitOrder, OmOp, OmPoint, OmProbe, Params, BUG_10798, BUG_17603, BUG_17670,
     LEADER_READY_BOUND_MS_DEFAULT,
 };
-use crate::api::{
+use crate::raft::{role_name, Config, EntryBody, ProposeError, Raft, RaftEvent, Role, Tuning};
+use faultline_api::{
     ApplyResult, Command, Fault, NodeCtx, NodeEvent, Observation, OpResult, RecordLog,
 };
-use crate::raft::{role_name, Config, EntryBody, ProposeError, Raft, RaftEvent, Role, Tuning};
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
 use std::collections::BTreeMap;

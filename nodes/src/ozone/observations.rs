@@ -4,7 +4,7 @@
 use super::invariants::{
     FACT_COVERED_FAILED, FACT_NOT_READY_SINCE, FACT_READY_BOUND, FACT_READY_WAIT_MAX,
 };
-use crate::api::ObservationInfo as O;
+use faultline_api::ObservationInfo as O;
 
 pub(super) fn observations() -> Vec<O> {
     let mut keys = state();

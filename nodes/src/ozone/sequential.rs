@@ -17,7 +17,7 @@
 
 use super::types::{parent_of, split_path};
 use super::OmOp;
-use crate::api::{OpResult, Sequential};
+use faultline_api::{OpResult, Sequential};
 use serde_json::{Map, Value};
 
 pub struct Namespace;

@@ -20,7 +20,7 @@ use super::types::{
     delete_key, fso_key, snap_key, DeletedRow, DirRow, FileRow, SnapshotRow, Table,
 };
 use super::{OmPoint, OmProbe};
-use crate::api::{NodeEvent, OpResult};
+use faultline_api::{NodeEvent, OpResult};
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::rc::Rc;

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 pub use self::core::RaftCore;
 pub use self::shell::{api_role, role_name, Raft, RaftEvent};
 
-crate::probes! {
+faultline_api::probes! {
     /// The preconditions of the Raft core's mechanisms. The core collects them
     /// apart from its outputs ([`RaftCore::drain_probes`]); the shell reports them.
     /// Every model on the log declares them.
@@ -181,8 +181,8 @@ pub const HEARTBEAT_MS_BOUNDS: (u64, u64) = (1, 10_000);
 pub const ELECTION_TIMEOUT_MS_BOUNDS: (u64, u64) = (10, 60_000);
 
 /// The `params` every model on the log accepts for its Raft timings.
-pub fn tuning_params() -> Vec<crate::api::ParamInfo> {
-    use crate::api::{ParamChaos, ParamInfo, ParamValue};
+pub fn tuning_params() -> Vec<faultline_api::ParamInfo> {
+    use faultline_api::{ParamChaos, ParamInfo, ParamValue};
     let d = Config::default();
     vec![
         ParamInfo::bool(

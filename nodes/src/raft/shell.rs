@@ -9,7 +9,7 @@
 use super::{
     Config, Entry, HardState, Message, Output, ProposeError, RaftCore, Role, TransferError,
 };
-use crate::api::{Disk, Net, NodeCtx, NodeEvent, Probes, RecordLog};
+use faultline_api::{Disk, Net, NodeCtx, NodeEvent, NodeHandle, Probes, RecordLog};
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Duration;
@@ -46,13 +46,12 @@ struct Inner {
     /// The log exactly as persisted, to rewrite it after a truncation.
     persisted: RefCell<Vec<Entry>>,
     peers: Vec<String>,
-    me: String,
     net: Net,
     disk: Disk,
     log: RecordLog,
     events: UnboundedSender<RaftEvent>,
     kick: Notify,
-    ctx_env: Rc<dyn crate::api::Env>,
+    node: NodeHandle,
     probes: Probes,
 }
 
@@ -98,13 +97,12 @@ impl Raft {
                 core: RefCell::new(core),
                 persisted: RefCell::new(entries),
                 peers,
-                me,
                 net,
                 disk,
                 log,
                 events: tx,
                 kick: Notify::new(),
-                ctx_env: ctx.env().clone(),
+                node: ctx.handle(),
                 probes: ctx.probes(),
             }),
         };
@@ -136,7 +134,7 @@ impl Raft {
     }
 
     fn now_ms(&self) -> u64 {
-        self.inner.ctx_env.now().as_millis() as u64
+        self.inner.node.now_ms()
     }
 
     /// Report the core's probe hits, then execute its outputs in order: persist,
@@ -174,7 +172,7 @@ impl Raft {
                 Output::RoleChanged { role, term, leader } => {
                     let leader = leader.map(|l| self.inner.peers[l].clone());
                     let event = NodeEvent::role(api_role(role), term, leader.clone());
-                    self.inner.ctx_env.record(&self.inner.me, event);
+                    self.inner.node.record(event);
                     let _ = self
                         .inner
                         .events
@@ -266,11 +264,11 @@ impl Raft {
 }
 
 /// The node API's role for a Raft role (what checkers read).
-pub fn api_role(role: Role) -> crate::api::Role {
+pub fn api_role(role: Role) -> faultline_api::Role {
     match role {
-        Role::Leader => crate::api::Role::Leader,
-        Role::Follower => crate::api::Role::Follower,
-        Role::Candidate => crate::api::Role::Candidate,
+        Role::Leader => faultline_api::Role::Leader,
+        Role::Follower => faultline_api::Role::Follower,
+        Role::Candidate => faultline_api::Role::Candidate,
     }
 }
 

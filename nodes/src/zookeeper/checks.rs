@@ -20,7 +20,7 @@
 //!   (ZOOKEEPER-4541) can.
 
 use super::zxid::{first_uncovered, parse_hex, parse_ranges, Zxid};
-use crate::api::{Check, ClusterView, NodeView};
+use faultline_api::{Check, ClusterView, NodeView};
 
 struct Durable<'a> {
     name: &'a str,
@@ -123,7 +123,7 @@ pub fn committed_txns_durable(cluster: &ClusterView) -> Check {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::Observation;
+    use faultline_api::Observation;
 
     fn node(name: &str, role: &str, applied: u64, log: &str, snapshot: &str) -> NodeView {
         let mut observation = Observation {
@@ -149,6 +149,7 @@ mod tests {
     #[test]
     fn a_follower_missing_an_applied_committed_txn_fails() {
         let cluster = ClusterView {
+            violations: Vec::new(),
             now_ms: 0,
             nodes: vec![
                 node(
@@ -191,6 +192,7 @@ mod tests {
     #[test]
     fn complete_logs_and_snapshot_coverage_pass() {
         let cluster = ClusterView {
+            violations: Vec::new(),
             now_ms: 0,
             nodes: vec![
                 node(
@@ -219,6 +221,7 @@ mod tests {
         // zk3 logged 0xe00000004 alone while cut off, then got a SNAP at
         // 0xf00000001: the phantom stays in its log, under its snapshot.
         let cluster = ClusterView {
+            violations: Vec::new(),
             now_ms: 0,
             nodes: vec![
                 node(
@@ -248,6 +251,7 @@ mod tests {
             .facts
             .insert("lost_zxids".into(), "0x100000003".into());
         let cluster = ClusterView {
+            violations: Vec::new(),
             now_ms: 0,
             nodes: vec![zk1],
         };
@@ -272,6 +276,7 @@ mod tests {
             .facts
             .insert("lost_zxids".into(), "0x100000003".into());
         let cluster = ClusterView {
+            violations: Vec::new(),
             now_ms: 0,
             nodes: vec![zk1.clone()],
         };
@@ -282,6 +287,7 @@ mod tests {
             .insert("lost_zxids".into(), "0x100000003 0x200000002".into());
         zk1.observation.applied = Some(0x2_0000_0002);
         let cluster = ClusterView {
+            violations: Vec::new(),
             now_ms: 0,
             nodes: vec![zk1],
         };
@@ -313,6 +319,7 @@ mod tests {
             .facts
             .insert("log_unsynced_zxids".into(), "0x600000006".into());
         let cluster = ClusterView {
+            violations: Vec::new(),
             now_ms: 0,
             nodes: vec![leader.clone(), zk2.clone()],
         };
@@ -320,6 +327,7 @@ mod tests {
         // Without the tail (never appended), the same zxid is a hole.
         zk2.observation.facts.remove("log_unsynced_zxids");
         let cluster = ClusterView {
+            violations: Vec::new(),
             now_ms: 0,
             nodes: vec![leader, zk2],
         };
@@ -335,6 +343,7 @@ mod tests {
         // Applied ahead of its own fsync: normal while the sync thread works.
         zk1.observation.pending = 2;
         let cluster = ClusterView {
+            violations: Vec::new(),
             now_ms: 0,
             nodes: vec![
                 zk1,

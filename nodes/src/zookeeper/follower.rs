@@ -12,7 +12,7 @@ use super::wire::{read_packet, Conn, Packet, QUORUM_PORT};
 use super::zab::{CommitError, PendingTxns};
 use super::zxid::{self, Zxid};
 use super::ZkProbe;
-use crate::api::{NodeEvent, Role};
+use faultline_api::{NodeEvent, Role};
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::io;
@@ -261,12 +261,7 @@ async fn follow_leader(server: &Rc<Server>, fzk: &Rc<FollowerServer>) -> String 
         Err(reason) => return reason,
     };
     let (read, write) = stream.into_split();
-    let conn = Conn::spawn(
-        write,
-        server.name(),
-        &learner.leader,
-        server.ctx.env().clone(),
-    );
+    let conn = Conn::spawn(write, &learner.leader, server.ctx.handle());
     *learner.sock.borrow_mut() = Some(conn.clone());
     let mut link = Link {
         read,

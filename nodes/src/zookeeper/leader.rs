@@ -11,7 +11,7 @@ use super::wire::{read_packet, Conn, Packet, QUORUM_PORT};
 use super::zab::{select_sync, Proposals, SyncPlan};
 use super::zxid::Zxid;
 use super::{ZkPoint, ZkProbe};
-use crate::api::{Fault, NodeEvent, OpResult, Role};
+use faultline_api::{Fault, NodeEvent, OpResult, Role};
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
@@ -575,7 +575,7 @@ async fn learner_handler(server: Rc<Server>, core: Rc<LeaderCore>, stream: TcpSt
         .and_then(|a| turmoil::reverse_lookup(a.ip()))
         .unwrap_or_else(|| "?".to_string());
     let (mut rd, wr) = stream.into_split();
-    let conn = Conn::spawn(wr, server.name(), &peer, server.ctx.env().clone());
+    let conn = Conn::spawn(wr, &peer, server.ctx.handle());
     let mut sid = None;
     let result = handle(&server, &core, &mut rd, &conn, &mut sid).await;
     conn.close();

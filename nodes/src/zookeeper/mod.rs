@@ -25,7 +25,7 @@ pub mod wire;
 pub mod zab;
 pub mod zxid;
 
-use crate::api::{
+use faultline_api::{
     parse_json, Answers, BugInfo, ChaosDomain, Check, ClusterView, Consistency, FailPoint,
     FailPointInfo, HistoryModel, InvariantInfo, InvariantKind, Model, ModelInfo, NodeCtx, OpInfo,
     ParamChaos, ParamInfo, ParamKind, ParsedOp, PointChaos, RoleInfo,
@@ -111,7 +111,7 @@ impl FailPoint for ZkPoint {
     }
 }
 
-crate::probes! {
+faultline_api::probes! {
     /// The preconditions of the ensemble's mechanisms (ZOOKEEPER-4541's among
     /// them), checked where a server decides them.
     pub enum ZkProbe {
@@ -442,7 +442,7 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
     }],
     bugs: vec![&BUG_4541],
     probes: ZkProbe::infos(),
-    index_format: crate::api::IndexFormat::Hex,
+    index_format: faultline_api::IndexFormat::Hex,
     has_leader: true,
     leader_transfer: false,
     params: params_info(),

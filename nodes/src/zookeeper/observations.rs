@@ -2,7 +2,7 @@
 //! can match and `faultline list zookeeper` shows. Zxids are written in hex
 //! (`0x100000003`), as ZooKeeper logs them.
 
-use crate::api::ObservationInfo as O;
+use faultline_api::ObservationInfo as O;
 
 pub(super) fn observations() -> Vec<O> {
     vec![

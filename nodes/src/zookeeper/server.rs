@@ -11,7 +11,7 @@ use super::tree::{DataTree, Txn, ZkError};
 use super::wire::ELECTION_PORT;
 use super::zxid::{self, Zxid};
 use super::{server_ids, Config, Params, ZkOp, ZkPoint, ZkProbe, BUG_4541};
-use crate::api::{
+use faultline_api::{
     parse_json, ApplyResult, Command, Net, NodeCtx, NodeEvent, Observation, OpResult, Role,
 };
 use rand::Rng;

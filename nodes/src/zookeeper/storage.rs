@@ -4,7 +4,7 @@
 
 use super::tree::{DataTree, Txn, ZkError};
 use super::zxid::Zxid;
-use crate::api::{Disk, RecordLog};
+use faultline_api::{Disk, RecordLog};
 use serde::{Deserialize, Serialize};
 use std::cell::{Cell, RefCell};
 use std::io;

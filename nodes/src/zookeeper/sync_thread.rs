@@ -11,7 +11,7 @@ use super::tree::Txn;
 use super::wire::Packet;
 use super::zxid::{self, Zxid};
 use super::{ZkPoint, ZkProbe};
-use crate::api::NodeEvent;
+use faultline_api::NodeEvent;
 use std::cell::RefCell;
 use std::rc::{Rc, Weak};
 use tokio::sync::{watch, Notify};

@@ -7,7 +7,7 @@
 
 use super::tree::{DataTree, Txn};
 use super::zxid::Zxid;
-use crate::api::Env;
+use faultline_api::NodeHandle;
 use serde::{Deserialize, Serialize};
 use std::cell::{Cell, RefCell};
 use std::fmt;
@@ -187,13 +187,13 @@ pub struct Conn {
     queued: Rc<Cell<usize>>,
     broken: Rc<RefCell<Option<String>>>,
     closed: watch::Sender<bool>,
-    from: String,
     to: String,
-    env: Rc<dyn Env>,
+    /// Counts what is sent, as the node that owns the connection.
+    node: NodeHandle,
 }
 
 impl Conn {
-    pub fn spawn(write: OwnedWriteHalf, from: &str, to: &str, env: Rc<dyn Env>) -> Rc<Conn> {
+    pub fn spawn(write: OwnedWriteHalf, to: &str, node: NodeHandle) -> Rc<Conn> {
         let (tx, mut rx) = unbounded_channel::<Vec<u8>>();
         let queued = Rc::new(Cell::new(0usize));
         let broken: Rc<RefCell<Option<String>>> = Rc::new(RefCell::new(None));
@@ -218,9 +218,8 @@ impl Conn {
             queued,
             broken,
             closed,
-            from: from.to_string(),
             to: to.to_string(),
-            env,
+            node,
         })
     }
 
@@ -240,7 +239,7 @@ impl Conn {
         assert!(body.len() <= FRAME_BYTES_MAX, "frame over its bound");
         let mut frame = (body.len() as u32).to_le_bytes().to_vec();
         frame.extend_from_slice(&body);
-        self.env.message(&self.from, &self.to, packet.kind());
+        self.node.message(&self.to, packet.kind());
         self.queued.set(self.queued.get() + 1);
         tx.send(frame)
             .map_err(|_| io::Error::new(io::ErrorKind::BrokenPipe, "Broken pipe"))

@@ -1,5 +1,5 @@
 //! faultline's openraft model: an unmodified openraft release, driven through the
-//! node API (`nodes::api`) on turmoil. Each build crate (`../alpha24`,
+//! node API (the `faultline-api` crate) on turmoil. Each build crate (`../alpha24`,
 //! `../alpha25`) pins one release and calls [`main`]; this crate is the adapter
 //! they share. The guide to doing the same for another service is
 //! docs/your-own-service.md.

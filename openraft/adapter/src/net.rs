@@ -9,7 +9,7 @@
 use crate::points::Point;
 use crate::probes::OpenraftProbe;
 use crate::types::{Kv, Raft, Snapshot, Vote, node_index};
-use nodes::api::NodeCtx;
+use faultline_api::NodeCtx;
 use openraft::alias::SnapshotMetaOf;
 use openraft::errors::{NetworkError, RPCError, ReplicationClosed, StreamingError, Unreachable};
 use openraft::network::RPCOption;
@@ -150,7 +150,7 @@ impl Client {
     /// One RPC on a fresh connection, within `deadline`.
     async fn call(&self, rpc: Rpc, deadline: Duration) -> Result<Reply, RPCError<Kv>> {
         let to = self.target_name();
-        self.ctx.env().message(self.ctx.name(), &to, rpc.kind());
+        self.ctx.message(&to, rpc.kind());
         let bytes = serde_json::to_vec(&rpc).expect("rpcs serialize");
         let exchange = async {
             let mut stream = TcpStream::connect((to.as_str(), PORT)).await.map_err(|e| {

@@ -9,7 +9,7 @@ use crate::probes::OpenraftProbe;
 use crate::sm::StateMachine;
 use crate::store::LogStore;
 use crate::types::{Kv, LogId, Raft, Request, node_id, node_index};
-use nodes::api::{Command, NodeCtx, NodeEvent, Observation, OpResult, Role};
+use faultline_api::{Command, NodeCtx, NodeEvent, Observation, OpResult, Role};
 use openraft::{Config, Membership, RaftMetrics, ReadPolicy, ServerState, SnapshotPolicy};
 use openraft_rt::WatchReceiver;
 use rand::RngCore;
@@ -71,10 +71,11 @@ pub async fn run(ctx: NodeCtx) -> turmoil::Result {
 }
 
 async fn run_seeded(ctx: Rc<NodeCtx>) -> turmoil::Result {
-    let params: Params = nodes::api::parse_json(ctx.params()).unwrap_or_default();
+    let params: Params = faultline_api::parse_json(ctx.params()).unwrap_or_default();
     let config = config(&params)?;
     let id = node_id(ctx.index());
-    let oracle = oracle::for_run(ctx.env().run_id());
+    // Shared by the run's nodes, one per run.
+    let oracle = ctx.shared::<RefCell<Oracle>>();
     let log = LogStore::open(ctx.clone(), oracle.clone(), id)?;
     let sm = StateMachine::new(ctx.clone(), oracle.clone(), id)?;
     // A committed vote of this node read back at startup: leading again under
@@ -458,6 +459,7 @@ impl Watcher {
         if let Some(message) = found {
             self.ctx
                 .note(format!("invariant {invariant} violated: {message}"));
+            self.ctx.violation(invariant, &message);
         }
     }
 
@@ -496,9 +498,6 @@ impl Watcher {
             "membership".into(),
             membership_text(m.membership_config.membership(), &self.ctx),
         );
-        for (invariant, message) in self.oracle.borrow().violations() {
-            facts.insert(format!("violation.{invariant}"), message.clone());
-        }
         let observation = Observation {
             role: Some(role(m.state).to_string()),
             term: Some(m.current_term),

@@ -6,19 +6,14 @@
 //! when it became leader, and the invariants are checked at the moment the
 //! state changes, so a commit that no quorum holds is caught when it happens,
 //! not after the cluster repaired it. A violation is recorded once, put on the
-//! trail by the node that found it, and published by every node as a fact that
-//! [`crate::model`]'s `check` reads.
+//! trail by the node that found it (a note), and reported to the harness as a
+//! typed violation (`NodeCtx::violation`), which fails the invariant.
 //!
-//! The nodes of a run share it through a thread-local table keyed by the run id:
-//! all hosts of a turmoil simulation run on one thread.
+//! The nodes of a run share it as the run's shared state (`NodeCtx::shared`):
+//! the harness keeps one per run and drops it with the run.
 
 use crate::types::LogId;
-use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
-use std::rc::Rc;
-
-/// Runs kept per thread (a child process has one; a test thread may have a few).
-const RUNS_MAX: usize = 16;
 
 pub const COMMITTED_ON_QUORUM: &str = "committed_on_quorum";
 pub const COMMITTED_AGREE: &str = "committed_entries_agree";
@@ -46,26 +41,6 @@ pub struct Oracle {
     committed: BTreeMap<u64, (LogId, u64)>,
     /// (invariant, message), the first of each invariant.
     violations: BTreeMap<&'static str, String>,
-}
-
-thread_local! {
-    static RUNS: RefCell<Vec<(String, Rc<RefCell<Oracle>>)>> = const { RefCell::new(Vec::new()) };
-}
-
-/// The oracle of a run, created by the first node that asks.
-pub fn for_run(run_id: &str) -> Rc<RefCell<Oracle>> {
-    RUNS.with(|runs| {
-        let mut runs = runs.borrow_mut();
-        if let Some((_, oracle)) = runs.iter().find(|(id, _)| id == run_id) {
-            return oracle.clone();
-        }
-        if runs.len() >= RUNS_MAX {
-            runs.remove(0);
-        }
-        let oracle = Rc::new(RefCell::new(Oracle::default()));
-        runs.push((run_id.to_string(), oracle.clone()));
-        oracle
-    })
 }
 
 /// Node names for messages: `n{id}` is replaced by the caller's naming.
@@ -200,6 +175,7 @@ impl Oracle {
         Some(message)
     }
 
+    #[cfg(test)]
     pub fn violations(&self) -> &BTreeMap<&'static str, String> {
         &self.violations
     }

@@ -9,7 +9,7 @@
 //! scenario can hold one follower's acknowledgements without holding its
 //! heartbeats.
 
-use nodes::api::{FailPoint, FailPointInfo, PointChaos};
+use faultline_api::{FailPoint, FailPointInfo, PointChaos};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Point {

@@ -2,7 +2,7 @@
 //! where the adapter sees them (the log store, the state machine, the network,
 //! the metrics watcher). Observations only: none changes what openraft does.
 
-nodes::probes! {
+faultline_api::probes! {
     /// Where openraft's riskier paths begin, as the adapter sees them.
     pub enum OpenraftProbe {
         LeaderRestored {

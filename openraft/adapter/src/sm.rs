@@ -9,7 +9,7 @@ use crate::oracle::Oracle;
 use crate::points::Point;
 use crate::probes::OpenraftProbe;
 use crate::types::{Kv, LogId, Request, Response, Snapshot, SnapshotData};
-use nodes::api::{ApplyResult, NodeCtx, NodeEvent};
+use faultline_api::{ApplyResult, NodeCtx, NodeEvent};
 use openraft::alias::{SnapshotMetaOf, StoredMembershipOf};
 use openraft::storage::EntryResponder;
 use openraft::storage::RaftStateMachine;

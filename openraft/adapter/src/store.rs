@@ -21,7 +21,7 @@ use crate::oracle::Oracle;
 use crate::points::Point;
 use crate::probes::OpenraftProbe;
 use crate::types::{Entry, Kv, LogId, Vote};
-use nodes::api::{NodeCtx, RecordLog};
+use faultline_api::{NodeCtx, RecordLog};
 use openraft::storage::IOFlushed;
 use openraft::storage::RaftLogStorage;
 use openraft::{LogState, RaftLogReader};

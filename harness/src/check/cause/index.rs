@@ -4,7 +4,7 @@
 use super::{Did, EventRef, ReplicaAt, PER_REPLICA_MAX};
 use crate::effect;
 use crate::trail::{Data, Event, Kind};
-use nodes::api::NodeEvent;
+use faultline_api::NodeEvent;
 use std::collections::BTreeMap;
 
 /// The trail indexed by node: applies by log index, storage entries, the

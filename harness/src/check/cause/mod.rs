@@ -34,7 +34,7 @@ pub use reason::{explain_divergence, explain_faults, in_effect};
 use super::Finding;
 use crate::outcome::Outcome;
 use crate::trail::{Event, Kind, Trail};
-use nodes::api::{ApplyResult, IndexFormat};
+use faultline_api::{ApplyResult, IndexFormat};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 

@@ -5,7 +5,7 @@ use super::index::Index;
 use super::{Did, EventRef, FaultEffect, ReplicaAt, ERROR_CHARS_MAX};
 use crate::action::FaultAction;
 use crate::trail::{Data, Event, Kind};
-use nodes::api::{ApplyResult, IndexFormat, NodeEvent};
+use faultline_api::{ApplyResult, IndexFormat, NodeEvent};
 use std::collections::BTreeSet;
 
 pub(super) fn clip(text: &str, max: usize) -> String {

@@ -8,7 +8,7 @@ use super::{Basis, Cause, Did, EventRef, FaultEffect, ReplicaAt, EFFECTS_MAX, FA
 use crate::action::{Acted, Action, FaultAction};
 use crate::effect;
 use crate::trail::{Data, Event, Kind, Trail};
-use nodes::api::{IndexFormat, NodeEvent};
+use faultline_api::{IndexFormat, NodeEvent};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Faults in effect just before trail position `upto` (the spans of

@@ -10,8 +10,8 @@ use crate::check::divergence;
 use crate::trail::sample::{act, done, hit, node, partition};
 use crate::trail::Data;
 use crate::trail::Event;
-use nodes::api::NodeEvent;
-use nodes::api::Role;
+use faultline_api::NodeEvent;
+use faultline_api::Role;
 use std::time::Duration;
 
 fn trail(events: Vec<Event>) -> Trail {

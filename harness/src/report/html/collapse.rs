@@ -19,7 +19,7 @@
 
 use super::{fmt_ms, Divergence, RunResult};
 use crate::trail::{Event, Kind};
-use nodes::api::NodeEvent;
+use faultline_api::NodeEvent;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 

@@ -12,7 +12,7 @@ use crate::duration::format as fmt_duration;
 use crate::effect::{self, Effect, End, Target};
 use crate::scenario::Cut;
 use crate::trail::{Data, Event, HealStep};
-use nodes::api::{NodeEvent, Role};
+use faultline_api::{NodeEvent, Role};
 use std::collections::{BTreeMap, BTreeSet};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]

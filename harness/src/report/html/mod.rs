@@ -37,7 +37,7 @@ use crate::runner::RunResult;
 use askama::Template;
 use divergence::DivergenceView;
 use findings::{CauseView, DepartureView, FindingView};
-use nodes::api::IndexFormat;
+use faultline_api::IndexFormat;
 use panels::{DiagramView, NodeCard};
 use trail_view::{trail_rows, TrailView};
 
@@ -136,8 +136,8 @@ pub fn run_html(r: &RunResult) -> String {
             .map(|(key, mode)| BugChip {
                 key,
                 mode: match mode {
-                    nodes::api::BugMode::Buggy => "buggy",
-                    nodes::api::BugMode::Fixed => "fixed",
+                    faultline_api::BugMode::Buggy => "buggy",
+                    faultline_api::BugMode::Fixed => "fixed",
                 },
                 overridden: r.bug_overrides.0.contains_key(key),
             })
@@ -259,7 +259,7 @@ impl ProbeRow {
             })
             .collect();
         for event in &r.trail.events {
-            let crate::trail::Data::Node(nodes::api::NodeEvent::Probe { probe, .. }) = &event.data
+            let crate::trail::Data::Node(faultline_api::NodeEvent::Probe { probe, .. }) = &event.data
             else {
                 continue;
             };

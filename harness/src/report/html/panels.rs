@@ -7,7 +7,7 @@ use super::divergence::Divergence;
 use super::escape::clip;
 use super::fmt_dur;
 use crate::runner::RunResult;
-use nodes::api::IndexFormat;
+use faultline_api::IndexFormat;
 use std::collections::BTreeSet;
 
 /// State keys listed per node card.

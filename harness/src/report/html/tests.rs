@@ -8,7 +8,7 @@ use crate::runner::env::OpRecord;
 use crate::runner::{FinalNode, MessageCount};
 use crate::trail::sample::*;
 use crate::trail::{Data, Event, Trail};
-use nodes::api::{NodeEvent, Observation, OpResult, Role};
+use faultline_api::{NodeEvent, Observation, OpResult, Role};
 use serde_json::json;
 use std::collections::BTreeSet;
 

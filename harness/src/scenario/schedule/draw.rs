@@ -19,7 +19,7 @@ use crate::scenario::{
     Workload, WorkloadOp,
 };
 use crate::streams::Stream;
-use nodes::api::{Model, NodeSpec};
+use faultline_api::{Model, NodeSpec};
 use rand::seq::SliceRandom;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;

@@ -23,7 +23,7 @@ use crate::action::FaultAction;
 use crate::duration::format as fmt_duration;
 use crate::scenario::target::{ArmStep, Partition, Target};
 use crate::scenario::FaultKind;
-use nodes::api::ParsedOp;
+use faultline_api::ParsedOp;
 use serde_json::{json, Value};
 use std::time::Duration;
 

@@ -6,7 +6,7 @@ use super::names::Reader;
 use crate::scenario::raw;
 use crate::scenario::*;
 use crate::yaml::{Node, Spanned, Value};
-use nodes::api::FailPointInfo;
+use faultline_api::FailPointInfo;
 use schemars::{json_schema, Schema, SchemaGenerator};
 use std::time::Duration;
 

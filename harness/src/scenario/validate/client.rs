@@ -6,7 +6,7 @@ use super::templates::{expand_template, placeholders};
 use crate::scenario::raw;
 use crate::scenario::{ClientOp, ClientStep, OpExpect, StepKind, Target};
 use crate::yaml::{Node, Spanned, Value};
-use nodes::api::ParsedOp;
+use faultline_api::ParsedOp;
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 
 impl Reader<'_, '_> {

@@ -5,7 +5,7 @@
 use super::names::Reader;
 use crate::scenario::*;
 use crate::yaml::{Node, Spanned};
-use nodes::api::{ParamChaos, ParamValue};
+use faultline_api::{ParamChaos, ParamValue};
 use std::time::Duration;
 
 impl Reader<'_, '_> {
@@ -196,7 +196,7 @@ impl Reader<'_, '_> {
 
 /// The chaos points of every fail point the model's domain allows: one per
 /// error kind, one stall over its range, one panic.
-pub(super) fn domain_points(info: &'static nodes::api::ModelInfo) -> Vec<ChaosPoint> {
+pub(super) fn domain_points(info: &'static faultline_api::ModelInfo) -> Vec<ChaosPoint> {
     let ms = Duration::from_millis;
     let mut points = Vec::new();
     for &point in &info.fail_points {

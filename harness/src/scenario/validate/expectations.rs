@@ -7,7 +7,7 @@ use crate::scenario::raw;
 use crate::scenario::{Expect, KnownDefect, TrailMatch};
 use crate::trail::Kind;
 use crate::yaml::{from_node, Node, Spanned, Value};
-use nodes::api::{BugMode, BugSet};
+use faultline_api::{BugMode, BugSet};
 use schemars::{json_schema, Schema, SchemaGenerator};
 
 /// The words a node reference may be instead of a node name.

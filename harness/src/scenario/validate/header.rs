@@ -8,7 +8,7 @@ use super::{HISTORY_STEPS_MAX, NODES_MAX, RESERVED_NODE_NAMES};
 use crate::scenario::raw;
 use crate::scenario::{Heal, HistoryCheck, Limits, NodeSpec, Settings, Variant};
 use crate::yaml::{from_node, Loc, Node, Spanned, Value};
-use nodes::api::{BugMode, BugSet, ChaosDomain, Model, ModelInfo};
+use faultline_api::{BugMode, BugSet, ChaosDomain, Model, ModelInfo};
 use schemars::{json_schema, Schema, SchemaGenerator};
 use std::time::Duration;
 
@@ -409,7 +409,7 @@ impl Errors<'_> {
                         .info()
                         .invariants
                         .iter()
-                        .filter(|i| i.kind == nodes::api::InvariantKind::Liveness)
+                        .filter(|i| i.kind == faultline_api::InvariantKind::Liveness)
                         .map(|i| i.name)
                         .collect();
                     for name in spec.unjudged.iter().flatten() {

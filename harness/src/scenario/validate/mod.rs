@@ -220,7 +220,7 @@ fn script(
     reader: &mut Reader<'_, '_>,
     root: &Node,
     auto: Option<&Node>,
-    model: &'static dyn nodes::api::Model,
+    model: &'static dyn faultline_api::Model,
 ) -> Vec<super::Step> {
     match root.get("steps") {
         // The model's own setup: what brings a fresh cluster to where its
@@ -265,7 +265,7 @@ fn finale(
     reader: &mut Reader<'_, '_>,
     root: &Node,
     settings: &super::Settings,
-    model: &'static dyn nodes::api::Model,
+    model: &'static dyn faultline_api::Model,
 ) -> Vec<super::WorkloadOp> {
     let finale_on = settings.heal.as_ref().is_some_and(|h| h.final_ops);
     if finale_on {

@@ -5,7 +5,7 @@
 use super::errors::Errors;
 use crate::scenario::{NodeId, NodeSpec, Settings, Target};
 use crate::yaml::Spanned;
-use nodes::api::{FailPointInfo, Model, ModelInfo};
+use faultline_api::{FailPointInfo, Model, ModelInfo};
 
 pub(super) struct Reader<'r, 'f> {
     pub e: &'r mut Errors<'f>,

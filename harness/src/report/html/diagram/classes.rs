@@ -5,7 +5,7 @@ use crate::action::{Action, ActionResult};
 use crate::report::html::derive::{announces_leadership, role_of};
 use crate::report::html::fmt_ms;
 use crate::trail::{Data, Event, Kind};
-use nodes::api::Role;
+use faultline_api::Role;
 
 /// How prominent an event is: lower draws first in a crowded row and is named first
 /// in the row's text. A `match` without a wildcard: a new event kind must be placed.

@@ -3,7 +3,7 @@
 //! clients saw and judge it (docs/history.md); every model names the sequential
 //! model its ops are judged against.
 
-use super::ctx::OpResult;
+use crate::env::OpResult;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -95,7 +95,7 @@ pub enum HistoryModel {
     /// The harness's ZooKeeper model: `create`, `set_data`, `delete`, `get`,
     /// `sync`, `open_session`, `close_session`, with ZooKeeper's answers.
     ZooKeeper,
-    /// The model's own specification ([`super::Model::sequential`]).
+    /// The model's own specification (`Model::sequential`).
     Own,
 }
 

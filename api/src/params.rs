@@ -2,7 +2,6 @@
 //! checks a scenario's `params` against (with file:line:col), and what an explorer
 //! may draw from. Bounds are the range in which the model is valid, not a guess.
 
-use super::chaos::ParamChaos;
 use serde::Serialize;
 
 /// A week, the longest duration a scenario may ask for (and so the top of most
@@ -68,6 +67,19 @@ pub enum ParamValue {
     Integer(i64),
     Text(&'static str),
     Integers(&'static [i64]),
+}
+
+/// What chaos may draw for one model param (distinct from what validation
+/// accepts: the range a real deployment is configured in).
+#[derive(Debug, PartialEq)]
+pub enum ParamChaos {
+    /// Left at the scenario's value (or the default).
+    Fixed,
+    /// An integer in `min..=max`, uniform; log-uniform when `max` is ten or more
+    /// times `min` (timeouts and intervals span orders of magnitude).
+    Range { min: i64, max: i64 },
+    /// One of these values.
+    Choices(&'static [ParamValue]),
 }
 
 /// Declarations, one line each in a model's `ModelInfo`.

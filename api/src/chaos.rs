@@ -3,8 +3,9 @@
 //!
 //! The model's author knows which faults the real system promises to survive and
 //! which ranges of its knobs are meaningful; they say it once, here and next to
-//! each fail point ([`PointChaos`]), param ([`ParamChaos`]) and op
-//! ([`OpInfo::chaos`](super::OpInfo::chaos)), and every chaos file gets it for
+//! each fail point ([`PointChaos`]), param ([`ParamChaos`](crate::ParamChaos), which
+//! lives with the params) and op ([`OpInfo::chaos`](crate::OpInfo::chaos)), and
+//! every chaos file gets it for
 //! free, as FoundationDB's simulator randomises knobs and BUGGIFY sites without a
 //! test asking. A scenario may still narrow or weight anything: what its chaos
 //! section names overrides the domain.
@@ -13,8 +14,6 @@
 //! show: a fault outside it (an fsync error that never clears, for a system that
 //! documents it exits on one) stays out, and the model page says why. Nothing
 //! here names a bug.
-
-use super::params::ParamValue;
 
 /// How chaos may use one fail point.
 #[derive(Debug, PartialEq, Eq)]
@@ -68,19 +67,6 @@ impl PointChaos {
     pub fn in_domain(&self) -> bool {
         !self.errors.is_empty() || self.stall_ms.is_some() || self.panic
     }
-}
-
-/// What chaos may draw for one model param (distinct from what validation
-/// accepts: the range a real deployment is configured in).
-#[derive(Debug, PartialEq)]
-pub enum ParamChaos {
-    /// Left at the scenario's value (or the default).
-    Fixed,
-    /// An integer in `min..=max`, uniform; log-uniform when `max` is ten or more
-    /// times `min` (timeouts and intervals span orders of magnitude).
-    Range { min: i64, max: i64 },
-    /// One of these values.
-    Choices(&'static [ParamValue]),
 }
 
 /// The rest of a model's domain: what a chaos run needs that belongs to no

@@ -1,109 +1,23 @@
-//! The context a node runs in: identity, seeded randomness, the harness environment,
-//! its inbox of commands, its disk and its fail-point scope.
+//! The context a node runs in: identity, seeded randomness, its inbox of
+//! commands, its disk, its fail-point scope, and the narrow ways it reports to
+//! the harness (the trail, observations, messages, answers, violations, the
+//! state the run's nodes share). The node sees no [`Env`]: the harness hands it
+//! in, and only the context and its handles use it.
 
-use super::disk::Disk;
-use super::event::NodeEvent;
-use super::faults::FailScope;
-use super::model::BugSet;
-use super::observe::Observation;
-use super::probe::{Probe, Probes};
+use crate::bugs::BugSet;
+use crate::disk::Disk;
+use crate::env::{node_stream, Command, Env, NodeSpec, NodeStart, OpResult};
+use crate::event::NodeEvent;
+use crate::faults::FailScope;
+use crate::observe::Observation;
+use crate::probe::{Probe, Probes};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use serde::{Deserialize, Serialize};
 use std::cell::{RefCell, RefMut};
 use std::convert::Infallible;
 use std::rc::Rc;
 use std::time::Duration;
 use tokio::sync::mpsc::UnboundedReceiver;
-
-/// What the harness provides to every node of one run. One instance per run, so two
-/// runs in one process never share trail, fail-point decisions or observations.
-pub trait Env {
-    /// Unique in the process; the prefix of every fail-point name of this run.
-    fn run_id(&self) -> &str;
-    /// Simulated time since the start of the run.
-    fn now(&self) -> Duration;
-    /// Append an event to the run's trail.
-    fn record(&self, node: &str, event: NodeEvent);
-    /// Count one message sent between nodes (for the space-time diagram; not in the trail).
-    fn message(&self, from: &str, to: &str, kind: &str);
-    /// An armed fail point was reached with `payload` (the harness's arm id). The
-    /// harness decides, from the run's seed, whether it fires, records the hit, and
-    /// says what to do.
-    fn fail_point(&self, node: &str, point: &'static str, payload: &str) -> Option<super::Fault>;
-    /// Replace this node's published observation.
-    fn publish(&self, node: &str, observation: Observation);
-    /// A command from the inbox finished.
-    fn complete(&self, node: &str, id: u64, result: OpResult);
-    /// The node process terminates itself (a fatal error path, an injected panic).
-    /// The harness stops the host after the current step, losing unsynced writes.
-    fn exit(&self, node: &str, reason: &str);
-    /// A clean shutdown requested by [`Command::Stop`] has finished.
-    fn stopped(&self, node: &str);
-}
-
-/// One node of the scenario, in the canonical (registration) order.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct NodeSpec {
-    pub name: String,
-    pub role: String,
-}
-
-/// A command from the harness to one node.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Command {
-    /// A client operation (the model's typed op, as validated JSON).
-    Op { id: u64, op: serde_json::Value },
-    /// Move leadership to `to` (models that declare `leader_transfer`).
-    TransferLeader { id: u64, to: String },
-    /// Shut down cleanly, then call [`Env::stopped`].
-    Stop,
-}
-
-/// The result of a client operation or admin command, as the client sees it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct OpResult {
-    pub ok: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub value: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-}
-
-impl OpResult {
-    pub fn ok() -> Self {
-        OpResult {
-            ok: true,
-            value: None,
-            error: None,
-        }
-    }
-    pub fn value(value: impl Into<String>) -> Self {
-        OpResult {
-            ok: true,
-            value: Some(value.into()),
-            error: None,
-        }
-    }
-    pub fn error(error: impl Into<String>) -> Self {
-        OpResult {
-            ok: false,
-            value: None,
-            error: Some(error.into()),
-        }
-    }
-}
-
-impl std::fmt::Display for OpResult {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match (self.ok, &self.value, &self.error) {
-            (true, Some(v), _) => write!(f, "ok {v}"),
-            (true, None, _) => write!(f, "ok"),
-            (false, _, Some(e)) => write!(f, "error {e}"),
-            (false, _, None) => write!(f, "error"),
-        }
-    }
-}
 
 /// Everything one incarnation of one node gets. Built by the harness on every
 /// start (the first start and every restart); dropped when the host crashes.
@@ -120,22 +34,6 @@ pub struct NodeCtx {
     disk: Disk,
     faults: FailScope,
     probes: Probes,
-}
-
-/// Everything the harness decides about one start of one node.
-/// The random stream of one incarnation of node `index`: each restart draws
-/// afresh, and the harness keeps its own streams clear of these.
-pub const fn node_stream(index: usize, incarnation: u32) -> u64 {
-    (index as u64) << 32 | incarnation as u64
-}
-
-pub struct NodeStart {
-    pub index: usize,
-    pub nodes: Vec<NodeSpec>,
-    pub incarnation: u32,
-    pub seed: u64,
-    pub bugs: BugSet,
-    pub params: serde_json::Value,
 }
 
 impl NodeCtx {
@@ -205,14 +103,40 @@ impl NodeCtx {
     pub fn faults(&self) -> &FailScope {
         &self.faults
     }
-    pub fn env(&self) -> &Rc<dyn Env> {
-        &self.env
-    }
     pub fn now(&self) -> Duration {
         self.env.now()
     }
     pub fn now_ms(&self) -> u64 {
         self.env.now().as_millis() as u64
+    }
+
+    /// The run's value of type `T`, shared by every node of the run and every
+    /// incarnation of each: created (`T::default()`) by the first node that
+    /// asks, dropped with the run. For ground truth no single node holds (an
+    /// oracle of what every node has durably); never for steering a node.
+    pub fn shared<T: Default + 'static>(&self) -> Rc<T> {
+        self.env.shared().get::<T>()
+    }
+
+    /// This node found `invariant` (one its model declares) broken: the harness
+    /// fails the invariant with `message` (the first one reported for it). Not
+    /// on the trail; a model that wants it there notes it too.
+    pub fn violation(&self, invariant: &str, message: &str) {
+        self.env.violation(&self.name, invariant, message);
+    }
+
+    /// Count one message sent to `to` (for the space-time diagram; not in the trail).
+    pub fn message(&self, to: &str, kind: &str) {
+        self.env.message(&self.name, to, kind);
+    }
+
+    /// A handle for tasks and protocol shells that report without the context:
+    /// the time, trail events and messages, as this node.
+    pub fn handle(&self) -> NodeHandle {
+        NodeHandle {
+            node: self.name.as_str().into(),
+            env: self.env.clone(),
+        }
     }
 
     /// A ChaCha8 generator for one subsystem of this node, derived from the node's
@@ -279,15 +203,47 @@ impl NodeCtx {
     }
 }
 
+/// What a node's tasks and protocol shells report through, without the context
+/// (which one task owns): the time, trail events and messages sent, as the node
+/// it was taken from. Cheap to clone.
+#[derive(Clone)]
+pub struct NodeHandle {
+    node: Rc<str>,
+    env: Rc<dyn Env>,
+}
+
+impl NodeHandle {
+    pub fn name(&self) -> &str {
+        &self.node
+    }
+    pub fn now(&self) -> Duration {
+        self.env.now()
+    }
+    pub fn now_ms(&self) -> u64 {
+        self.env.now().as_millis() as u64
+    }
+    /// Append an event to the run's trail, as this node.
+    pub fn record(&self, event: NodeEvent) {
+        self.env.record(&self.node, event);
+    }
+    /// Count one message sent to `to` (for the space-time diagram; not in the trail).
+    pub fn message(&self, to: &str, kind: &str) {
+        self.env.message(&self.node, to, kind);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::Fault;
+    use crate::env::{Fault, Shared};
 
     /// An environment that keeps what nodes record.
     #[derive(Default)]
     struct Recorder {
         events: RefCell<Vec<(String, NodeEvent)>>,
+        messages: RefCell<Vec<(String, String, String)>>,
+        violations: RefCell<Vec<(String, String, String)>>,
+        shared: Shared,
     }
 
     impl Env for Recorder {
@@ -300,7 +256,10 @@ mod tests {
         fn record(&self, node: &str, event: NodeEvent) {
             self.events.borrow_mut().push((node.to_string(), event));
         }
-        fn message(&self, _: &str, _: &str, _: &str) {}
+        fn message(&self, from: &str, to: &str, kind: &str) {
+            let message = (from.to_string(), to.to_string(), kind.to_string());
+            self.messages.borrow_mut().push(message);
+        }
         fn fail_point(&self, _: &str, _: &'static str, _: &str) -> Option<Fault> {
             None
         }
@@ -308,6 +267,13 @@ mod tests {
         fn complete(&self, _: &str, _: u64, _: OpResult) {}
         fn exit(&self, _: &str, _: &str) {}
         fn stopped(&self, _: &str) {}
+        fn shared(&self) -> &Shared {
+            &self.shared
+        }
+        fn violation(&self, node: &str, invariant: &str, message: &str) {
+            let violation = (node.to_string(), invariant.to_string(), message.to_string());
+            self.violations.borrow_mut().push(violation);
+        }
     }
 
     crate::probes! {
@@ -402,5 +368,79 @@ mod tests {
             ["purge_window", "other_window", "purge_window"],
             "the new incarnation reports afresh; the old one's handle stays deduplicated"
         );
+    }
+
+    fn ctx_of(env: &Rc<Recorder>, index: usize, incarnation: u32) -> NodeCtx {
+        let (_inbox, receiver) = tokio::sync::mpsc::unbounded_channel();
+        let nodes = ["n1", "n2"].map(|name| NodeSpec {
+            name: name.into(),
+            role: "voter".into(),
+        });
+        let start = NodeStart {
+            index,
+            nodes: nodes.to_vec(),
+            incarnation,
+            seed: 1,
+            bugs: BugSet::default(),
+            params: serde_json::Value::Null,
+        };
+        NodeCtx::new(start, env.clone(), receiver)
+    }
+
+    /// Every node of a run, and every incarnation of each, gets the one value
+    /// of a type; another run (another environment) gets its own.
+    #[test]
+    fn shared_state_is_one_value_per_type_per_run() {
+        let run = Rc::new(Recorder::default());
+        let n1 = ctx_of(&run, 0, 0);
+        let n2 = ctx_of(&run, 1, 0);
+        n1.shared::<RefCell<Vec<u64>>>().borrow_mut().push(7);
+        assert_eq!(*n2.shared::<RefCell<Vec<u64>>>().borrow(), [7]);
+        assert_eq!(
+            *n2.shared::<RefCell<u64>>().borrow(),
+            0,
+            "another type, another value"
+        );
+        drop(n1);
+        let restarted = ctx_of(&run, 0, 1);
+        assert_eq!(*restarted.shared::<RefCell<Vec<u64>>>().borrow(), [7]);
+        let other_run = Rc::new(Recorder::default());
+        let elsewhere = ctx_of(&other_run, 0, 0);
+        assert!(elsewhere.shared::<RefCell<Vec<u64>>>().borrow().is_empty());
+    }
+
+    /// A violation reaches the environment typed, as the node that found it,
+    /// and not as a trail event; messages go out as the node, from the context
+    /// and from a handle.
+    #[test]
+    fn violations_and_messages_reach_the_environment_as_the_node() {
+        let env = Rc::new(Recorder::default());
+        let ctx = ctx_of(&env, 1, 0);
+        ctx.violation("leader_completeness", "n2 became leader without 1-3");
+        assert_eq!(
+            *env.violations.borrow(),
+            [(
+                "n2".to_string(),
+                "leader_completeness".to_string(),
+                "n2 became leader without 1-3".to_string()
+            )]
+        );
+        assert!(
+            env.events.borrow().is_empty(),
+            "a violation is not a trail event"
+        );
+        ctx.message("n1", "vote");
+        let handle = ctx.handle();
+        drop(ctx);
+        handle.message("n1", "append");
+        handle.record(NodeEvent::note("from a task"));
+        let sent: Vec<String> = env
+            .messages
+            .borrow()
+            .iter()
+            .map(|(from, to, kind)| format!("{from}->{to} {kind}"))
+            .collect();
+        assert_eq!(sent, ["n2->n1 vote", "n2->n1 append"]);
+        assert_eq!(env.events.borrow()[0].0, "n2");
     }
 }

@@ -8,17 +8,15 @@
 //! The harness arms a point with `fail::cfg(name, "return(<arm id>)")` and nothing
 //! else: the `fail` crate's `p%` draws from an unseeded RNG and its `sleep`, `delay`
 //! and `pause` block the one simulation thread. Whether an armed point fires, and
-//! what it does, is decided by the harness ([`super::Env::fail_point`]) from the
+//! what it does, is decided by the harness ([`Env::fail_point`]) from the
 //! run's seed; stalls wait in simulated time.
 
-use super::chaos::PointChaos;
-use super::ctx::Env;
-use super::event::NodeEvent;
+use crate::chaos::PointChaos;
+use crate::env::{Env, Fault};
+use crate::event::NodeEvent;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
-use std::time::Duration;
-use tokio::sync::watch;
 
 /// Static description of one fail point of a model.
 #[derive(Debug, PartialEq, Eq)]
@@ -40,19 +38,6 @@ pub struct FailPointInfo {
 /// Implemented by each model's fail-point enum: the registry of names.
 pub trait FailPoint: Copy + 'static {
     fn info(self) -> &'static FailPointInfo;
-}
-
-/// What an armed fail point does when it fires.
-#[derive(Debug)]
-pub enum Fault {
-    /// Fail the operation with an error of this kind.
-    Error(String),
-    /// The process dies here.
-    Panic(String),
-    /// Hold this task for a simulated duration.
-    Stall(Duration),
-    /// Hold this task until the scenario's `release` step (or the heal phase).
-    StallUntilRelease(watch::Receiver<bool>),
 }
 
 /// The full name the `fail` crate sees.

@@ -1,15 +1,15 @@
 //! Probes ("sometimes" conditions): named preconditions of a model's mechanisms,
 //! checked where the code decides them, so that a run can say it reached them
 //! (the window a bug needs, a rare branch). A node reports a hit with
-//! [`NodeCtx::probe`](super::NodeCtx::probe); the hit lands on the trail as a typed
+//! [`NodeCtx::probe`](crate::NodeCtx::probe); the hit lands on the trail as a typed
 //! probe event, at most once per probe per incarnation of the node (a probe on a
 //! per-heartbeat path must not flood the trail). A probe is an observation: it
 //! never changes what the model does.
 //!
 //! A model declares its probes in one table with [`probes!`](crate::probes): an
-//! enum whose variants are the only values [`NodeCtx::probe`](super::NodeCtx::probe)
+//! enum whose variants are the only values [`NodeCtx::probe`](crate::NodeCtx::probe)
 //! takes, and the list `ALL` the model hands to
-//! [`ModelInfo::probes`](super::ModelInfo::probes). So a node cannot report a
+//! [`ModelInfo::probes`](crate::ModelInfo::probes). So a node cannot report a
 //! probe its model does not declare. Names are `snake_case` and stable: sweeps,
 //! the coverage ledger and CI key on them.
 
@@ -17,8 +17,8 @@ use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::rc::Rc;
 
-use super::ctx::Env;
-use super::event::NodeEvent;
+use crate::env::Env;
+use crate::event::NodeEvent;
 
 /// One declared probe.
 #[derive(Debug, PartialEq, Eq)]
@@ -40,7 +40,7 @@ pub trait Probe: Copy + 'static {
 /// variant, in table order) with `infos()` for `ModelInfo::probes`.
 ///
 /// ```
-/// nodes::probes! {
+/// faultline_api::probes! {
 ///     /// The example's probes.
 ///     pub enum ExampleProbe {
 ///         PurgeWindow {
@@ -50,7 +50,7 @@ pub trait Probe: Copy + 'static {
 ///         },
 ///     }
 /// }
-/// use nodes::api::Probe;
+/// use faultline_api::Probe;
 /// assert_eq!(ExampleProbe::PurgeWindow.info().name, "purge_window");
 /// assert_eq!(ExampleProbe::infos().len(), 1);
 /// ```
@@ -84,17 +84,17 @@ macro_rules! probes {
             pub const ALL: &'static [$enum] = &[$($enum::$variant),+];
 
             /// The declarations, for `ModelInfo::probes`.
-            pub fn infos() -> Vec<&'static $crate::api::ProbeInfo> {
-                Self::ALL.iter().map(|p| $crate::api::Probe::info(*p)).collect()
+            pub fn infos() -> Vec<&'static $crate::ProbeInfo> {
+                Self::ALL.iter().map(|p| $crate::Probe::info(*p)).collect()
             }
         }
 
-        impl $crate::api::Probe for $enum {
-            fn info(self) -> &'static $crate::api::ProbeInfo {
+        impl $crate::Probe for $enum {
+            fn info(self) -> &'static $crate::ProbeInfo {
                 match self {
                     $(
                         $enum::$variant => {
-                            static INFO: $crate::api::ProbeInfo = $crate::api::ProbeInfo {
+                            static INFO: $crate::ProbeInfo = $crate::ProbeInfo {
                                 name: $name,
                                 summary: $summary,
                                 rare: $rare,
@@ -119,7 +119,7 @@ pub struct Probes {
 }
 
 impl Probes {
-    pub(super) fn new(node: &str, env: Rc<dyn Env>) -> Probes {
+    pub(crate) fn new(node: &str, env: Rc<dyn Env>) -> Probes {
         Probes {
             node: node.into(),
             env,

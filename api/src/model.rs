@@ -1,49 +1,17 @@
 //! The contract every simulated system implements, and its static description.
 
-use super::chaos::ChaosDomain;
-use super::ctx::{NodeCtx, NodeSpec};
-use super::faults::FailPointInfo;
-use super::observe::{Observation, ObservationInfo, ObservationKind};
-use super::params::ParamInfo;
-use super::probe::ProbeInfo;
-use super::promise::{Answers, Consistency, HistoryModel, Sequential};
+use crate::bugs::BugInfo;
+use crate::chaos::ChaosDomain;
+use crate::ctx::NodeCtx;
+use crate::env::NodeSpec;
+use crate::faults::FailPointInfo;
+use crate::observe::{Observation, ObservationInfo, ObservationKind};
+use crate::params::ParamInfo;
+use crate::probe::ProbeInfo;
+use crate::promise::{Answers, Consistency, HistoryModel, Sequential};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;
-
-/// A known defect a model can run with, by report key.
-#[derive(Debug, PartialEq, Eq)]
-pub struct BugInfo {
-    /// The report key, e.g. `HDDS-17603`.
-    pub key: &'static str,
-    pub summary: &'static str,
-    /// What the model does in `buggy` mode (the reported behaviour).
-    pub buggy: &'static str,
-    /// What the model does in `fixed` mode (the proposed fix).
-    pub fixed: &'static str,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum BugMode {
-    Buggy,
-    Fixed,
-}
-
-/// The mode of every known bug for one run. A bug the scenario does not mention
-/// runs in its `fixed` form.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BugSet(pub BTreeMap<String, BugMode>);
-
-impl BugSet {
-    pub fn mode(&self, bug: &BugInfo) -> BugMode {
-        self.0.get(bug.key).copied().unwrap_or(BugMode::Fixed)
-    }
-    pub fn buggy(&self, bug: &BugInfo) -> bool {
-        self.mode(bug) == BugMode::Buggy
-    }
-}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -211,16 +179,36 @@ pub struct NodeView {
     pub observation: Observation,
 }
 
+/// A declared invariant a node found broken while the run went on
+/// ([`NodeCtx::violation`]): the first one reported of each invariant.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Violation {
+    pub invariant: String,
+    /// The node that found it.
+    pub node: String,
+    /// When, in simulated ms since the start of the run.
+    pub t_ms: u64,
+    pub message: String,
+}
+
 /// The cluster as the checkers see it.
 #[derive(Clone, Debug, Serialize)]
 pub struct ClusterView {
     pub now_ms: u64,
     pub nodes: Vec<NodeView>,
+    /// The invariants nodes reported broken so far, in the order found, the
+    /// first of each: the harness fails each one with its message.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub violations: Vec<Violation>,
 }
 
 impl ClusterView {
     pub fn node(&self, name: &str) -> Option<&NodeView> {
         self.nodes.iter().find(|n| n.name == name)
+    }
+    /// The violation of `invariant` a node reported, if any.
+    pub fn violation(&self, invariant: &str) -> Option<&Violation> {
+        self.violations.iter().find(|v| v.invariant == invariant)
     }
 }
 

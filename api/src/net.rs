@@ -4,7 +4,7 @@
 //! dropped by a partition wedges a stream forever. Datagrams model loss honestly;
 //! protocols retry on their own timers, as they would over a lossy network.
 
-use super::ctx::{Env, NodeCtx};
+use crate::ctx::{NodeCtx, NodeHandle};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use std::io;
@@ -18,9 +18,8 @@ pub const DATAGRAM_BYTES_MAX: usize = 64 * 1024;
 #[derive(Clone)]
 pub struct Net {
     socket: Rc<UdpSocket>,
-    node: Rc<str>,
     port: u16,
-    env: Rc<dyn Env>,
+    node: NodeHandle,
 }
 
 impl Net {
@@ -28,9 +27,8 @@ impl Net {
         let socket = UdpSocket::bind(("0.0.0.0", port)).await?;
         Ok(Net {
             socket: Rc::new(socket),
-            node: ctx.name().into(),
             port,
-            env: ctx.env().clone(),
+            node: ctx.handle(),
         })
     }
 
@@ -43,7 +41,7 @@ impl Net {
             "message of {} bytes over the datagram limit",
             bytes.len()
         );
-        self.env.message(&self.node, to, kind);
+        self.node.message(to, kind);
         let _ = self.socket.try_send_to(&bytes, (to, self.port));
     }
 
