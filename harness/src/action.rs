@@ -15,7 +15,7 @@
 //! it and the trail describes it. The trail decides an action's event kind
 //! (`trail::Data::kind`), so this module depends on nothing of the harness.
 //! What an action means over a trail (what it affects, what undoes it, when
-//! a fault was in effect) is `crate::effect`'s.
+//! a fault was in effect) is the `effect` module's.
 
 use crate::duration::format as fmt_duration;
 use faultline_api::ParsedOp;
