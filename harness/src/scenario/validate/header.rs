@@ -706,8 +706,8 @@ pub(in crate::scenario) fn default_settings() -> Settings {
     }
 }
 
-// ---- The JSON Schema of what this phase reads from the tree (raw.rs names
-// these; the `schema` module of `scenario` assembles the document). ----
+// ---- The JSON Schema of what this phase reads from the tree (the `schema`
+// module of `scenario` fills raw's placeholders with these). ----
 
 /// `nodes:` as [`Errors::nodes`] reads it: 1..=NODES_MAX names or `{name, role}`.
 pub(in crate::scenario) fn nodes_schema(generator: &mut SchemaGenerator) -> Schema {

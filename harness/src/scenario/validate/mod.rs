@@ -24,7 +24,8 @@ mod workload;
 
 pub use templates::expand_template;
 // The JSON Schema of what each reader reads from the tree, beside the reader
-// (raw.rs names these; the scenario's schema module assembles the document).
+// (the scenario's schema module fills raw's placeholders with these and
+// assembles the document; raw.rs names none of them).
 pub(in crate::scenario) use chaos::{
     chaos_faults_schema, chaos_params_schema, chaos_schema, point_action_schema,
     restart_exited_schema,
