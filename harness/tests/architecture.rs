@@ -306,26 +306,11 @@ fn show(circles: &[Vec<Module>]) -> String {
         .join("\n")
 }
 
-/// Circles this test knows and that its owner has yet to break, each with why.
-/// One not listed fails the test; a listed one that is gone needs no entry.
-const KNOWN_CIRCLES: &[(&[&str], &str)] = &[(
-    &["runner/result", "runner/target", "runner/verify"],
-    "`RunResult` (result.rs) holds a `CauseCheck`, defined in verify.rs, which \
-     checks a `RunResult`: seen since the test resolves `mod.rs` re-exports",
-)];
-
 #[test]
 fn no_two_files_of_harness_src_import_each_other_in_a_circle() {
     let edges = graph();
     assert!(edges.len() > 40, "found {} files", edges.len());
-    let known: Vec<BTreeSet<String>> = KNOWN_CIRCLES
-        .iter()
-        .map(|(members, _)| members.iter().map(|m| m.to_string()).collect())
-        .collect();
-    let found: Vec<Vec<Module>> = circles(&edges)
-        .into_iter()
-        .filter(|c| !known.contains(&c.iter().map(|m| m.join("/")).collect()))
-        .collect();
+    let found = circles(&edges);
     assert!(found.is_empty(), "import circles:\n{}", show(&found));
 }
 

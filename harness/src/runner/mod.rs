@@ -33,7 +33,8 @@ mod workload;
 
 pub use halt::Halt;
 pub use result::{replay_command, FinalNode, MessageCount, RunResult, REPORT_SCHEMA_VERSION};
-pub use verify::{confirm_causes, CauseCheck};
+pub use result::CauseCheck;
+pub use verify::confirm_causes;
 
 pub(crate) use cluster::{add_hosts, sim_builder};
 

@@ -110,7 +110,7 @@ pub struct RunResult {
     /// seed and schedule without them (`runner::confirm_causes`; filled in by
     /// the commands that report it, for a failure no bug key explains).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cause_check: Option<super::CauseCheck>,
+    pub cause_check: Option<CauseCheck>,
     pub fail_points: Vec<ArmSummary>,
     /// The bug modes given on the command line (`--bug KEY=MODE`), laid over
     /// the variant's to make `bugs`; the replay command passes them again.
@@ -434,6 +434,20 @@ pub fn known_defects(
     keys.sort();
     keys.dedup();
     keys
+}
+
+/// What the rerun without the cause's faults showed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CauseCheck {
+    /// The schedule entries removed (positions in `schedule.faults`).
+    pub removed: Vec<u32>,
+    /// Those entries, as the schedule describes them.
+    pub described: Vec<String>,
+    /// Whether the run without them no longer ended with the same finding.
+    pub finding_gone: bool,
+    /// The rerun's outcome and trail digest.
+    pub rerun_outcome: Outcome,
+    pub rerun_digest: String,
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@
 //! (`check::differential`); this check is for the rest: a model's own defect,
 //! a fixed run that fails, a scenario without bug keys.
 
+use super::result::CauseCheck;
 use super::RunResult;
 use super::{run_with, Inputs};
 use crate::action::{Acted, Action};
@@ -15,20 +16,6 @@ use crate::scenario::{Scenario, Variant};
 use crate::trail::{Data, Event};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
-
-/// What the rerun without the cause's faults showed.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CauseCheck {
-    /// The schedule entries removed (positions in `schedule.faults`).
-    pub removed: Vec<u32>,
-    /// Those entries, as the schedule describes them.
-    pub described: Vec<String>,
-    /// Whether the run without them no longer ended with the same finding.
-    pub finding_gone: bool,
-    /// The rerun's outcome and trail digest.
-    pub rerun_outcome: crate::outcome::Outcome,
-    pub rerun_digest: String,
-}
 
 /// The schedule entry whose action this trail position is, or which armed the
 /// fail point this hit is of.
