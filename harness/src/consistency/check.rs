@@ -25,6 +25,9 @@ pub struct Budget {
 /// A group not yet decided: its name, entries and the steps spent on it.
 type Pending<O> = (String, Vec<Entry<O>>, u64);
 
+/// After the search: the groups still undecided, and those whose memo filled up.
+type Undecided<O> = (Vec<Pending<O>>, Vec<Pending<O>>);
+
 /// The first round's steps per group.
 const FIRST_CAP: u64 = 20_000;
 
@@ -262,7 +265,7 @@ fn search<S: Spec>(
     mut pending: Vec<Pending<S::Op>>,
     budget: &Budget,
     p: &mut Progress<S::Op>,
-) -> (Vec<Pending<S::Op>>, Vec<Pending<S::Op>>) {
+) -> Undecided<S::Op> {
     let mut memo_full: Vec<Pending<S::Op>> = Vec::new();
     let mut cap = FIRST_CAP;
     while !pending.is_empty() && p.first_violation.is_none() && p.meter.left > 0 {

@@ -84,8 +84,6 @@ impl<'a> Divergence<'a> {
     }
 }
 
-/// The whole page.
-
 pub(super) struct DivergenceView<'a> {
     /// The first differing key and the replicas' values; `None` when no checker
     /// named a key (a violated run).

@@ -111,6 +111,7 @@ pub fn mentions(detail: &str, key: &str) -> bool {
     })
 }
 
+/// The whole page.
 pub fn run_html(r: &RunResult) -> String {
     let names: Vec<String> = r.nodes.iter().map(|n| n.name.clone()).collect();
     let derived = derive::derive(&r.trail.events, &names, r.sim_elapsed_ms);
