@@ -144,6 +144,8 @@ pub struct NodeStart {
 /// single node holds (an oracle of what every node has durably). The harness
 /// keeps one per run, so two runs in one process never share it, and drops it
 /// with the run. A node reaches it with [`NodeCtx::shared`](crate::NodeCtx::shared).
+/// A shared value holds data, never a context or a handle: those hold the run's
+/// environment, which holds this, and the cycle would outlive the run.
 #[derive(Default)]
 pub struct Shared {
     values: RefCell<BTreeMap<TypeId, Rc<dyn Any>>>,
