@@ -1,37 +1,24 @@
 //! faultline: a deterministic fault-injection chaos harness on turmoil.
 //!
-//! A scenario (`scenario`) is validated from YAML (`yaml`), run on a fresh
-//! simulation (`runner`) that records one trail (`trail`), judged by checkers
-//! (`check`) into an outcome (`outcome`), and reported (`report`). `import` turns a
-//! model checker's counterexample into a scenario.
+//! A scenario is validated from YAML into typed steps, run on a fresh simulation
+//! that records one trail, judged by checkers into an outcome, and reported;
+//! sweep, hunt and shrink drive many runs. The folders are those stages, in the
+//! order a run passes through them, and each imports only the ones listed
+//! before it (`tests/architecture.rs` holds them to that order):
+//! - `base`: what every stage speaks (actions and what each means, the trail,
+//!   outcomes, the seed's streams, the model registry);
+//! - `lang`: YAML with positions, scenarios validated into typed steps,
+//!   diagnostics, target builds;
+//! - `judge`: the checkers and the client-history consistency checkers;
+//! - `sim`: the runner on turmoil (cluster, nemesis, workload, recorder);
+//! - `report`: terminal, JSON, HTML and JUnit reports;
+//! - `drive`: sweep, hunt, shrink, bench and import;
+//! - `cli`: the command line.
 
-pub mod action;
-pub mod bench;
-pub mod check;
+pub mod base;
 pub mod cli;
-pub mod consistency;
-pub mod coverage;
-pub mod diag;
-pub mod duration;
-pub mod effect;
-pub mod faults;
-pub mod fsio;
-pub mod history;
-pub mod hunt;
-pub mod import;
-pub mod models;
-pub mod outcome;
-pub mod panic;
-pub mod progress;
+pub mod drive;
+pub mod judge;
+pub mod lang;
 pub mod report;
-pub mod runner;
-pub mod scenario;
-pub use scenario::schedule;
-pub mod shrink;
-pub mod starter;
-pub mod streams;
-pub mod sweep;
-pub mod targets;
-pub mod text;
-pub mod trail;
-pub mod yaml;
+pub mod sim;

@@ -356,6 +356,45 @@ fn no_two_top_level_modules_import_each_other_in_a_circle() {
     assert!(found.is_empty(), "module circles:\n{}", show(&found));
 }
 
+/// The folders of `harness/src` are the stages a run passes through, and each
+/// imports only the stages before it: the picture's floors read as the path a run
+/// takes (`lib.rs` says what each holds).
+const STAGES: [&str; 7] = ["base", "lang", "judge", "sim", "report", "drive", "cli"];
+
+#[test]
+fn each_stage_imports_only_the_stages_before_it() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut tops: Vec<String> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    tops.sort();
+    let mut expected: Vec<String> = STAGES.iter().map(|s| s.to_string()).collect();
+    expected.sort();
+    assert_eq!(
+        tops, expected,
+        "harness/src holds exactly the stage folders"
+    );
+    let rank = |m: &Module| m.first().and_then(|s| STAGES.iter().position(|x| x == s));
+    let mut upward = Vec::new();
+    for (from, to) in graph() {
+        let Some(f) = rank(&from) else { continue };
+        for t in to {
+            if let Some(r) = rank(&t) {
+                if r > f {
+                    upward.push(format!("{} -> {}", from.join("/"), t.join("/")));
+                }
+            }
+        }
+    }
+    assert!(
+        upward.is_empty(),
+        "imports that run up a stage:\n{}",
+        upward.join("\n")
+    );
+}
 #[test]
 fn the_checker_finds_a_circle_when_there_is_one() {
     let m = |s: &str| -> Module { s.split('/').map(str::to_string).collect() };
@@ -462,7 +501,7 @@ fn clippy_bans_the_determinism_hazards_and_every_exception_says_why() {
     assert!(
         types_allowed
             .iter()
-            .all(|at| at.starts_with("harness/src/consistency/hasher.rs:")),
+            .all(|at| at.starts_with("harness/src/judge/consistency/hasher.rs:")),
         "std HashMap/HashSet allowed outside consistency/hasher.rs: {types_allowed:?}"
     );
 }

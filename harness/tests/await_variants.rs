@@ -3,8 +3,8 @@
 
 mod common;
 
-use faultline::outcome::Outcome;
-use faultline::runner;
+use faultline::base::outcome::Outcome;
+use faultline::sim::runner;
 
 const SCENARIO: &str = r#"
 model: raftkv
@@ -47,7 +47,7 @@ fn an_await_limited_to_a_variant_is_skipped_by_the_others() {
 #[test]
 fn variants_must_be_declared_and_not_empty() {
     let unknown = SCENARIO.replace("variants: [strict]", "variants: [strcit]");
-    let err = faultline::scenario::load_str("x.yaml", &unknown)
+    let err = faultline::lang::scenario::load_str("x.yaml", &unknown)
         .err()
         .expect("an unknown variant is an error")
         .to_string();
@@ -57,7 +57,7 @@ fn variants_must_be_declared_and_not_empty() {
         "{err}"
     );
     let empty = SCENARIO.replace("variants: [strict]", "variants: []");
-    let err = faultline::scenario::load_str("x.yaml", &empty)
+    let err = faultline::lang::scenario::load_str("x.yaml", &empty)
         .err()
         .expect("an empty list is an error")
         .to_string();

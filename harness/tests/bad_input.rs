@@ -3,7 +3,7 @@
 //! optionally the help text (`# expect-hint: text`). Each must be rejected with that
 //! error at that location, through the library and through the CLI (exit code 2).
 
-use faultline::scenario::{self, LoadError};
+use faultline::lang::scenario::{self, LoadError};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

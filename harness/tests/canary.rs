@@ -3,8 +3,8 @@
 
 mod common;
 
-use faultline::outcome::Outcome;
-use faultline::runner;
+use faultline::base::outcome::Outcome;
+use faultline::sim::runner;
 
 #[test]
 fn the_canary_diverges_or_violates_with_the_defect_and_converges_without() {

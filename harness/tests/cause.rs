@@ -6,9 +6,9 @@
 
 mod common;
 
-use faultline::check::cause::{self, Basis};
-use faultline::outcome::Outcome;
-use faultline::runner;
+use faultline::base::outcome::Outcome;
+use faultline::judge::check::cause::{self, Basis};
+use faultline::sim::runner;
 
 /// Scenario, variant: the basis, the index (as the model writes it) and words
 /// the cause must say.

@@ -5,11 +5,11 @@
 mod common;
 
 use common::load_text;
-use faultline::check::{history, Finding};
-use faultline::outcome::Outcome;
-use faultline::runner::{self, RunResult};
-use faultline::scenario::Scenario;
-use faultline::trail::{Kind, Trail};
+use faultline::base::outcome::Outcome;
+use faultline::base::trail::{Kind, Trail};
+use faultline::judge::check::{history, Finding};
+use faultline::lang::scenario::Scenario;
+use faultline::sim::runner::{self, RunResult};
 use faultline_api::{NodeEvent, Role};
 use std::collections::BTreeSet;
 

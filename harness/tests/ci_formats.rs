@@ -10,8 +10,8 @@
 mod common;
 
 use common::{faultline, python, validate};
-use faultline::check::{Finding, Verdict};
-use faultline::outcome::Outcome;
+use faultline::base::outcome::Outcome;
+use faultline::judge::check::{Finding, Verdict};
 use faultline::report::{junit_xml, RunRecord, RECORD_SCHEMA_VERSION};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -303,7 +303,7 @@ fn json_lines_results_files_sweep_metadata_and_reports_match_their_published_sch
             l["file"]
                 .as_str()
                 .map(|f| Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(f))
-                .is_some_and(|f| faultline::scenario::runs_elsewhere(&f))
+                .is_some_and(|f| faultline::lang::scenario::runs_elsewhere(&f))
         })
         .count();
     assert_eq!(lines.len() - elsewhere, bundled + 1);

@@ -4,14 +4,14 @@
 
 mod common;
 
-use faultline::check::Verdict;
-use faultline::history::edn::{parse, Edn};
-use faultline::history::{from_jsonl, CompletionKind};
-use faultline::outcome::Outcome;
-use faultline::runner;
+use faultline::base::outcome::Outcome;
+use faultline::judge::check::Verdict;
+use faultline::judge::history::edn::{parse, Edn};
+use faultline::judge::history::{from_jsonl, CompletionKind};
+use faultline::sim::runner;
 use std::collections::BTreeMap;
 
-fn bundled(name: &str) -> faultline::scenario::Scenario {
+fn bundled(name: &str) -> faultline::lang::scenario::Scenario {
     common::bundled()
         .into_iter()
         .find(|s| s.name == name)

@@ -210,10 +210,10 @@ fn leader_not_ready(bound_ms: u64, heal_extra: &str) -> String {
     )
 }
 
-fn run_buggy(name: &str, text: &str) -> faultline::runner::RunResult {
-    let scenario = faultline::scenario::load_str(name, text).expect("valid");
+fn run_buggy(name: &str, text: &str) -> faultline::sim::runner::RunResult {
+    let scenario = faultline::lang::scenario::load_str(name, text).expect("valid");
     let variant = scenario.variant("buggy").unwrap();
-    faultline::runner::run(&scenario, variant, 1)
+    faultline::sim::runner::run(&scenario, variant, 1)
 }
 
 #[test]
@@ -286,7 +286,7 @@ fn a_liveness_bound_beyond_the_run_is_not_judged_and_fails_a_sweep() {
 #[test]
 fn a_liveness_bound_the_run_reaches_is_judged_stuck() {
     let result = run_buggy("not-ready-5s.yaml", &leader_not_ready(5_000, ""));
-    assert_eq!(result.outcome, faultline::outcome::Outcome::Stuck);
+    assert_eq!(result.outcome, faultline::base::outcome::Outcome::Stuck);
     assert!(result
         .findings
         .iter()
@@ -297,7 +297,7 @@ fn a_liveness_bound_the_run_reaches_is_judged_stuck() {
 #[test]
 fn an_unknown_invariant_in_heal_unjudged_is_an_error_with_a_suggestion() {
     let text = leader_not_ready(60_000, ", unjudged: [leader_ready_within_bnd]");
-    let errors = faultline::scenario::load_str("bad.yaml", &text)
+    let errors = faultline::lang::scenario::load_str("bad.yaml", &text)
         .err()
         .expect("an unknown name is refused")
         .to_string();

@@ -3,7 +3,7 @@
 
 mod common;
 
-use faultline::runner;
+use faultline::sim::runner;
 
 #[test]
 fn every_bundled_scenario_meets_its_expectation_and_replays_byte_for_byte() {
@@ -21,8 +21,10 @@ fn every_bundled_scenario_meets_its_expectation_and_replays_byte_for_byte() {
                 ));
             }
             if first.trail_digest != second.trail_digest {
-                let diff =
-                    faultline::trail::first_difference(&first.trail.events, &second.trail.events);
+                let diff = faultline::base::trail::first_difference(
+                    &first.trail.events,
+                    &second.trail.events,
+                );
                 failures.push(format!(
                     "{label}: digests differ; first difference {diff:?}"
                 ));

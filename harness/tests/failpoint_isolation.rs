@@ -3,8 +3,8 @@
 
 mod common;
 
-use faultline::runner::{self, RunResult};
-use faultline::trail::Kind;
+use faultline::base::trail::Kind;
+use faultline::sim::runner::{self, RunResult};
 
 const ARMED: &str = r#"
 model: raftkv

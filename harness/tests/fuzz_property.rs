@@ -6,7 +6,7 @@
 
 mod common;
 
-use faultline::scenario::{load_str, LoadError};
+use faultline::lang::scenario::{load_str, LoadError};
 
 /// A tiny deterministic generator (xorshift): the same inputs on every run.
 struct Rng(u64);
@@ -132,7 +132,7 @@ fn mutated_scenarios_never_panic() {
     let root = common::workspace();
     let mut bases = Vec::new();
     for dir in ["scenarios", "harness/tests/bad_input"] {
-        for file in faultline::scenario::scenario_files(&[root.join(dir)]).unwrap() {
+        for file in faultline::lang::scenario::scenario_files(&[root.join(dir)]).unwrap() {
             bases.push(std::fs::read_to_string(file).unwrap());
         }
     }
@@ -262,7 +262,7 @@ fn generated_nested_repeats_never_panic() {
 
 #[test]
 fn non_regular_paths_are_refused_without_blocking() {
-    use faultline::scenario::load;
+    use faultline::lang::scenario::load;
     use std::os::unix::fs::symlink;
     let dir = common::temp_dir("fuzz-prop", "paths");
     let fifo = dir.join("fifo.yaml");

@@ -117,7 +117,7 @@ fn fifos_and_devices_are_refused_everywhere_a_file_is_read() {
     );
     // The scenario path stored in a report: replay refuses it too.
     let report = dir.join("report.json");
-    let good = faultline::runner::run(
+    let good = faultline::sim::runner::run(
         &common::load_text("x.yaml", SCENARIO),
         &common::load_text("x.yaml", SCENARIO).variants[0],
         1,
@@ -159,7 +159,7 @@ fn directory_link_cycles_are_walked_once() {
         "{}",
         stdout(&out)
     );
-    let files = faultline::scenario::scenario_files(std::slice::from_ref(&dir)).unwrap();
+    let files = faultline::lang::scenario::scenario_files(std::slice::from_ref(&dir)).unwrap();
     assert_eq!(files.len(), 2, "{files:?}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -222,7 +222,7 @@ fn huge_seed_ranges_and_shard_counts_are_clear_errors_or_cheap() {
         Duration::from_secs(60),
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let recorded = faultline::sweep::results::read(&dir.join("o2/results.jsonl")).unwrap();
+    let recorded = faultline::drive::sweep::results::read(&dir.join("o2/results.jsonl")).unwrap();
     assert_eq!(
         recorded.records.len(),
         1,
@@ -448,7 +448,7 @@ fn a_second_sweep_on_a_locked_out_directory_is_refused() {
     let dir = temp_dir("lock");
     let file = scenario(&dir, "a.yaml", "a");
     let out_dir = dir.join("out");
-    let held = faultline::fsio::DirLock::try_new(&out_dir).unwrap();
+    let held = faultline::base::fsio::DirLock::try_new(&out_dir).unwrap();
     let out = run(&["sweep", s(&file), "--seeds", "1..2", "--out", s(&out_dir)]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(

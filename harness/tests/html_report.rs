@@ -9,7 +9,7 @@
 mod common;
 
 use faultline::report::run_html;
-use faultline::runner::{self, RunResult};
+use faultline::sim::runner::{self, RunResult};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -265,7 +265,7 @@ fn chromium_shows_lanes_fault_marks_and_the_divergence_view() {
         .events
         .iter()
         .enumerate()
-        .filter(|(_, e)| e.kind.is_fault() || e.kind == faultline::trail::Kind::FailPointHit)
+        .filter(|(_, e)| e.kind.is_fault() || e.kind == faultline::base::trail::Kind::FailPointHit)
         .map(|(i, _)| i)
         .collect();
     assert!(!faults.is_empty(), "the canary injects a partition");
@@ -317,7 +317,7 @@ fn chromium_shows_lanes_fault_marks_and_the_divergence_view() {
         .trail
         .events
         .iter()
-        .filter(|e| e.kind == faultline::trail::Kind::Network)
+        .filter(|e| e.kind == faultline::base::trail::Kind::Network)
         .count();
     assert!(dom.contains(&format!("showing {network} of {n} events")));
     let rows: Vec<&str> = dom
@@ -383,12 +383,12 @@ fn chromium_shows_the_cause_of_hdds_17603() {
     let kinds: Vec<&str> = links
         .iter()
         .map(|&i| match result.trail.events[i].kind {
-            faultline::trail::Kind::Apply => "apply",
-            faultline::trail::Kind::FailPointHit => "hit",
-            faultline::trail::Kind::Storage => "storage",
-            faultline::trail::Kind::Exit => "exit",
-            faultline::trail::Kind::Crash => "crash",
-            faultline::trail::Kind::Start => "start",
+            faultline::base::trail::Kind::Apply => "apply",
+            faultline::base::trail::Kind::FailPointHit => "hit",
+            faultline::base::trail::Kind::Storage => "storage",
+            faultline::base::trail::Kind::Exit => "exit",
+            faultline::base::trail::Kind::Crash => "crash",
+            faultline::base::trail::Kind::Start => "start",
             other => panic!("unexpected link to a {other:?} event"),
         })
         .collect();

@@ -5,8 +5,8 @@
 
 mod common;
 
-use faultline::outcome::Outcome;
-use faultline::runner;
+use faultline::base::outcome::Outcome;
+use faultline::sim::runner;
 use std::path::PathBuf;
 
 const TRACE: &str = "harness/tests/itf/hdds10798.itf.json";
@@ -105,7 +105,7 @@ fn the_committed_counterexample_imports_to_the_golden_scenario_step_by_step() {
 
 #[test]
 fn the_golden_scenario_reproduces_the_bug_and_its_fix() {
-    let scenario = faultline::scenario::load(&common::workspace().join(GOLDEN))
+    let scenario = faultline::lang::scenario::load(&common::workspace().join(GOLDEN))
         .unwrap_or_else(|e| panic!("{e}"));
     let buggy = runner::run(&scenario, scenario.variant("buggy").unwrap(), 1);
     assert_eq!(buggy.outcome, Outcome::Stuck, "{:?}", buggy.findings);

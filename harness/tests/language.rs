@@ -2,11 +2,11 @@
 //! matchers, seeded node references, op placeholders, and limits on steps that
 //! take no simulated time. Each test runs real raftkv clusters.
 
-use faultline::check::Finding;
-use faultline::outcome::Outcome;
-use faultline::runner::{self, RunResult};
-use faultline::scenario::load_str;
-use faultline::trail::Kind;
+use faultline::base::outcome::Outcome;
+use faultline::base::trail::Kind;
+use faultline::judge::check::Finding;
+use faultline::lang::scenario::load_str;
+use faultline::sim::runner::{self, RunResult};
 
 fn run_seed(text: &str, seed: u64) -> RunResult {
     let scenario = match load_str("lang.yaml", text) {
@@ -178,7 +178,7 @@ fn transfer_targets(result: &RunResult) -> Vec<String> {
         .trail
         .iter()
         .filter_map(|e| match e.action() {
-            Some(faultline::action::Action::TransferLeader { to, .. }) => Some(to.clone()),
+            Some(faultline::base::action::Action::TransferLeader { to, .. }) => Some(to.clone()),
             _ => None,
         })
         .collect()

@@ -9,7 +9,7 @@ mod common;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-const FILE_BYTES_MAX: usize = faultline::scenario::FILE_BYTES_MAX;
+const FILE_BYTES_MAX: usize = faultline::lang::scenario::FILE_BYTES_MAX;
 const BOUND_KIB: i64 = 256 * 1024;
 
 /// Peak RSS (KiB) and exit code of `faultline validate FILE`.

@@ -58,7 +58,7 @@ fn every_model_gets_a_starting_scenario_that_validates_and_meets_its_expectation
         } else {
             assert!(yaml.contains("\nexpect: converged\n"), "{yaml}");
         }
-        let has_leader = faultline::models::find(name).is_some_and(|m| m.info().has_leader);
+        let has_leader = faultline::base::models::find(name).is_some_and(|m| m.info().has_leader);
         if has_leader {
             assert!(yaml.contains("  - await: {leader: any"), "{yaml}");
             assert!(yaml.contains("  - restart: leader\n"), "{yaml}");

@@ -5,9 +5,9 @@
 mod common;
 
 use common::load_text;
-use faultline::outcome::Outcome;
-use faultline::runner::{self, RunResult};
-use faultline::trail::{Data, OpEndKind};
+use faultline::base::outcome::Outcome;
+use faultline::base::trail::{Data, OpEndKind};
+use faultline::sim::runner::{self, RunResult};
 
 fn run(text: &str) -> RunResult {
     let scenario = load_text("node-api.yaml", text);

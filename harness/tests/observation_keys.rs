@@ -6,7 +6,7 @@
 
 mod common;
 
-use faultline::runner::{self, env::PublishedKey};
+use faultline::sim::runner::{self, env::PublishedKey};
 use faultline_api::ModelInfo;
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -5,7 +5,7 @@
 
 mod common;
 
-use faultline::runner;
+use faultline::sim::runner;
 use faultline_api::NodeEvent;
 use std::collections::BTreeSet;
 
@@ -79,7 +79,7 @@ fn each_bug_scenario_reaches_the_probes_of_its_mechanism() {
     let mut failures = Vec::new();
     for (file, variant_name, node, probes) in MECHANISMS {
         let path = common::workspace().join("scenarios").join(file);
-        let scenario = faultline::scenario::load(&path)
+        let scenario = faultline::lang::scenario::load(&path)
             .unwrap_or_else(|e| panic!("{file} does not load:\n{e}"));
         let variant = scenario
             .variants
@@ -123,7 +123,7 @@ fn each_bug_scenario_reaches_the_probes_of_its_mechanism() {
 #[test]
 fn the_html_report_lists_the_probes_reached_and_not_reached() {
     let path = common::workspace().join("scenarios/ozone/hdds-17062-dropped-closed.yaml");
-    let scenario = faultline::scenario::load(&path).unwrap();
+    let scenario = faultline::lang::scenario::load(&path).unwrap();
     let variant = scenario.variant("buggy").unwrap();
     let result = runner::run(&scenario, variant, scenario.settings.seed);
     let page = faultline::report::run_html(&result);

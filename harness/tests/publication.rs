@@ -5,8 +5,8 @@
 mod common;
 
 use common::load_text;
-use faultline::outcome::Outcome;
-use faultline::trail::{AwaitEnd, Data, Event};
+use faultline::base::outcome::Outcome;
+use faultline::base::trail::{AwaitEnd, Data, Event};
 use faultline_api::NodeEvent;
 
 /// The index of the first submit a node recorded, and its time.
@@ -62,7 +62,7 @@ steps:
   - await: quiescent
 "#;
     let scenario = load_text("service-submit.yaml", text);
-    let result = faultline::runner::run(&scenario, &scenario.variants[0], 1);
+    let result = faultline::sim::runner::run(&scenario, &scenario.variants[0], 1);
     assert_eq!(result.outcome, Outcome::Converged, "{:?}", result.findings);
     let events = &result.trail.events;
     let (index, submitted_ms) = first_submit(events, "om1").expect("the worker submitted");
@@ -120,7 +120,7 @@ steps:
   - await: {down: om2, within: 5s}
 "#;
     let scenario = load_text("terminate-publication.yaml", text);
-    let result = faultline::runner::run(&scenario, &scenario.variants[0], 1);
+    let result = faultline::sim::runner::run(&scenario, &scenario.variants[0], 1);
     let events = &result.trail.events;
     let last_apply = events
         .iter()
@@ -156,7 +156,7 @@ steps:
   - await: quiescent
 "#;
     let scenario = load_text("forgetful-submit.yaml", text);
-    let result = faultline::runner::run(&scenario, &scenario.variants[0], 1);
+    let result = faultline::sim::runner::run(&scenario, &scenario.variants[0], 1);
     let events = &result.trail.events;
     let (index, _) = first_submit(events, "a").expect("a submitted");
     let applied_ms = applied_at(events, "a", index).expect("a applied its entry");
@@ -193,12 +193,12 @@ steps:
   - client: {on: a, op: probe, expect: ok}
 "#;
     let scenario = load_text("probe.yaml", text);
-    let result = faultline::runner::run(&scenario, &scenario.variants[0], 1);
+    let result = faultline::sim::runner::run(&scenario, &scenario.variants[0], 1);
     assert!(result.passed, "{:?}", result.findings);
     let probe = result
         .trail
         .iter()
-        .find(|e| e.kind == faultline::trail::Kind::Probe)
+        .find(|e| e.kind == faultline::base::trail::Kind::Probe)
         .expect("a probe event");
     assert_eq!(
         probe.field("probe"),

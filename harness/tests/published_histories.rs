@@ -1,10 +1,10 @@
 //! The consistency checker on histories other projects published, with the
 //! verdicts those projects expect (see tests/data/histories/README.md).
 
-use faultline::check::Verdict;
-use faultline::consistency::register::{NilRead, Register};
-use faultline::consistency::{check, Budget};
-use faultline::history::{read_jepsen, Event, EventType, History};
+use faultline::judge::check::Verdict;
+use faultline::judge::consistency::register::{NilRead, Register};
+use faultline::judge::consistency::{check, Budget};
+use faultline::judge::history::{read_jepsen, Event, EventType, History};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 

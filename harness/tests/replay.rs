@@ -274,9 +274,9 @@ fn reports_follow_the_umask_and_their_place_is_printed() {
 /// schedule, not with the one its seed draws.
 #[test]
 fn a_given_schedule_is_replayed() {
-    use faultline::runner::{self, Inputs};
+    use faultline::sim::runner::{self, Inputs};
     let path = workspace().join("scenarios/raftkv/chaos.yaml");
-    let scenario = faultline::scenario::load(&path).unwrap();
+    let scenario = faultline::lang::scenario::load(&path).unwrap();
     let variant = &scenario.variants[0];
     let drawn = runner::run(&scenario, variant, 3);
     let json = drawn
@@ -284,7 +284,8 @@ fn a_given_schedule_is_replayed() {
         .as_ref()
         .expect("a chaos run records its schedule");
     let mut schedule =
-        faultline::scenario::load_schedule(&scenario, "report.json", &json.to_string()).unwrap();
+        faultline::lang::scenario::load_schedule(&scenario, "report.json", &json.to_string())
+            .unwrap();
     assert!(
         schedule.faults.len() > 1,
         "{} fault(s)",

@@ -4,9 +4,9 @@
 
 mod common;
 
-use faultline::outcome::Outcome;
-use faultline::runner;
-use faultline::scenario::{self, LoadError};
+use faultline::base::outcome::Outcome;
+use faultline::lang::scenario::{self, LoadError};
+use faultline::sim::runner;
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
@@ -139,7 +139,7 @@ fn a_model_that_panics_ends_the_run_crashed_with_its_trail_and_message() {
         result
             .trail
             .iter()
-            .any(|e| e.kind == faultline::trail::Kind::OpOk),
+            .any(|e| e.kind == faultline::base::trail::Kind::OpOk),
         "the trail up to the panic is kept"
     );
     // The next run in the same process is unaffected.
@@ -157,7 +157,7 @@ fn a_sweep_goes_on_after_a_crashed_run() {
     )
     .unwrap();
     let out = dir.join("out");
-    let options = faultline::sweep::SweepOptions {
+    let options = faultline::drive::sweep::SweepOptions {
         paths: vec![dir.clone()],
         seeds: 1..=3,
         jobs: 1,
@@ -172,9 +172,9 @@ fn a_sweep_goes_on_after_a_crashed_run() {
         overrides: Default::default(),
         quiet: true,
     };
-    let summary = faultline::sweep::sweep(&options).unwrap();
+    let summary = faultline::drive::sweep::sweep(&options).unwrap();
     assert_eq!(summary.failed().count(), 3, "a crashed run is a failure");
-    let records = faultline::sweep::results::read(&out.join("results.jsonl"))
+    let records = faultline::drive::sweep::results::read(&out.join("results.jsonl"))
         .unwrap()
         .records;
     assert_eq!(
@@ -244,7 +244,7 @@ fn stop_a_sweep_with(signal: i32, name: &str) {
         .unwrap();
     let results = out.join("results.jsonl");
     let mut waited = Duration::ZERO;
-    while faultline::sweep::results::read(&results)
+    while faultline::drive::sweep::results::read(&results)
         .unwrap()
         .records
         .len()
@@ -265,7 +265,7 @@ fn stop_a_sweep_with(signal: i32, name: &str) {
         Some(130),
         "interrupted sweeps exit 130: {stderr}"
     );
-    let contents = faultline::sweep::results::read(&results).unwrap();
+    let contents = faultline::drive::sweep::results::read(&results).unwrap();
     let (records, intact) = (contents.records, contents.intact);
     assert!(!records.is_empty() && records.len() < 200);
     assert_eq!(

@@ -14,7 +14,7 @@
 mod common;
 
 use common::{faultline, validate, workspace};
-use faultline::scenario::schema::{scenario_text, SCENARIO_SCHEMA_PATH};
+use faultline::lang::scenario::schema::{scenario_text, SCENARIO_SCHEMA_PATH};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -144,7 +144,7 @@ fn the_committed_schema_is_the_one_the_readers_types_give() {
 /// A YAML file as the JSON document the schema judges, written into `dir`.
 fn as_json(file: &Path, dir: &Path) -> Result<PathBuf, String> {
     let text = std::fs::read_to_string(file).map_err(|e| e.to_string())?;
-    let node = faultline::yaml::parse(&text, &faultline::yaml::Limits::default())
+    let node = faultline::lang::yaml::parse(&text, &faultline::lang::yaml::Limits::default())
         .map_err(|e| e.to_string())?;
     let name = file.file_stem().unwrap().to_string_lossy();
     let parent = file
@@ -161,7 +161,8 @@ fn as_json(file: &Path, dir: &Path) -> Result<PathBuf, String> {
 #[test]
 fn every_bundled_scenario_validates_against_the_schema() {
     let dir = common::temp_dir("scenario-schema", "bundled");
-    let files = faultline::scenario::scenario_files(&[workspace().join("scenarios")]).unwrap();
+    let files =
+        faultline::lang::scenario::scenario_files(&[workspace().join("scenarios")]).unwrap();
     assert!(files.len() >= 30, "{} bundled scenarios", files.len());
     let json: Vec<PathBuf> = files
         .iter()

@@ -3,10 +3,10 @@
 //! same trail; faults do not move each other; a fault that finds nothing to act
 //! on is recorded as skipped.
 
-use faultline::action::Acted;
-use faultline::runner::{self, Inputs, RunResult};
-use faultline::scenario::{self, Scenario};
-use faultline::trail::Data;
+use faultline::base::action::Acted;
+use faultline::base::trail::Data;
+use faultline::lang::scenario::{self, Scenario};
+use faultline::sim::runner::{self, Inputs, RunResult};
 use std::collections::BTreeMap;
 
 fn bundled(path: &str) -> Scenario {
@@ -34,7 +34,10 @@ fn events(result: &RunResult) -> Vec<String> {
         .collect()
 }
 
-fn played(scenario: &Scenario, result: &RunResult) -> faultline::schedule::Schedule {
+fn played(
+    scenario: &Scenario,
+    result: &RunResult,
+) -> faultline::lang::scenario::schedule::Schedule {
     let json = result
         .schedule
         .as_ref()
@@ -199,7 +202,7 @@ chaos:
         .filter(|e| {
             matches!(
                 e.data,
-                Data::Chaos(faultline::trail::ChaosMark::Skipped { .. })
+                Data::Chaos(faultline::base::trail::ChaosMark::Skipped { .. })
             )
         })
         .map(|e| e.detail.as_str())
@@ -225,7 +228,11 @@ chaos:
 
 /// A find of `faultline hunt` over the auto files: `key` buggy, every other
 /// key fixed, at `seed`.
-fn find(path: &str, key: &str, seed: u64) -> (Scenario, faultline::scenario::Variant, RunResult) {
+fn find(
+    path: &str,
+    key: &str,
+    seed: u64,
+) -> (Scenario, faultline::lang::scenario::Variant, RunResult) {
     let scenario = bundled(path);
     let mut variant = scenario.variant("default").unwrap().copy();
     for k in scenario.model.info().bugs.iter().map(|b| b.key) {
@@ -242,7 +249,7 @@ fn find(path: &str, key: &str, seed: u64) -> (Scenario, faultline::scenario::Var
 }
 
 /// ZOOKEEPER-4541 found by `zookeeper-auto.yaml` at seed 24.
-fn zookeeper_find() -> (Scenario, faultline::scenario::Variant, RunResult) {
+fn zookeeper_find() -> (Scenario, faultline::lang::scenario::Variant, RunResult) {
     find(
         "scenarios/zookeeper/zookeeper-auto.yaml",
         "ZOOKEEPER-4541",
@@ -271,7 +278,11 @@ fn hdds_17062s_first_auto_find_departs_where_the_failed_heartbeat_puts_icrs_back
 
 /// The departure of a find's buggy run from its fixed twin, for `key`: the
 /// fixed twin must pass (the find is attributable).
-fn departure_of(path: &str, key: &str, seed: u64) -> faultline::check::differential::Departure {
+fn departure_of(
+    path: &str,
+    key: &str,
+    seed: u64,
+) -> faultline::judge::check::differential::Departure {
     let (scenario, variant, result) = find(path, key, seed);
     let departures = runner::differential(&scenario, &variant, seed, &Inputs::default(), &result);
     let d = departures
@@ -338,7 +349,7 @@ fn the_differential_cause_of_a_find_names_the_mechanism() {
 #[test]
 fn a_fault_named_as_a_cause_is_checked_by_a_rerun_without_it() {
     let (scenario, variant, mut result) = zookeeper_find();
-    let target = faultline::shrink::Target::of(&result).unwrap();
+    let target = faultline::drive::shrink::Target::of(&result).unwrap();
     let check = runner::confirm_causes(&scenario, &variant, 24, &Inputs::default(), &mut result)
         .expect("the cause names scheduled faults");
     assert!(!check.removed.is_empty());
@@ -346,7 +357,7 @@ fn a_fault_named_as_a_cause_is_checked_by_a_rerun_without_it() {
     let causes: Vec<_> = result
         .findings
         .iter()
-        .filter_map(faultline::check::cause::of)
+        .filter_map(faultline::judge::check::cause::of)
         .collect();
     assert!(!causes.is_empty());
     for c in &causes {
@@ -461,7 +472,9 @@ fn exits_and_revivals(result: &RunResult) -> (Vec<At>, Vec<Revived>) {
         if let Data::Exited { .. } = &e.data {
             exits.push((e.node.clone().unwrap_or_default(), e.t_ms));
         }
-        if let Data::Chaos(faultline::trail::ChaosMark::Supervisor { node, after_ms }) = &e.data {
+        if let Data::Chaos(faultline::base::trail::ChaosMark::Supervisor { node, after_ms }) =
+            &e.data
+        {
             revived.push((node.clone(), e.t_ms, *after_ms));
         }
     }
@@ -489,7 +502,7 @@ fn a_node_that_ends_itself_in_the_window_is_started_again_by_the_supervisor() {
     // and the node is up again before the window ends.
     let start = r_on.trail.iter().find(|e| {
         e.t_ms >= *at
-            && matches!(&e.data, Data::Action(Acted { action: faultline::action::Action::Start { node: n }, .. }) if n == node)
+            && matches!(&e.data, Data::Action(Acted { action: faultline::base::action::Action::Start { node: n }, .. }) if n == node)
     });
     assert!(start.is_some(), "a start of {node} follows the mark");
     // Without `restart_exited` (the default outside the model's domain) the

@@ -4,8 +4,8 @@
 
 mod common;
 
+use faultline::drive::sweep::{self, merge, results, SweepOptions};
 use faultline::report::RunRecord;
-use faultline::sweep::{self, merge, results, SweepOptions};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -198,17 +198,17 @@ chaos:
 
 #[test]
 fn a_failing_random_run_of_the_canary_shrinks_to_a_scenario_that_still_fails() {
-    use faultline::shrink::{self, ShrinkOptions, Target};
+    use faultline::drive::shrink::{self, ShrinkOptions, Target};
     let root = temp_dir("shrink");
     let file = root.join("canary-chaos.yaml");
     std::fs::write(&file, CANARY_CHAOS).unwrap();
-    let scenario = faultline::scenario::load(&file).unwrap();
+    let scenario = faultline::lang::scenario::load(&file).unwrap();
     // The first seed whose random run the broken model fails.
     let (seed, original) = (1..=20)
         .map(|seed| {
             (
                 seed,
-                faultline::runner::run(&scenario, &scenario.variants[0], seed),
+                faultline::sim::runner::run(&scenario, &scenario.variants[0], seed),
             )
         })
         .find(|(_, r)| !r.passed && Target::of(r).is_some())
@@ -223,17 +223,17 @@ fn a_failing_random_run_of_the_canary_shrinks_to_a_scenario_that_still_fails() {
     })
     .unwrap();
     assert!(summary.kept < summary.original, "{summary:?}");
-    let shrunk = faultline::scenario::load(&out).expect("the shrunk scenario validates");
+    let shrunk = faultline::lang::scenario::load(&out).expect("the shrunk scenario validates");
     assert_eq!(shrunk.name, "shrunk", "named after its own file");
     assert_ne!(shrunk.name, original.scenario);
-    let rerun = faultline::runner::run(&shrunk, &shrunk.variants[0], seed);
+    let rerun = faultline::sim::runner::run(&shrunk, &shrunk.variants[0], seed);
     let target = Target::of(&original).unwrap();
     assert_eq!(
         Target::of(&rerun),
         Some(target),
         "the shrunk scenario fails the same way"
     );
-    let faults = |r: &faultline::runner::RunResult| {
+    let faults = |r: &faultline::sim::runner::RunResult| {
         r.trail
             .iter()
             .filter(|e| e.action().is_some() && e.kind.is_fault())

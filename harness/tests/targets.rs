@@ -217,7 +217,7 @@ fn a_built_in_model_variant_on_an_unlisted_target_is_bad_input() {
 #[test]
 fn a_target_of_another_model_or_a_malformed_one_is_a_located_error() {
     let text = "model: raftkv\nnodes: [n1]\nvariants:\n  a: {target: zookeeper@3.9, expect: converged}\n  b: {target: raftkv, expect: converged}\nsteps:\n  - sleep: 1s\n";
-    let Err(e) = faultline::scenario::load_str("t.yaml", text) else {
+    let Err(e) = faultline::lang::scenario::load_str("t.yaml", text) else {
         panic!("a target of another model must not load");
     };
     let text = e.to_string();
@@ -571,5 +571,8 @@ fn openraft_1802s_first_auto_find_departs_where_the_leader_commits_past_its_own_
         buggy.contains("probe openraft_committed_past_own_flush"),
         "the departure is the commit past the leader's own flush: {cause}"
     );
-    assert!(!fixed.contains("openraft_committed_past_own_flush"), "{cause}");
+    assert!(
+        !fixed.contains("openraft_committed_past_own_flush"),
+        "{cause}"
+    );
 }

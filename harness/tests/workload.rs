@@ -1,7 +1,7 @@
 //! Chaos workload ops may name their own node (`on:`): one workload can drive
 //! several nodes (e.g. container events on a datanode, block deletions at SCM).
 
-use faultline::scenario::{load_str, Target};
+use faultline::lang::scenario::{load_str, Target};
 
 const SCENARIO: &str = r#"
 model: hdds-reports

@@ -65,10 +65,10 @@ fn repeats(d: &mut Draw, depth: usize) -> String {
 }
 
 fn check(text: &str) {
-    match faultline::scenario::load_str("fuzz.yaml", text) {
+    match faultline::lang::scenario::load_str("fuzz.yaml", text) {
         Ok(scenario) => assert!(!scenario.variants.is_empty() && !scenario.steps.is_empty()),
-        Err(faultline::scenario::LoadError::Invalid(d)) => assert!(!d.0.is_empty()),
-        Err(faultline::scenario::LoadError::Io(_)) => unreachable!("no I/O on a string"),
+        Err(faultline::lang::scenario::LoadError::Invalid(d)) => assert!(!d.0.is_empty()),
+        Err(faultline::lang::scenario::LoadError::Io(_)) => unreachable!("no I/O on a string"),
     }
 }
 

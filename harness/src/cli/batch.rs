@@ -4,9 +4,9 @@
 
 use super::exit;
 use super::term::{self, Verbosity};
+use crate::base::text::printable;
+use crate::drive::sweep::{self, merge, Stop, SweepOptions};
 use crate::report::RunRecord;
-use crate::sweep::{self, merge, Stop, SweepOptions};
-use crate::text::printable;
 use std::path::{Path, PathBuf};
 
 // `faultline sweep`'s flags, as clap reads them and the command takes them.
@@ -80,13 +80,13 @@ fn sweep_options(args: SweepArgs, quiet: bool) -> Result<SweepOptions, String> {
         time_budget: args
             .time_budget
             .as_deref()
-            .map(|t| crate::duration::parse(t).map_err(|e| format!("--time-budget: {e}")))
+            .map(|t| crate::base::duration::parse(t).map_err(|e| format!("--time-budget: {e}")))
             .transpose()?,
         resume: args.resume,
         check_determinism: args.check_determinism,
         variant: args.variant,
         fail_fast: args.fail_fast,
-        overrides: crate::scenario::Overrides {
+        overrides: crate::lang::scenario::Overrides {
             bugs: args.bugs,
             params: args.params,
         },
@@ -225,7 +225,7 @@ pub fn merge(dirs: Vec<PathBuf>, out: PathBuf, shards: Option<u64>, verbosity: V
 
 /// The ledger's verdict on the terminal: unreached probes (an error when judged)
 /// and variants with few distinct trails (a warning).
-fn print_coverage(coverage: &crate::sweep::meta::CoverageReport) {
+fn print_coverage(coverage: &crate::drive::sweep::meta::CoverageReport) {
     for u in &coverage.verdict.unreached {
         let text = format!(
             "probe `{}` of model `{}` was never reached: {}",
@@ -260,13 +260,13 @@ fn print_coverage(coverage: &crate::sweep::meta::CoverageReport) {
 }
 
 pub fn shrink(report: PathBuf, out: Option<PathBuf>, budget: u64, verbosity: Verbosity) -> u8 {
-    let options = crate::shrink::ShrinkOptions {
+    let options = crate::drive::shrink::ShrinkOptions {
         report,
         out,
         budget: budget as usize,
         quiet: verbosity == Verbosity::Quiet,
     };
-    match crate::shrink::shrink(&options) {
+    match crate::drive::shrink::shrink(&options) {
         Ok(summary) => {
             if options.out.is_none() {
                 print!("{}", summary.text);
@@ -281,7 +281,7 @@ pub fn shrink(report: PathBuf, out: Option<PathBuf>, budget: u64, verbosity: Ver
 }
 
 pub fn import(trace: &Path, mapping: &Path, out: Option<&Path>) -> u8 {
-    match crate::import::import(trace, mapping, out) {
+    match crate::drive::import::import(trace, mapping, out) {
         Ok(summary) => {
             if summary.written.is_none() {
                 print!("{}", summary.text);
@@ -300,12 +300,12 @@ pub fn import(trace: &Path, mapping: &Path, out: Option<&Path>) -> u8 {
 
 /// `faultline bench --histories`: the consistency checker's table.
 pub fn bench_histories(out: Option<&std::path::Path>) -> u8 {
-    match crate::consistency::bench::bench(out) {
+    match crate::judge::consistency::bench::bench(out) {
         Ok(section) => {
             print!("{section}");
             exit::OK
         }
-        Err(e @ crate::consistency::bench::Error::NotPassed(_)) => {
+        Err(e @ crate::judge::consistency::bench::Error::NotPassed(_)) => {
             term::error(e);
             exit::FAILED
         }
@@ -316,8 +316,8 @@ pub fn bench_histories(out: Option<&std::path::Path>) -> u8 {
     }
 }
 
-pub fn bench(options: crate::bench::BenchOptions) -> u8 {
-    match crate::bench::bench(&options) {
+pub fn bench(options: crate::drive::bench::BenchOptions) -> u8 {
+    match crate::drive::bench::bench(&options) {
         Ok(summary) => {
             print!("{}", summary.text);
             if let Some(out) = &summary.written {
@@ -325,7 +325,7 @@ pub fn bench(options: crate::bench::BenchOptions) -> u8 {
             }
             exit::OK
         }
-        Err(crate::bench::Error::Load(failures)) => {
+        Err(crate::drive::bench::Error::Load(failures)) => {
             term::load_failures(&failures);
             exit::BAD_INPUT
         }
@@ -339,8 +339,8 @@ pub fn bench(options: crate::bench::BenchOptions) -> u8 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::check::Finding;
-    use crate::outcome::Outcome;
+    use crate::base::outcome::Outcome;
+    use crate::judge::check::Finding;
     use crate::report::groups::failing;
 
     #[test]

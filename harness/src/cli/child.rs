@@ -5,7 +5,7 @@
 //! binary it runs in), the scenario's text on stdin, answers on stdout.
 
 use super::exit;
-use crate::scenario::{self, LoadError};
+use crate::lang::scenario::{self, LoadError};
 use std::io::{Read, Write};
 
 #[derive(clap::Subcommand, Debug)]
@@ -43,7 +43,7 @@ pub fn serve(command: ChildCommand) -> u8 {
             Err(LoadError::Invalid(diagnostics)) => {
                 let mut out = std::io::stdout().lock();
                 for d in diagnostics.0 {
-                    let _ = writeln!(out, "{}", crate::targets::wire_diagnostic(&d));
+                    let _ = writeln!(out, "{}", crate::lang::targets::wire_diagnostic(&d));
                 }
                 exit::BAD_INPUT
             }
@@ -62,8 +62,8 @@ pub fn serve(command: ChildCommand) -> u8 {
                 Err(code) => return code,
             };
             let v = scenario.variant(&variant).expect("checked by runnable");
-            crate::runner::child::mark_child();
-            let sample = crate::bench::sample(&scenario, v, seed);
+            crate::sim::runner::child::mark_child();
+            let sample = crate::drive::bench::sample(&scenario, v, seed);
             answer(&serde_json::to_string(&sample).expect("samples serialize"))
         }
         ChildCommand::Run {
@@ -71,7 +71,7 @@ pub fn serve(command: ChildCommand) -> u8 {
             variant,
             seed,
         } => {
-            let (text, extra) = match text.split_once(crate::runner::child::INPUTS_SEPARATOR) {
+            let (text, extra) = match text.split_once(crate::sim::runner::child::INPUTS_SEPARATOR) {
                 Some((text, extra)) => (text.to_string(), Some(extra.to_string())),
                 None => (text, None),
             };
@@ -80,7 +80,7 @@ pub fn serve(command: ChildCommand) -> u8 {
                 Err(code) => return code,
             };
             let v = scenario.variant(&variant).expect("checked by runnable");
-            let mut inputs = crate::runner::Inputs::default();
+            let mut inputs = crate::sim::runner::Inputs::default();
             if let Some(extra) = extra {
                 let doc: serde_json::Value = match serde_json::from_str(&extra) {
                     Ok(doc) => doc,
@@ -110,8 +110,8 @@ pub fn serve(command: ChildCommand) -> u8 {
                     }
                 }
             }
-            crate::runner::child::mark_child();
-            let result = crate::runner::run_with(&scenario, v, seed, &inputs);
+            crate::sim::runner::child::mark_child();
+            let result = crate::sim::runner::run_with(&scenario, v, seed, &inputs);
             answer(&serde_json::to_string(&result).expect("results serialize"))
         }
     }
@@ -130,8 +130,8 @@ fn runnable(name: &str, text: &str, variant: &str) -> Result<scenario::Scenario,
         return Err(exit::BAD_INPUT);
     };
     if let Some(target) = &v.target {
-        if crate::models::providing(target).is_none() {
-            let here = crate::models::provided();
+        if crate::base::models::providing(target).is_none() {
+            let here = crate::base::models::provided();
             eprintln!(
                 "error: variant `{variant}` runs on {target}, but this binary runs [{}]: the targets manifest names the wrong binary",
                 here.join(", ")

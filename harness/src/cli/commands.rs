@@ -3,10 +3,10 @@
 
 use super::exit;
 use super::term::{self, Verbosity};
+use crate::base::text::printable;
+use crate::lang::scenario::{self, Scenario};
 use crate::report::{self, Detail};
-use crate::runner;
-use crate::scenario::{self, Scenario};
-use crate::text::printable;
+use crate::sim::runner;
 use std::path::{Path, PathBuf};
 
 // `faultline run`'s flags, as clap reads them and the command takes them
@@ -132,7 +132,7 @@ pub fn run(args: &RunArgs) -> u8 {
         return exit::BAD_INPUT;
     };
     if let Err(message) = args.overrides().apply(&mut scenarios) {
-        eprintln!("error: {}", crate::text::printable(&message));
+        eprintln!("error: {}", crate::base::text::printable(&message));
         return exit::BAD_INPUT;
     }
     if no_such_variant(&scenarios, args.variant.as_deref()) {
@@ -162,7 +162,7 @@ fn run_jobs(scenarios: &[Scenario], jobs: &[(usize, usize, u64)], args: &RunArgs
     let bugs = match scenario::overrides::bug_set(scenarios, &args.bugs) {
         Ok(bugs) => bugs,
         Err(message) => {
-            eprintln!("error: {}", crate::text::printable(&message));
+            eprintln!("error: {}", crate::base::text::printable(&message));
             return exit::BAD_INPUT;
         }
     };
@@ -300,12 +300,12 @@ fn print_tally(
 /// `--param`. The exit code is that of the reruns: 0 when every one now passes.
 pub fn rerun_failed(dir: &Path, args: &RunArgs) -> u8 {
     let shown = printable(&dir.display().to_string()).into_owned();
-    let meta = match crate::sweep::meta::read(dir) {
+    let meta = match crate::drive::sweep::meta::read(dir) {
         Ok(Some(meta)) => meta,
         Ok(None) => {
             term::error(format!(
                 "{shown}: no {}: not the --out directory of a sweep",
-                crate::sweep::meta::META_FILE
+                crate::drive::sweep::meta::META_FILE
             ));
             return exit::BAD_INPUT;
         }
@@ -314,8 +314,9 @@ pub fn rerun_failed(dir: &Path, args: &RunArgs) -> u8 {
             return exit::BAD_INPUT;
         }
     };
-    let results = match crate::sweep::results::read(&dir.join(crate::sweep::results::RESULTS_FILE))
-    {
+    let results = match crate::drive::sweep::results::read(
+        &dir.join(crate::drive::sweep::results::RESULTS_FILE),
+    ) {
         Ok(results) => results,
         Err(e) => {
             term::error(e);
@@ -524,9 +525,9 @@ pub fn replay(path: &Path, verbosity: Verbosity) -> u8 {
             rerun.trail_digest
         );
         if let Some((i, a, b)) =
-            crate::trail::first_difference(&saved.trail.events, &rerun.trail.events)
+            crate::base::trail::first_difference(&saved.trail.events, &rerun.trail.events)
         {
-            let show = |e: Option<&crate::trail::Event>| {
+            let show = |e: Option<&crate::base::trail::Event>| {
                 e.map_or_else(
                     || "<end of trail>".to_string(),
                     |e| printable(&serde_json::to_string(e).unwrap_or_default()).into_owned(),
@@ -564,7 +565,7 @@ pub fn render_report(path: &Path, output: Option<&Path>) -> u8 {
 /// `faultline history`: a saved run's client history, as JSON lines or EDN.
 pub fn export_history(
     path: &Path,
-    shape: Option<&crate::history::EdnShape>,
+    shape: Option<&crate::judge::history::EdnShape>,
     out: Option<&Path>,
 ) -> u8 {
     let saved = match report::read_run(path) {
@@ -578,7 +579,7 @@ pub fn export_history(
     // A shape that has no form for some of the ops says so: an export that
     // silently drops them would read as the whole history.
     if let Some(shape) = shape {
-        let left = crate::history::left_out(history, shape);
+        let left = crate::judge::history::left_out(history, shape);
         let n: usize = left.values().sum();
         let which = left
             .iter()
@@ -601,8 +602,8 @@ pub fn export_history(
         }
     }
     let text = match shape {
-        Some(shape) => crate::history::to_edn(history, shape),
-        None => crate::history::to_jsonl(history),
+        Some(shape) => crate::judge::history::to_edn(history, shape),
+        None => crate::judge::history::to_jsonl(history),
     };
     match out {
         Some(out) => {

@@ -4,7 +4,7 @@
 //! TigerBeetle's VOPR does, so a script can tell a divergence from a hang without
 //! parsing output. The table is printed by `--help` and kept in the README.
 
-use crate::outcome::Outcome;
+use crate::base::outcome::Outcome;
 use crate::report::RunRecord;
 
 /// Every run met its expectation.
@@ -137,7 +137,7 @@ pub fn of_covered_sweep<'a>(
     interrupted: bool,
     complete: bool,
     records: impl IntoIterator<Item = &'a RunRecord>,
-    coverage: Option<&crate::sweep::meta::CoverageReport>,
+    coverage: Option<&crate::drive::sweep::meta::CoverageReport>,
 ) -> u8 {
     let code = of_sweep(interrupted, complete, records);
     let unreached = coverage.is_some_and(|c| {

@@ -1,11 +1,11 @@
 //! `faultline hunt`: the command side of the rediscovery benchmark
-//! (`crate::hunt`): flags in, the table out, and the exit code.
+//! (`crate::drive::hunt`): flags in, the table out, and the exit code.
 
 use super::exit;
 use super::term;
-use crate::hunt::compare::KeyCompare;
-use crate::hunt::Hunt;
-use crate::text::printable;
+use crate::base::text::printable;
+use crate::drive::hunt::compare::KeyCompare;
+use crate::drive::hunt::Hunt;
 use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
 
@@ -63,7 +63,7 @@ pub fn hunt(args: HuntArgs) -> u8 {
             .unwrap_or(1)
     });
     let seeds_for_compare = seeds.clone();
-    let options = crate::hunt::HuntOptions {
+    let options = crate::drive::hunt::HuntOptions {
         paths: args.paths,
         seeds,
         fixed_seeds,
@@ -72,13 +72,13 @@ pub fn hunt(args: HuntArgs) -> u8 {
         no_fixed: args.no_fixed,
         quiet: args.json,
     };
-    let table = match crate::hunt::hunt(&options) {
+    let table = match crate::drive::hunt::hunt(&options) {
         Ok(table) => table,
-        Err(crate::hunt::Error::Load(failures)) => {
+        Err(crate::drive::hunt::Error::Load(failures)) => {
             term::load_failures(&failures);
             return exit::BAD_INPUT;
         }
-        Err(crate::hunt::Error::Other(message)) => {
+        Err(crate::drive::hunt::Error::Other(message)) => {
             term::error(message);
             return exit::BAD_INPUT;
         }
@@ -93,11 +93,16 @@ pub fn hunt(args: HuntArgs) -> u8 {
                 args.guided_trials
             );
         }
-        match crate::hunt::compare::compare(&table, &seeds_for_compare, args.guided_trials, jobs) {
+        match crate::drive::hunt::compare::compare(
+            &table,
+            &seeds_for_compare,
+            args.guided_trials,
+            jobs,
+        ) {
             Ok(rows) => Some(rows),
             Err(message) => {
                 // The hunt's table is already computed: print it before giving up.
-                print!("{}", crate::hunt::render::terminal(&table));
+                print!("{}", crate::drive::hunt::render::terminal(&table));
                 term::error(message);
                 return exit::BAD_INPUT;
             }
@@ -107,7 +112,7 @@ pub fn hunt(args: HuntArgs) -> u8 {
     };
     print_table(args.json, &table, compared.as_deref());
     if let (Some(rows), Some(dir)) = (&compared, &args.finds) {
-        match crate::hunt::compare::write_finds(rows, dir) {
+        match crate::drive::hunt::compare::write_finds(rows, dir) {
             Ok(paths) => eprintln!(
                 "hunt: wrote {} guided find(s) under {}",
                 paths.len(),
@@ -161,14 +166,18 @@ fn seed_ranges(args: &HuntArgs) -> Option<(RangeInclusive<u64>, RangeInclusive<u
             return None;
         }
     }
-    let seeds = match crate::sweep::parse_seeds(&args.seeds) {
+    let seeds = match crate::drive::sweep::parse_seeds(&args.seeds) {
         Ok(s) => s,
         Err(message) => {
             term::error(format!("--seeds: {message}"));
             return None;
         }
     };
-    let fixed_seeds = match args.fixed_seeds.as_deref().map(crate::sweep::parse_seeds) {
+    let fixed_seeds = match args
+        .fixed_seeds
+        .as_deref()
+        .map(crate::drive::sweep::parse_seeds)
+    {
         None => seeds.clone(),
         Some(Ok(s)) => s,
         Some(Err(message)) => {
@@ -188,17 +197,17 @@ fn write_out(
     compared: Option<&[KeyCompare]>,
 ) -> bool {
     let command: Vec<String> = std::env::args().skip(1).collect();
-    let mut text = crate::hunt::markdown(
+    let mut text = crate::drive::hunt::markdown(
         table,
         &format!("faultline {}", command.join(" ")),
-        &crate::bench::machine(),
+        &crate::drive::bench::machine(),
     );
     if let Some(rows) = compared {
-        text.push_str(&crate::hunt::compare::markdown(rows));
+        text.push_str(&crate::drive::hunt::compare::markdown(rows));
     }
     // The notes below the marker survive the rewrite; an unreadable file is
     // refused rather than overwritten.
-    let old = match crate::fsio::read_existing_text(out, crate::hunt::DOC_BYTES_MAX) {
+    let old = match crate::base::fsio::read_existing_text(out, crate::drive::hunt::DOC_BYTES_MAX) {
         Ok(old) => old,
         Err(e) => {
             term::error(e);
@@ -211,13 +220,13 @@ fn write_out(
             Some((_, rest)) => format!("## Exploration: {name}\n{rest}"),
             None => text.clone(),
         };
-        text = crate::hunt::render::splice_section(&old, name, &body);
-    } else if let Some(at) = old.find(crate::hunt::NOTES_MARKER) {
+        text = crate::drive::hunt::render::splice_section(&old, name, &body);
+    } else if let Some(at) = old.find(crate::drive::hunt::NOTES_MARKER) {
         text.push('\n');
         text.push_str(&old[at..]);
     } else {
         text.push('\n');
-        text.push_str(crate::hunt::NOTES_MARKER);
+        text.push_str(crate::drive::hunt::NOTES_MARKER);
         text.push('\n');
     }
     if let Err(e) = crate::report::atomic_write(out, text.as_bytes()) {
@@ -238,9 +247,9 @@ fn print_table(json: bool, table: &Hunt, compared: Option<&[KeyCompare]>) {
         }
         println!("{value}");
     } else {
-        print!("{}", crate::hunt::render::terminal(table));
+        print!("{}", crate::drive::hunt::render::terminal(table));
         if let Some(rows) = compared {
-            print!("{}", crate::hunt::compare::markdown(rows));
+            print!("{}", crate::drive::hunt::compare::markdown(rows));
         }
     }
 }

@@ -4,8 +4,8 @@
 
 use super::exit;
 use super::term;
-use crate::scenario;
-use crate::text::printable;
+use crate::base::text::printable;
+use crate::lang::scenario;
 use faultline_api::ModelInfo;
 use std::path::{Path, PathBuf};
 
@@ -33,8 +33,8 @@ fn list_scenarios(files: Vec<PathBuf>) -> Vec<Listed> {
                         .variants
                         .iter()
                         .filter_map(|v| {
-                            let build =
-                                crate::targets::resolve(&s.file, v.target.as_deref()).ok()??;
+                            let build = crate::lang::targets::resolve(&s.file, v.target.as_deref())
+                                .ok()??;
                             build.check().err().map(|_| (v.name.clone(), build.build))
                         })
                         .collect(),
@@ -53,7 +53,7 @@ fn list_scenarios(files: Vec<PathBuf>) -> Vec<Listed> {
 /// `faultline list [MODEL] [--scenarios DIR] [--json]`: the models (or one),
 /// then the scenarios under DIR (of that model).
 pub fn list(scenarios_dir: Option<&Path>, only: Option<&str>, json: bool) -> u8 {
-    let models: Vec<&'static dyn faultline_api::Model> = crate::models::all()
+    let models: Vec<&'static dyn faultline_api::Model> = crate::base::models::all()
         .into_iter()
         .filter(|m| only.is_none_or(|name| m.info().name == name))
         .collect();
@@ -89,7 +89,7 @@ pub fn list(scenarios_dir: Option<&Path>, only: Option<&str>, json: bool) -> u8 
             .flatten()
             .any(|l| l.model.as_deref() == Some(name));
         if models.is_empty() && !in_scenarios {
-            let known: Vec<&str> = crate::models::all()
+            let known: Vec<&str> = crate::base::models::all()
                 .into_iter()
                 .map(|m| m.info().name)
                 .collect();

@@ -6,7 +6,7 @@
 use super::exit;
 use super::term;
 use super::Cli;
-use crate::text::printable;
+use crate::base::text::printable;
 use clap::CommandFactory;
 use std::io::Write;
 use std::path::Path;
@@ -45,7 +45,7 @@ pub fn man(out_dir: Option<&Path>) -> u8 {
             term::error(format!("rendering {name}: {e}"));
             return exit::BAD_INPUT;
         }
-        match crate::fsio::tree_write(dir, Path::new(&name), &roff) {
+        match crate::base::fsio::tree_write(dir, Path::new(&name), &roff) {
             Ok(path) => println!("wrote {}", printable(&path.display().to_string())),
             Err(e) => {
                 term::error(e);
@@ -59,7 +59,7 @@ pub fn man(out_dir: Option<&Path>) -> u8 {
 /// Print a JSON Schema (`faultline schema scenario`).
 pub fn schema(what: super::SchemaKind) -> u8 {
     let text = match what {
-        super::SchemaKind::Scenario => crate::scenario::schema::scenario_text(),
+        super::SchemaKind::Scenario => crate::lang::scenario::schema::scenario_text(),
     };
     write_stdout(text.as_bytes())
 }
@@ -69,7 +69,10 @@ fn write_stdout(bytes: &[u8]) -> u8 {
     match out.write_all(bytes).and_then(|()| out.flush()) {
         Ok(()) => exit::OK,
         Err(e) => {
-            term::error(format!("writing to stdout: {}", crate::fsio::io_text(&e)));
+            term::error(format!(
+                "writing to stdout: {}",
+                crate::base::fsio::io_text(&e)
+            ));
             exit::BAD_INPUT
         }
     }

@@ -78,7 +78,7 @@ fn long_help() -> String {
         exit::help(),
         "\
 Environment: RUST_LOG sets the log filter (default `warn`); log lines go to \
-stderr, stamped with simulated time. `RUST_LOG=faultline::trail=debug faultline \
+stderr, stamped with simulated time. `RUST_LOG=faultline::base::trail=debug faultline \
 run FILE` prints every trail event as it is recorded; add `,turmoil=trace` for the \
 simulator's own steps and messages. NO_COLOR turns colour off (as --color never).
 
@@ -284,9 +284,9 @@ fn export_history(args: HistoryArgs) -> u8 {
         return exit::BAD_INPUT;
     };
     let shape = edn.then_some(match shape {
-        EdnShapeArg::Generic => crate::history::EdnShape::Generic,
-        EdnShapeArg::Register => crate::history::EdnShape::Register { key },
-        EdnShapeArg::ListAppend => crate::history::EdnShape::ListAppend,
+        EdnShapeArg::Generic => crate::judge::history::EdnShape::Generic,
+        EdnShapeArg::Register => crate::judge::history::EdnShape::Register { key },
+        EdnShapeArg::ListAppend => crate::judge::history::EdnShape::ListAppend,
     });
     commands::export_history(&report, shape.as_ref(), out.as_deref())
 }
@@ -340,7 +340,7 @@ pub fn main_with(cli: Cli) -> ExitCode {
             sweep_seeds,
             out,
             histories: false,
-        } => batch::bench(crate::bench::BenchOptions {
+        } => batch::bench(crate::drive::bench::BenchOptions {
             paths,
             repeat: repeat as usize,
             sweep,
@@ -366,7 +366,7 @@ struct SimTime;
 
 impl FormatTime for SimTime {
     fn format_time(&self, w: &mut Writer<'_>) -> std::fmt::Result {
-        match crate::runner::sim_time() {
+        match crate::sim::runner::sim_time() {
             Some(t) => write!(w, "{:>10.3}s", t.as_secs_f64()),
             None => write!(w, "{:>11}", "harness"),
         }
@@ -396,7 +396,7 @@ pub fn main_with_models(models: &[&'static (dyn Model + Sync)]) -> ExitCode {
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
         )
         .init();
-    if let Err(message) = crate::models::register(models) {
+    if let Err(message) = crate::base::models::register(models) {
         eprintln!("error: {message}");
         return ExitCode::from(exit::BAD_INPUT);
     }

@@ -1,15 +1,15 @@
 //! `faultline new MODEL [-o FILE] [--force]`: a commented starting scenario for
-//! a model ([`crate::starter`]), checked as `validate` checks a file before it is
+//! a model ([`crate::lang::starter`]), checked as `validate` checks a file before it is
 //! printed or written.
 
 use super::exit;
 use super::term;
-use crate::text::printable;
+use crate::base::text::printable;
 use std::io::Write;
 use std::path::Path;
 
 pub fn new(model: &str, out: Option<&Path>, force: bool) -> u8 {
-    let Some(found) = crate::models::find(model) else {
+    let Some(found) = crate::base::models::find(model) else {
         term::error(unknown_model(model, out));
         return exit::BAD_INPUT;
     };
@@ -20,21 +20,21 @@ pub fn new(model: &str, out: Option<&Path>, force: bool) -> u8 {
         .filter(|s| !s.is_empty())
         .map(str::to_string)
         .unwrap_or_else(|| format!("{}-start", info.name));
-    let text = crate::starter::scenario(info, found.release(), &name);
+    let text = crate::lang::starter::scenario(info, found.release(), &name);
     let shown = out
         .map(|p| p.display().to_string())
         .unwrap_or_else(|| format!("{}-start.yaml", info.name));
     // What is written must load: a model whose declarations do not make a valid
     // scenario (an op example naming a node it has no role for) says so here,
     // not in the user's first `run`.
-    if let Err(e) = crate::scenario::load_text(&shown, &text) {
+    if let Err(e) = crate::lang::scenario::load_text(&shown, &text) {
         term::error(format!(
             "the starting scenario for model `{}` does not validate (its declarations \
              do not fit together; this is a defect of the model or of `faultline new`):",
             printable(info.name)
         ));
-        if let crate::scenario::LoadError::Invalid(diagnostics) = &e {
-            anstream::eprint!("{}", crate::diag::render(diagnostics, Some(&text)));
+        if let crate::lang::scenario::LoadError::Invalid(diagnostics) = &e {
+            anstream::eprint!("{}", crate::lang::diag::render(diagnostics, Some(&text)));
         } else {
             term::error(format!("{e:?}"));
         }
@@ -48,7 +48,10 @@ pub fn new(model: &str, out: Option<&Path>, force: bool) -> u8 {
         {
             Ok(()) => exit::OK,
             Err(e) => {
-                term::error(format!("writing to stdout: {}", crate::fsio::io_text(&e)));
+                term::error(format!(
+                    "writing to stdout: {}",
+                    crate::base::fsio::io_text(&e)
+                ));
                 exit::BAD_INPUT
             }
         };
@@ -70,12 +73,12 @@ pub fn new(model: &str, out: Option<&Path>, force: bool) -> u8 {
         }
         _ => {}
     }
-    match crate::fsio::atomic_write(path, text.as_bytes()) {
+    match crate::base::fsio::atomic_write(path, text.as_bytes()) {
         Ok(()) => {
             eprintln!(
                 "wrote {path_text}: a starting scenario for `{}`; next: `faultline run {}`",
                 printable(info.name),
-                crate::text::shell_quote(&path.display().to_string())
+                crate::base::text::shell_quote(&path.display().to_string())
             );
             exit::OK
         }
@@ -89,22 +92,22 @@ pub fn new(model: &str, out: Option<&Path>, force: bool) -> u8 {
 /// "no model named `raftvk`; did you mean `raftkv`? the models are: ...", and
 /// where a model of a target build runs when the name is one.
 fn unknown_model(model: &str, out: Option<&Path>) -> String {
-    let known = crate::models::names();
+    let known = crate::base::models::names();
     let mut message = format!("no model named `{}`", printable(model));
     // Models of target builds (`faultline-targets.yaml`) run in their binaries.
-    let manifest = crate::targets::manifest_for(out.unwrap_or(Path::new("new.yaml")));
+    let manifest = crate::lang::targets::manifest_for(out.unwrap_or(Path::new("new.yaml")));
     let builds = manifest
-        .and_then(|m| crate::targets::read_manifest(&m).ok())
+        .and_then(|m| crate::lang::targets::read_manifest(&m).ok())
         .unwrap_or_default();
     let build_models: Vec<String> = builds
         .iter()
-        .filter_map(|b| crate::targets::parse(&b.target).ok())
+        .filter_map(|b| crate::lang::targets::parse(&b.target).ok())
         .map(|(name, _)| name.to_string())
         .filter(|name| !known.contains(&name.as_str()))
         .collect();
     if let Some(build) = builds
         .iter()
-        .find(|b| crate::targets::parse(&b.target).is_ok_and(|(name, _)| name == model))
+        .find(|b| crate::lang::targets::parse(&b.target).is_ok_and(|(name, _)| name == model))
     {
         message.push_str(&format!(
             " in this binary; `{}` runs in its builds' binaries (faultline-targets.yaml): \
@@ -118,9 +121,9 @@ fn unknown_model(model: &str, out: Option<&Path>) -> String {
     }
     let mut candidates: Vec<&str> = known.clone();
     candidates.extend(build_models.iter().map(String::as_str));
-    if let Some(best) = crate::yaml::nearest(model, candidates) {
+    if let Some(best) = crate::lang::yaml::nearest(model, candidates) {
         message.push_str("; ");
-        message.push_str(&crate::text::did_you_mean(model, best));
+        message.push_str(&crate::base::text::did_you_mean(model, best));
     }
     message.push_str(&format!("; the models are: {}", known.join(", ")));
     message

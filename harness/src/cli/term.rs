@@ -3,9 +3,9 @@
 //! `anstream`, which drops the styles when the stream is not a terminal, when
 //! `NO_COLOR` is set, or with `--color never`.
 
-use crate::diag;
+use crate::lang::diag;
+use crate::lang::scenario::{LoadError, LoadFailures};
 use crate::report::Detail;
-use crate::scenario::{LoadError, LoadFailures};
 use anstyle::{AnsiColor, Style};
 
 /// How much a command prints.

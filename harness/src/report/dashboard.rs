@@ -13,8 +13,8 @@
 
 use super::html::{fmt_dur, href_path};
 use super::{safe_component, RunRecord};
-use crate::outcome::Outcome;
-use crate::text::shell_quote;
+use crate::base::outcome::Outcome;
+use crate::base::text::shell_quote;
 use askama::Template;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -115,7 +115,10 @@ pub fn dashboard_html(records: &[RunRecord], title: &str) -> String {
 
 /// Write `index.html` into `dir` (atomically); returns its path. Commands in it name
 /// report paths under `dir`, as seen from where the sweep ran.
-pub fn write_dashboard(dir: &Path, records: &[RunRecord]) -> Result<PathBuf, crate::fsio::Error> {
+pub fn write_dashboard(
+    dir: &Path,
+    records: &[RunRecord],
+) -> Result<PathBuf, crate::base::fsio::Error> {
     write_dashboard_with(dir, records, None)
 }
 
@@ -126,7 +129,7 @@ pub fn write_dashboard_with(
     dir: &Path,
     records: &[RunRecord],
     incomplete: Option<&str>,
-) -> Result<PathBuf, crate::fsio::Error> {
+) -> Result<PathBuf, crate::base::fsio::Error> {
     write_dashboard_coverage(dir, records, incomplete, "")
 }
 
@@ -137,9 +140,9 @@ pub fn write_dashboard_coverage(
     records: &[RunRecord],
     incomplete: Option<&str>,
     coverage: &str,
-) -> Result<PathBuf, crate::fsio::Error> {
+) -> Result<PathBuf, crate::base::fsio::Error> {
     let title = format!("faultline sweep: {}", dir.display());
-    crate::fsio::tree_write(
+    crate::base::fsio::tree_write(
         dir,
         Path::new("index.html"),
         render(records, &title, Some(dir), incomplete, coverage).as_bytes(),

@@ -16,9 +16,9 @@
 //! whatever order the runs finished in.
 
 use super::RunRecord;
-use crate::check::differential::Departure;
-use crate::check::Finding;
-use crate::outcome::Outcome;
+use crate::base::outcome::Outcome;
+use crate::judge::check::differential::Departure;
+use crate::judge::check::Finding;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Seeds listed per group; the rest are counted.
@@ -56,7 +56,7 @@ impl Signature {
         }
         let keys: BTreeSet<&str> = findings
             .iter()
-            .filter(|f| f.checker == crate::check::divergence::CHECKER)
+            .filter(|f| f.checker == crate::judge::check::divergence::CHECKER)
             .filter_map(|f| f.detail.get("key")?.as_str())
             .collect();
         for key in keys {

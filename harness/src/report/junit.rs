@@ -16,7 +16,7 @@
 //! strip ANSI sequences, and pass U+FFFE through, giving a file no reader accepts).
 
 use super::RunRecord;
-use crate::outcome::Outcome;
+use crate::base::outcome::Outcome;
 use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
 use std::collections::BTreeMap;
 use std::time::Duration;

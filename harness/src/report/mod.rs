@@ -22,13 +22,13 @@ pub use summary::{summary_md, unmet};
 pub(crate) use terminal::strip_styles;
 pub use terminal::{run_lines, terminal_summary, Detail};
 
-use crate::check::Finding;
-use crate::outcome::Outcome;
-use crate::runner::RunResult;
+use crate::base::outcome::Outcome;
+use crate::judge::check::Finding;
+use crate::sim::runner::RunResult;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
-pub use crate::fsio::atomic_write;
+pub use crate::base::fsio::atomic_write;
 
 /// The largest `report.json` that `replay`, `report` and `shrink` read: a run at
 /// the default trail limit (200,000 events) writes well under this.
@@ -54,7 +54,7 @@ pub fn safe_component(text: &str) -> String {
     }
     if out.len() > 100 {
         use sha2::{Digest, Sha256};
-        let digest = crate::trail::hex(&Sha256::digest(text.as_bytes()));
+        let digest = crate::base::trail::hex(&Sha256::digest(text.as_bytes()));
         // Every byte of `out` is ASCII, so any index is a char boundary.
         out.truncate(83);
         out.push('~');
@@ -78,7 +78,7 @@ pub fn run_dir(root: &Path, result: &RunResult) -> PathBuf {
 
 /// Write `report.json` and `report.html` for one run; returns the JSON's path.
 /// Never through a symlink inside `root` (see `fsio`).
-pub fn write_run(root: &Path, result: &RunResult) -> Result<PathBuf, crate::fsio::Error> {
+pub fn write_run(root: &Path, result: &RunResult) -> Result<PathBuf, crate::base::fsio::Error> {
     write_run_in(root, Path::new(""), result)
 }
 
@@ -87,16 +87,16 @@ pub fn write_run_in(
     root: &Path,
     sub: &Path,
     result: &RunResult,
-) -> Result<PathBuf, crate::fsio::Error> {
+) -> Result<PathBuf, crate::base::fsio::Error> {
     let dir = sub.join(run_dir_relative(result));
     let bytes = serde_json::to_vec_pretty(result).expect("results serialize");
-    let path = crate::fsio::tree_write(root, &dir.join("report.json"), &bytes)?;
-    crate::fsio::tree_write(root, &dir.join("report.html"), run_html(result).as_bytes())?;
+    let path = crate::base::fsio::tree_write(root, &dir.join("report.json"), &bytes)?;
+    crate::base::fsio::tree_write(root, &dir.join("report.html"), run_html(result).as_bytes())?;
     Ok(path)
 }
 
 /// Write `junit.xml` and `summary.md` over all runs.
-pub fn write_summaries(root: &Path, records: &[RunRecord]) -> Result<(), crate::fsio::Error> {
+pub fn write_summaries(root: &Path, records: &[RunRecord]) -> Result<(), crate::base::fsio::Error> {
     write_summaries_with(root, records, None, "")
 }
 
@@ -115,7 +115,7 @@ pub struct NotRun {
 
 impl NotRun {
     pub fn of(
-        scenario: &crate::scenario::Scenario,
+        scenario: &crate::lang::scenario::Scenario,
         variant: &str,
         runs: u64,
         reason: String,
@@ -133,9 +133,9 @@ impl NotRun {
     pub fn line(&self) -> String {
         format!(
             "not run: {} [{}]: {}",
-            crate::text::printable(&self.scenario),
-            crate::text::printable(&self.variant),
-            crate::text::printable(&self.reason)
+            crate::base::text::printable(&self.scenario),
+            crate::base::text::printable(&self.variant),
+            crate::base::text::printable(&self.reason)
         )
     }
 }
@@ -160,8 +160,8 @@ pub fn write_summaries_not_run(
     incomplete: Option<&str>,
     not_run: &[NotRun],
     sections: &str,
-) -> Result<(), crate::fsio::Error> {
-    crate::fsio::tree_write(
+) -> Result<(), crate::base::fsio::Error> {
+    crate::base::fsio::tree_write(
         root,
         Path::new("junit.xml"),
         junit::junit_xml_not_run(records, incomplete, not_run).as_bytes(),
@@ -190,7 +190,7 @@ pub fn write_summaries_not_run(
         }
     }
     md.push_str(sections);
-    crate::fsio::tree_write(root, Path::new("summary.md"), md.as_bytes())?;
+    crate::base::fsio::tree_write(root, Path::new("summary.md"), md.as_bytes())?;
     Ok(())
 }
 
@@ -202,7 +202,7 @@ pub fn write_summaries_with(
     records: &[RunRecord],
     incomplete: Option<&str>,
     sections: &str,
-) -> Result<(), crate::fsio::Error> {
+) -> Result<(), crate::base::fsio::Error> {
     write_summaries_not_run(root, records, incomplete, &[], sections)
 }
 
@@ -263,7 +263,7 @@ pub struct RunRecord {
     /// What the run exercised (the sweep ledger adds these up; absent in
     /// records written before the ledger).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub coverage: Option<crate::coverage::Coverage>,
+    pub coverage: Option<crate::sim::coverage::Coverage>,
     /// Set for a run of a guided sweep (`sweep --guided`): its place in the
     /// search and how it came about. A derived run shares its parent's seed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -404,15 +404,16 @@ pub fn json_line(result: &RunResult) -> String {
 
 /// Read a saved report: a regular file of at most [`REPORT_BYTES_MAX`] bytes.
 pub fn read_run(path: &Path) -> Result<RunResult, String> {
-    let bytes = crate::fsio::read_capped(path, REPORT_BYTES_MAX).map_err(|e| e.to_string())?;
-    let shown = crate::text::printable(&path.display().to_string()).into_owned();
+    let bytes =
+        crate::base::fsio::read_capped(path, REPORT_BYTES_MAX).map_err(|e| e.to_string())?;
+    let shown = crate::base::text::printable(&path.display().to_string()).into_owned();
     let result: RunResult = serde_json::from_slice(&bytes)
         .map_err(|e| format!("{shown}: not a faultline report: {e}"))?;
-    if result.schema_version > crate::runner::REPORT_SCHEMA_VERSION {
+    if result.schema_version > crate::sim::runner::REPORT_SCHEMA_VERSION {
         return Err(format!(
             "{shown}: report schema version {} is newer than this faultline reads ({}); use the faultline that wrote it",
             result.schema_version,
-            crate::runner::REPORT_SCHEMA_VERSION
+            crate::sim::runner::REPORT_SCHEMA_VERSION
         ));
     }
     Ok(result)

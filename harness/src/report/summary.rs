@@ -1,8 +1,8 @@
 //! `summary.md` over all runs (the terminal's lines are in `terminal.rs`).
 
 use super::RunRecord;
-use crate::duration::format as fmt_duration;
-use crate::outcome::Outcome;
+use crate::base::duration::format as fmt_duration;
+use crate::base::outcome::Outcome;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -19,7 +19,7 @@ pub(super) fn expected(outcomes: &[Outcome]) -> String {
 /// `expect:`, a fail point that never fired, ...), as `CHECKER failed: the
 /// first line of its message`, with how many more there are. `None` when every
 /// finding has an outcome.
-pub fn unmet(findings: &[crate::check::Finding]) -> Option<String> {
+pub fn unmet(findings: &[crate::judge::check::Finding]) -> Option<String> {
     let mut failed = findings.iter().filter(|f| f.outcome.is_none());
     let first = failed.next()?;
     let mut text = format!(

@@ -3,12 +3,12 @@
 //! findings, seed and replay command; `Detail::Full` shows everything for every
 //! run. Styled with ANSI codes: print through `anstream`, which drops them when
 //! the output is not a terminal, under `NO_COLOR`, or with `--color never`. Every
-//! name and text from input is escaped (`crate::text::printable`).
+//! name and text from input is escaped (`crate::base::text::printable`).
 
 use super::summary::{expected, unmet};
-use crate::duration::format as fmt_duration;
-use crate::runner::RunResult;
-use crate::text::{printable, printable_lines};
+use crate::base::duration::format as fmt_duration;
+use crate::base::text::{printable, printable_lines};
+use crate::sim::runner::RunResult;
 use anstyle::{AnsiColor, Style};
 use std::time::Duration;
 
@@ -106,7 +106,7 @@ fn full_block(r: &RunResult, out: &mut String) {
             printable(&f.checker),
             printable_lines(&f.message).replace('\n', "\n    ")
         ));
-        if let Some(cause) = crate::check::cause::of(f).filter(|_| !departed) {
+        if let Some(cause) = crate::judge::check::cause::of(f).filter(|_| !departed) {
             out.push_str(&format!(
                 "    {NAME}cause:{NAME:#} {}\n",
                 printable(&cause.summary)

@@ -1,7 +1,7 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code, reason = "each test binary uses only some of the helpers")]
 
-use faultline::scenario::{self, Scenario};
+use faultline::lang::scenario::{self, Scenario};
 use std::path::{Path, PathBuf};
 
 pub fn workspace() -> PathBuf {
@@ -16,7 +16,7 @@ pub fn workspace() -> PathBuf {
 /// builds (`openraft/build`) and run in CI through the command line.
 pub fn bundled() -> Vec<Scenario> {
     let root = workspace().join("scenarios");
-    let files = faultline::scenario::scenario_files(&[root]).unwrap();
+    let files = faultline::lang::scenario::scenario_files(&[root]).unwrap();
     assert!(!files.is_empty(), "no bundled scenarios found");
     files
         .iter()

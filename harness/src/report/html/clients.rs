@@ -10,9 +10,9 @@
 
 use super::escape::{clip, esc};
 use super::{fmt_dur, fmt_ms};
-use crate::check::Verdict;
-use crate::history::{text, CompletionKind, Op};
-use crate::runner::RunResult;
+use crate::judge::check::Verdict;
+use crate::judge::history::{text, CompletionKind, Op};
+use crate::sim::runner::RunResult;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 

@@ -18,7 +18,7 @@
 //! resolve to a visible row). Rows keep their `ev-N` ids.
 
 use super::{fmt_ms, Divergence, RunResult};
-use crate::trail::{Event, Kind};
+use crate::base::trail::{Event, Kind};
 use faultline_api::NodeEvent;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;

@@ -7,11 +7,11 @@
 //! the trail does not record. Everything here reads the events' typed payloads
 //! (actions, fail-point hits, the heal phase, leader events), never their text.
 
-use crate::action::{Action, FaultAction};
-use crate::duration::format as fmt_duration;
-use crate::effect::{self, Effect, End, Target};
-use crate::scenario::Cut;
-use crate::trail::{Data, Event, HealStep};
+use crate::base::action::{Action, FaultAction};
+use crate::base::duration::format as fmt_duration;
+use crate::base::effect::{self, Effect, End, Target};
+use crate::base::trail::{Data, Event, HealStep};
+use crate::lang::scenario::Cut;
 use faultline_api::{NodeEvent, Role};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -427,8 +427,8 @@ pub fn announces_leadership(e: &Event) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::action::ActionResult;
-    use crate::trail::sample::*;
+    use crate::base::action::ActionResult;
+    use crate::base::trail::sample::*;
     use std::time::Duration;
 
     fn lanes() -> Vec<String> {

@@ -4,10 +4,10 @@
 
 use super::escape::clip;
 use super::{fmt_ms, index_format, mentions};
-use crate::check::cause::{self, Cause};
-use crate::check::Finding;
-use crate::outcome::Outcome;
-use crate::runner::RunResult;
+use crate::base::outcome::Outcome;
+use crate::judge::check::cause::{self, Cause};
+use crate::judge::check::Finding;
+use crate::sim::runner::RunResult;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Rows in the divergence view's table of all differing keys.
@@ -219,7 +219,7 @@ impl<'a> DifferingKeys<'a> {
         r: &'a RunResult,
         values: Option<&serde_json::Map<String, serde_json::Value>>,
     ) -> Option<DifferingKeys<'a>> {
-        let group: Vec<&crate::runner::FinalNode> = r
+        let group: Vec<&crate::sim::runner::FinalNode> = r
             .nodes
             .iter()
             .filter(|n| match values {

@@ -3,10 +3,10 @@
 
 use super::escape::clip;
 use super::{fmt_ms, index_format};
-use crate::check::cause::{self, Cause};
-use crate::check::Finding;
-use crate::outcome::Outcome;
-use crate::runner::RunResult;
+use crate::base::outcome::Outcome;
+use crate::judge::check::cause::{self, Cause};
+use crate::judge::check::Finding;
+use crate::sim::runner::RunResult;
 
 pub(super) struct FindingView<'a> {
     /// The outcome's name, or `fail` for a finding without one (badge class and text).
@@ -85,8 +85,8 @@ pub(super) struct SideView {
 }
 
 impl DepartureView {
-    pub(super) fn of(d: &crate::check::differential::Departure) -> DepartureView {
-        let side = |s: &crate::check::differential::Side| SideView {
+    pub(super) fn of(d: &crate::judge::check::differential::Departure) -> DepartureView {
+        let side = |s: &crate::judge::check::differential::Side| SideView {
             time: fmt_ms(s.t_ms),
             node: s.node.clone().unwrap_or_else(|| "harness".into()),
             kind: s.kind.name(),

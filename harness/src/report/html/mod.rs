@@ -32,12 +32,12 @@ mod trail_view;
 pub use divergence::Divergence;
 pub use escape::{esc, href_path};
 
-use crate::outcome::Outcome;
-use crate::runner::RunResult;
+use crate::base::outcome::Outcome;
+use crate::sim::runner::RunResult;
 use askama::Template;
 use divergence::DivergenceView;
-use findings::{CauseView, DepartureView, FindingView};
 use faultline_api::IndexFormat;
+use findings::{CauseView, DepartureView, FindingView};
 use panels::{DiagramView, NodeCard};
 use trail_view::{trail_rows, TrailView};
 
@@ -80,7 +80,7 @@ pub fn fmt_dur(ms: u64) -> String {
 /// How the run's model writes a log position (decimal when the model is unknown,
 /// e.g. a report of a model this build no longer has).
 fn index_format(r: &RunResult) -> IndexFormat {
-    crate::models::find(&r.model)
+    crate::base::models::find(&r.model)
         .map(|m| m.info().index_format)
         .unwrap_or_default()
 }
@@ -249,7 +249,7 @@ struct ProbeRow {
 
 impl ProbeRow {
     fn of(r: &RunResult) -> Vec<ProbeRow> {
-        let declared = crate::models::probes(&r.model, &r.coverage.declared);
+        let declared = crate::base::models::probes(&r.model, &r.coverage.declared);
         let mut rows: Vec<ProbeRow> = declared
             .into_iter()
             .map(|p| ProbeRow {
@@ -260,7 +260,8 @@ impl ProbeRow {
             })
             .collect();
         for event in &r.trail.events {
-            let crate::trail::Data::Node(faultline_api::NodeEvent::Probe { probe, .. }) = &event.data
+            let crate::base::trail::Data::Node(faultline_api::NodeEvent::Probe { probe, .. }) =
+                &event.data
             else {
                 continue;
             };

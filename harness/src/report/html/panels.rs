@@ -6,7 +6,7 @@ use super::diagram;
 use super::divergence::Divergence;
 use super::escape::clip;
 use super::fmt_dur;
-use crate::runner::RunResult;
+use crate::sim::runner::RunResult;
 use faultline_api::IndexFormat;
 use std::collections::BTreeSet;
 
@@ -136,7 +136,7 @@ pub(super) struct StateRow<'a> {
 
 impl<'a> NodeCard<'a> {
     pub(super) fn of(
-        n: &'a crate::runner::FinalNode,
+        n: &'a crate::sim::runner::FinalNode,
         div: &Divergence,
         index_format: IndexFormat,
     ) -> NodeCard<'a> {

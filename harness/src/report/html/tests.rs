@@ -2,12 +2,12 @@
 //! view, bounds on big runs, determinism.
 
 use super::*;
-use crate::action::{Action, ActionResult};
-use crate::check::Finding;
-use crate::runner::env::OpRecord;
-use crate::runner::{FinalNode, MessageCount};
-use crate::trail::sample::*;
-use crate::trail::{Data, Event, Trail};
+use crate::base::action::{Action, ActionResult};
+use crate::base::trail::sample::*;
+use crate::base::trail::{Data, Event, Trail};
+use crate::judge::check::Finding;
+use crate::sim::runner::env::OpRecord;
+use crate::sim::runner::{FinalNode, MessageCount};
 use faultline_api::{NodeEvent, Observation, OpResult, Role};
 use serde_json::json;
 use std::collections::BTreeSet;
@@ -33,7 +33,7 @@ fn final_node(name: &str, state: &[(&str, &str)]) -> FinalNode {
 
 pub(crate) fn result(nodes: Vec<FinalNode>, events: Vec<Event>) -> RunResult {
     RunResult {
-        schema_version: crate::runner::REPORT_SCHEMA_VERSION,
+        schema_version: crate::sim::runner::REPORT_SCHEMA_VERSION,
         harness_version: "0.1.0".into(),
         scenario: "hand-made".into(),
         file: "scenarios/hand-made.yaml".into(),
@@ -623,7 +623,7 @@ fn a_run_of_ops_between_two_faults_is_one_summary_row_that_opens_to_its_rows() {
 #[test]
 fn an_op_a_sequence_entry_links_to_stays_a_row_of_its_own() {
     let mut r = ops_between_faults();
-    r.sequence = vec![crate::check::expect::SequenceMatch {
+    r.sequence = vec![crate::judge::check::expect::SequenceMatch {
         entry: 1,
         line: 9,
         col: 7,

@@ -3,8 +3,8 @@
 
 use super::divergence::Divergence;
 use super::{collapse, diagram, fmt_ms, TRAIL_ROWS_MAX};
-use crate::runner::RunResult;
-use crate::trail::{Event, Kind};
+use crate::base::trail::{Event, Kind};
+use crate::sim::runner::RunResult;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Which trail rows the table shows: all of them up to [`TRAIL_ROWS_MAX`]; beyond,

@@ -1,10 +1,10 @@
 //! Event classes: how prominent a trail event is, the symbol that marks it (and
 //! the symbols' drawings and words), whether it is a fault, its tooltip text.
 
-use crate::action::{Action, ActionResult};
+use crate::base::action::{Action, ActionResult};
+use crate::base::trail::{Data, Event, Kind};
 use crate::report::html::derive::{announces_leadership, role_of};
 use crate::report::html::fmt_ms;
-use crate::trail::{Data, Event, Kind};
 use faultline_api::Role;
 
 /// How prominent an event is: lower draws first in a crowded row and is named first

@@ -2,11 +2,11 @@
 //! arrows merged from message buckets, and how a row's text is fitted to its line.
 
 use super::classes::priority;
+use crate::base::trail::Event;
 use crate::report::html::derive::{BandKind, Derived};
 use crate::report::html::scale::Scale;
-use crate::runner::env::MESSAGE_BUCKET_MS;
-use crate::runner::RunResult;
-use crate::trail::Event;
+use crate::sim::runner::env::MESSAGE_BUCKET_MS;
+use crate::sim::runner::RunResult;
 use std::collections::BTreeMap;
 
 pub(super) const TOP: f64 = 64.0;

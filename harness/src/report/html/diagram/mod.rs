@@ -31,7 +31,7 @@ pub use geometry::{ARROWS_MAX, GROUP_SHOWN_MAX, OP_SPANS_MAX};
 
 use super::derive::{BandKind, Derived};
 use super::scale::Scale;
-use crate::runner::RunResult;
+use crate::sim::runner::RunResult;
 use geometry::View;
 use std::collections::BTreeSet;
 use std::fmt::Write;

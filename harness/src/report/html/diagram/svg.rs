@@ -6,11 +6,11 @@ use super::geometry::{
     annotation_fit, arrows, f, Arrow, Col, View, AGG_INDICES_MAX, AXIS_W, GROUP_SHOWN_MAX,
     OP_SPANS_MAX, SPREAD_PX, TIP_EVENTS_MAX, TOP,
 };
-use crate::action::Action;
+use crate::base::action::Action;
+use crate::base::trail::{Data, Kind, OpEndKind};
 use crate::report::html::derive::{Band, BandKind};
 use crate::report::html::escape::{clip, esc};
 use crate::report::html::{fmt_dur, fmt_ms};
-use crate::trail::{Data, Kind, OpEndKind};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 

@@ -1,0 +1,599 @@
+//! Guided search: keep the runs that reached something new, and derive new runs
+//! from them by editing their schedules, instead of drawing every seed fresh.
+//!
+//! A run's *features* are what it reached: each probe, each fail point that
+//! fired, each kind of fault that took effect, each trail event kind, and the
+//! order in which they first happened (which fault kind came last before a probe
+//! or an event kind first appeared, and which probe preceded which). A run with a
+//! feature no earlier run had joins the corpus with its schedule, the one its
+//! chaos window played.
+//!
+//! A derived run is its parent with one edit to the schedule
+//! ([`crate::lang::scenario::schedule::edit`]: shift, swap, drop, add, retarget, lengthen),
+//! under the parent's seed: the same workload, the same params, the same draws
+//! everywhere else, so it is the run it came from with one difference, and it
+//! replays from its seed and its schedule (written out, as a scenario file that
+//! plays it, when it is a find).
+//!
+//! Nothing here knows a bug: the features are the model's declared probes and
+//! the trail's own types, and the edits treat every fault kind alike.
+
+use crate::base::effect;
+use crate::base::outcome::Outcome;
+use crate::base::trail::Data;
+use crate::lang::scenario::schedule::{edit, Planned, Schedule};
+use crate::lang::scenario::{self, Scenario, Variant};
+use crate::lang::yaml::Node;
+use crate::sim::runner::target::Target;
+use crate::sim::runner::{self, Inputs, RunResult};
+use faultline_api::NodeEvent;
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// One fresh seed every this many runs once the corpus is not empty (the rest
+/// are derived), so a corpus that went stale keeps receiving new material.
+pub const FRESH_EVERY: usize = 4;
+/// Fresh seeds before the first derived run.
+pub const WARMUP_RUNS: usize = 4;
+/// Draws of an edit before a derived run gives up on its parent (an edit
+/// that does not apply, such as a swap in a schedule of one fault).
+pub const EDIT_TRIES: usize = 8;
+/// Most entries the corpus keeps (new ones replace the oldest derived ones
+/// beyond this, so memory stays bounded whatever the budget).
+pub const CORPUS_MAX: usize = 256;
+
+/// What a run reached, as a set of names.
+pub fn features(result: &RunResult) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut last_fault: Option<&'static str> = None;
+    let mut probes_seen: Vec<&str> = Vec::new();
+    let mut kinds_seen: BTreeSet<String> = BTreeSet::new();
+    for event in result.trail.iter() {
+        match &event.data {
+            Data::Action(acted) if effect::is_fault(&acted.action) => {
+                if acted.result.took_effect() {
+                    let kind = acted.action.kind();
+                    out.insert(format!("fault:{kind}"));
+                    last_fault = Some(kind);
+                }
+            }
+            Data::Node(NodeEvent::Probe { probe, .. }) => {
+                if !probes_seen.contains(&probe.as_str()) {
+                    out.insert(format!("probe:{probe}"));
+                    if let Some(fault) = last_fault {
+                        out.insert(format!("probe:{probe} after {fault}"));
+                    }
+                    for earlier in &probes_seen {
+                        out.insert(format!("probe:{probe} after probe:{earlier}"));
+                    }
+                    probes_seen.push(probe);
+                }
+            }
+            Data::Action(_)
+            | Data::OpEnd(_)
+            | Data::NoNode { .. }
+            | Data::InvalidOp { .. }
+            | Data::FailPointHit(_)
+            | Data::Exited { .. }
+            | Data::Stopped { .. }
+            | Data::Sleep { .. }
+            | Data::Await(_)
+            | Data::Check(_)
+            | Data::Heal(_)
+            | Data::Limit { .. }
+            | Data::Chaos(_)
+            | Data::Workload(_)
+            | Data::Node(_) => {
+                let kind = format!("{:?}", event.kind);
+                if kinds_seen.insert(kind.clone()) {
+                    if let Some(fault) = last_fault {
+                        out.insert(format!("event:{kind} after {fault}"));
+                    }
+                    out.insert(format!("event:{kind}"));
+                }
+            }
+        }
+    }
+    for arm in &result.fail_points {
+        if arm.fired > 0 {
+            out.insert(format!("fired:{}", arm.point));
+        }
+    }
+    out
+}
+
+/// Whether a run is a find: it ended in an outcome it did not expect, for a
+/// checker's reason (a scripted step that had no effect is not a find).
+pub fn is_find(result: &RunResult) -> bool {
+    !result.passed && !result.expected.contains(&result.outcome) && Target::of(result).is_some()
+}
+
+/// Pick an entry, favouring those that reached what few runs reached (each
+/// feature weighs one over the number of runs that had it, as AFL's energy
+/// favours rare edges): a precondition a handful of runs hit is where a
+/// nearby schedule is most likely to go further.
+fn choose<'c>(
+    rng: &mut ChaCha8Rng,
+    corpus: &'c [Entry],
+    hits: &BTreeMap<String, u64>,
+) -> &'c Entry {
+    let weights: Vec<f64> = corpus
+        .iter()
+        .map(|e| {
+            e.features
+                .iter()
+                .map(|f| 1.0 / hits.get(f).copied().unwrap_or(1).max(1) as f64)
+                .sum::<f64>()
+                .max(1e-9)
+        })
+        .collect();
+    let total: f64 = weights.iter().sum();
+    let mut draw = rng.random_range(0.0..total);
+    for (entry, w) in corpus.iter().zip(&weights) {
+        if draw < *w {
+            return entry;
+        }
+        draw -= w;
+    }
+    corpus.last().expect("not empty")
+}
+
+/// How a run of the search came about.
+#[derive(Clone, Debug, serde::Serialize)]
+pub enum Origin {
+    Fresh,
+    /// The parent's seed and schedule with this one edit.
+    Derived {
+        edit: String,
+    },
+}
+
+/// The first find of a search.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Find {
+    /// Runs up to and including this one.
+    pub run: usize,
+    pub seed: u64,
+    pub origin: Origin,
+    pub outcome: Outcome,
+    pub checker: String,
+    /// The replayable scenario: the original with the find's schedule written
+    /// in (a fresh find replays by seed, and plays the same schedule).
+    #[serde(skip)]
+    pub scenario_text: Option<String>,
+    /// The same schedule with every bug fixed: whether that run passed (the
+    /// differential check that makes the find attributable).
+    pub fixed_passed: Option<bool>,
+}
+
+/// What one search did.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct Search {
+    pub runs: usize,
+    pub fresh: usize,
+    pub derived: usize,
+    /// Derived scenarios that did not load (counted as runs: they used budget).
+    pub invalid: usize,
+    pub corpus: usize,
+    pub features: usize,
+    pub find: Option<Find>,
+}
+
+/// What a search needs to run.
+pub struct Setup<'s> {
+    pub scenario: &'s Scenario,
+    /// The scenario file's tree (the derived scenarios keep its header).
+    pub tree: &'s Node,
+    /// The variant every run of the search runs (a hunt's arm).
+    pub variant: &'s Variant,
+    /// The scenario's variant the derived scenarios are named after.
+    pub base: &'s Variant,
+    /// The same variant with every bug fixed (the differential re-run).
+    pub fixed: &'s Variant,
+}
+
+/// One corpus entry: a run that reached something new.
+struct Entry {
+    seed: u64,
+    schedule: Schedule,
+    features: BTreeSet<String>,
+}
+
+/// The next run a guide asks for.
+#[derive(Clone, Debug)]
+pub struct Next {
+    /// The guide's count of runs, this one included (1-based).
+    pub run: usize,
+    pub seed: u64,
+    /// `None`: a fresh run of `seed`, which draws its own schedule.
+    pub schedule: Option<Schedule>,
+    pub origin: Origin,
+}
+
+/// Guided search's state, one run at a time: what to run next
+/// ([`Guide::next_run`]) and what a run reached ([`Guide::observe`]). Its choices
+/// depend only on its search seed and on the runs it observed, in the order it
+/// observed them, so a caller that runs several at once and observes them in
+/// the order they were asked for gets the same search whatever its number of
+/// threads. Its state is data ([`Guide::to_json`], [`Guide::from_json`]): a
+/// search stopped between two runs resumes where it was.
+pub struct Guide {
+    search_seed: u64,
+    names: Vec<String>,
+    has_leader: bool,
+    seen: BTreeSet<String>,
+    hits: BTreeMap<String, u64>,
+    corpus: Vec<Entry>,
+    next_seed: u64,
+    pub runs: usize,
+    pub fresh: usize,
+    pub derived: usize,
+    /// Draws that found no edit that applies to their parent (they use budget).
+    pub invalid: usize,
+}
+
+impl Guide {
+    /// Fresh seeds count up from `first_seed`; `search_seed` seeds the choice
+    /// of entries and edits.
+    pub fn new(scenario: &Scenario, first_seed: u64, search_seed: u64) -> Guide {
+        Guide {
+            search_seed,
+            names: scenario.nodes.iter().map(|n| n.name.clone()).collect(),
+            has_leader: scenario.model.info().has_leader,
+            seen: BTreeSet::new(),
+            hits: BTreeMap::new(),
+            corpus: Vec::new(),
+            next_seed: first_seed,
+            runs: 0,
+            fresh: 0,
+            derived: 0,
+            invalid: 0,
+        }
+    }
+
+    pub fn corpus_len(&self) -> usize {
+        self.corpus.len()
+    }
+
+    pub fn features_len(&self) -> usize {
+        self.seen.len()
+    }
+
+    /// The next run: a fresh seed during the warm-up, every `FRESH_EVERY`-th
+    /// run and while the corpus is empty; otherwise a corpus entry with one
+    /// edit. `None` when the edit draws found nothing that applies (the run is
+    /// counted, as it used budget).
+    pub fn next_run(&mut self) -> Option<Next> {
+        self.runs += 1;
+        let run = self.runs;
+        let fresh = self.corpus.is_empty() || run <= WARMUP_RUNS || run.is_multiple_of(FRESH_EVERY);
+        if fresh {
+            let seed = self.next_seed;
+            self.next_seed += 1;
+            self.fresh += 1;
+            return Some(Next {
+                run,
+                seed,
+                schedule: None,
+                origin: Origin::Fresh,
+            });
+        }
+        // One stream per run: the choice for run N does not depend on how the
+        // draws of earlier runs went, so a resumed search makes the same ones.
+        let mut rng =
+            crate::base::streams::Stream::Guided.rng(self.search_seed ^ ((run as u64) << 20));
+        let parent = choose(&mut rng, &self.corpus, &self.hits);
+        let donors: Vec<&Planned> = self
+            .corpus
+            .iter()
+            .flat_map(|e| e.schedule.faults.iter())
+            .collect();
+        let derived = (0..EDIT_TRIES).find_map(|_| {
+            let mut schedule = parent.schedule.clone();
+            edit::mutate(
+                &mut rng,
+                &mut schedule,
+                &donors,
+                &self.names,
+                self.has_leader,
+            )
+            .map(|e| (schedule, e))
+        });
+        let Some((schedule, edit)) = derived else {
+            self.invalid += 1;
+            return None;
+        };
+        self.derived += 1;
+        Some(Next {
+            run,
+            seed: parent.seed,
+            schedule: Some(schedule),
+            origin: Origin::Derived {
+                edit: edit.to_string(),
+            },
+        })
+    }
+
+    /// What a run reached: a run with a feature no earlier run had joins the
+    /// corpus with the schedule it played (`played`: the schedule it was
+    /// given, or the one it recorded).
+    pub fn observe(&mut self, seed: u64, played: Option<Schedule>, result: &RunResult) {
+        let reached = features(result);
+        for f in &reached {
+            *self.hits.entry(f.clone()).or_default() += 1;
+        }
+        let new = reached.iter().any(|f| !self.seen.contains(f));
+        if let (true, Some(schedule)) = (new, played) {
+            self.seen.extend(reached.iter().cloned());
+            if self.corpus.len() >= CORPUS_MAX {
+                self.corpus.remove(0);
+            }
+            self.corpus.push(Entry {
+                seed,
+                schedule,
+                features: reached,
+            });
+        }
+    }
+
+    /// The guide's whole state as JSON (schedules in the scenario language).
+    pub fn to_json(&self) -> serde_json::Value {
+        let corpus: Vec<serde_json::Value> = self
+            .corpus
+            .iter()
+            .map(|e| {
+                serde_json::json!({
+                    "seed": e.seed,
+                    "schedule": e.schedule.to_json(&self.names),
+                    "features": e.features,
+                })
+            })
+            .collect();
+        serde_json::json!({
+            "search_seed": self.search_seed,
+            "next_seed": self.next_seed,
+            "runs": self.runs,
+            "fresh": self.fresh,
+            "derived": self.derived,
+            "invalid": self.invalid,
+            "seen": self.seen,
+            "hits": self.hits,
+            "corpus": corpus,
+        })
+    }
+
+    /// A guide from [`Guide::to_json`]'s output, for this scenario; an error
+    /// names what did not fit (a schedule that no longer loads, a missing field).
+    pub fn from_json(scenario: &Scenario, json: &serde_json::Value) -> Result<Guide, String> {
+        #[derive(serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Saved {
+            search_seed: u64,
+            next_seed: u64,
+            runs: usize,
+            fresh: usize,
+            derived: usize,
+            invalid: usize,
+            seen: BTreeSet<String>,
+            hits: BTreeMap<String, u64>,
+            corpus: Vec<SavedEntry>,
+        }
+        #[derive(serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct SavedEntry {
+            seed: u64,
+            schedule: serde_json::Value,
+            features: BTreeSet<String>,
+        }
+        let saved: Saved = serde_json::from_value(json.clone()).map_err(|e| e.to_string())?;
+        if saved.corpus.len() > CORPUS_MAX {
+            return Err(format!(
+                "{} corpus entries, more than the {CORPUS_MAX} a search keeps",
+                saved.corpus.len()
+            ));
+        }
+        let mut guide = Guide::new(scenario, saved.next_seed, saved.search_seed);
+        for (i, e) in saved.corpus.into_iter().enumerate() {
+            let schedule = scenario::load_schedule(
+                scenario,
+                &format!("corpus entry {}", i + 1),
+                &e.schedule.to_string(),
+            )
+            .map_err(|e| e.to_string())?;
+            guide.corpus.push(Entry {
+                seed: e.seed,
+                schedule,
+                features: e.features,
+            });
+        }
+        guide.seen = saved.seen;
+        guide.hits = saved.hits;
+        guide.runs = saved.runs;
+        guide.fresh = saved.fresh;
+        guide.derived = saved.derived;
+        guide.invalid = saved.invalid;
+        Ok(guide)
+    }
+}
+
+/// Search until the first find or `budget` runs; fresh seeds count up from
+/// `first_seed`, and `search_seed` seeds the choice of entries and edits.
+pub fn search(setup: &Setup, budget: usize, first_seed: u64, search_seed: u64) -> Search {
+    let mut guide = Guide::new(setup.scenario, first_seed, search_seed);
+    let mut out = Search::default();
+    while guide.runs < budget {
+        let Some(next) = guide.next_run() else {
+            continue;
+        };
+        let result = play(setup.scenario, setup.variant, &next);
+        let played = next
+            .schedule
+            .clone()
+            .or_else(|| schedule_of(setup.scenario, &result));
+        if is_find(&result) {
+            let target = Target::of(&result).expect("a find has a target");
+            let fixed_passed = Some(fixed_rerun(setup, next.seed, next.schedule.as_ref()));
+            let scenario_text = played
+                .as_ref()
+                .map(|s| find_scenario(setup, &result, next.seed, s, &next.origin));
+            out.find = Some(Find {
+                run: next.run,
+                seed: next.seed,
+                origin: next.origin,
+                outcome: target.outcome,
+                checker: target.checker,
+                scenario_text,
+                fixed_passed,
+            });
+            break;
+        }
+        guide.observe(next.seed, played, &result);
+    }
+    out.runs = guide.runs;
+    out.fresh = guide.fresh;
+    out.derived = guide.derived;
+    out.invalid = guide.invalid;
+    out.corpus = guide.corpus_len();
+    out.features = guide.features_len();
+    out
+}
+
+/// Run what a guide asked for: a fresh seed, or a seed with its schedule.
+pub fn play(scenario: &Scenario, variant: &Variant, next: &Next) -> RunResult {
+    match &next.schedule {
+        None => runner::run(scenario, variant, next.seed),
+        Some(schedule) => {
+            let inputs = Inputs {
+                schedule: Some(schedule.clone()),
+                ..Default::default()
+            };
+            runner::run_with(scenario, variant, next.seed, &inputs)
+        }
+    }
+}
+
+/// The schedule a run's window played, as the run recorded it.
+pub fn schedule_of(scenario: &Scenario, result: &RunResult) -> Option<Schedule> {
+    let json = result.schedule.as_ref()?;
+    scenario::load_schedule(scenario, "the run's schedule", &json.to_string()).ok()
+}
+
+/// A find as a scenario file: the original, with the find's variant (its bug
+/// modes) and its schedule written in, under its seed.
+fn find_scenario(
+    setup: &Setup,
+    result: &RunResult,
+    seed: u64,
+    schedule: &Schedule,
+    origin: &Origin,
+) -> String {
+    let names: Vec<String> = setup
+        .scenario
+        .nodes
+        .iter()
+        .map(|n| n.name.clone())
+        .collect();
+    let mut body = serde_json::json!({ "expect": "converged" });
+    if let Some(target) = &setup.variant.target {
+        body["target"] = serde_json::json!(target);
+    }
+    let bugs: serde_json::Map<String, serde_json::Value> = result
+        .bugs
+        .0
+        .iter()
+        .map(|(k, m)| (k.clone(), serde_json::to_value(m).expect("serializes")))
+        .collect();
+    if !bugs.is_empty() {
+        body["bugs"] = serde_json::Value::Object(bugs);
+    }
+    let mut variants = serde_json::Map::new();
+    variants.insert(setup.base.name.clone(), body);
+    let how = match origin {
+        Origin::Fresh => "a fresh seed".to_string(),
+        Origin::Derived { edit } => format!("its parent run of seed {seed} with one edit: {edit}"),
+    };
+    let comment = format!(
+        "Found by faultline's guided search: {how}.\n\
+         It ended {} ({}); it expects `converged`, so it fails until the defect is fixed.\n\
+         Replay: faultline run THIS_FILE",
+        result.outcome,
+        Target::of(result).map(|t| t.checker).unwrap_or_default()
+    );
+    let name = format!("{}-guided", setup.scenario.name);
+    crate::lang::scenario::schedule::render::scenario(
+        setup.tree,
+        &name,
+        &serde_json::Value::Object(variants),
+        seed,
+        &schedule.to_json(&names),
+        &comment,
+    )
+}
+
+/// Run the find's schedule again with every bug fixed; whether it passed.
+fn fixed_rerun(setup: &Setup, seed: u64, schedule: Option<&Schedule>) -> bool {
+    let inputs = Inputs {
+        schedule: schedule.cloned(),
+        ..Default::default()
+    };
+    !is_find(&runner::run_with(
+        setup.scenario,
+        setup.fixed,
+        seed,
+        &inputs,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TEXT: &str = r#"
+model: raftkv
+nodes: [n1, n2, n3]
+variants:
+  nightly:
+    bugs: {CANARY-QUORUM: fixed}
+    expect: converged
+chaos: {auto: true, window: 8s}
+"#;
+
+    #[test]
+    fn a_derived_run_is_its_parent_with_one_edit_and_finds_replay() {
+        let scenario = scenario::load_str("g.yaml", TEXT).expect("valid");
+        let tree =
+            crate::lang::yaml::parse(TEXT, &crate::lang::yaml::Limits::default()).expect("yaml");
+        let base = &scenario.variants[0];
+        let mut buggy = Variant {
+            name: base.name.clone(),
+            loc: base.loc,
+            target: None,
+            bugs: base.bugs.clone(),
+            params: base.params.clone(),
+            expect: base.expect.clone(),
+        };
+        buggy
+            .bugs
+            .0
+            .insert("CANARY-QUORUM".into(), faultline_api::BugMode::Buggy);
+        let setup = Setup {
+            scenario: &scenario,
+            tree: &tree,
+            variant: &buggy,
+            base,
+            fixed: base,
+        };
+        let search = search(&setup, 12, 1, 1);
+        assert!(search.fresh >= WARMUP_RUNS.min(search.runs));
+        let find = search.find.expect("the canary is found within 12 runs");
+        assert_eq!(find.fixed_passed, Some(true), "attributable");
+        let text = find.scenario_text.expect("a find is written out");
+        let replayed = scenario::load_str("find.yaml", &text).expect("the find loads");
+        let r = runner::run(&replayed, &replayed.variants[0], find.seed);
+        assert_eq!(
+            r.outcome, find.outcome,
+            "the written find ends as the find did"
+        );
+    }
+}

@@ -1,0 +1,296 @@
+//! Edits of a schedule: what guided search derives runs by, one edit per
+//! derived run, so that a derived run is the run it came from with one
+//! difference (the same seed, so the same workload, params and draws).
+//!
+//! Shift a fault in time, swap the times of two, drop one, add one copied from
+//! elsewhere at a new time, retarget one to another node (or the leader), or
+//! lengthen one (its time in effect, and a stall's own length).
+
+use super::{Fault, Planned, Schedule};
+use crate::base::action::FaultAction;
+use crate::base::duration::format as fmt_duration;
+use crate::lang::scenario::target::Target;
+use rand::seq::IndexedRandom;
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+use std::time::Duration;
+
+/// The shifts a time edit draws from, in ms (either sign).
+const SHIFTS_MS: [u64; 5] = [50, 250, 1_000, 3_000, 10_000];
+/// How much longer a lengthened fault lasts: two to four times.
+const LENGTHEN: (u32, u32) = (2, 4);
+
+/// One edit, as it reads in a find's provenance.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Edit {
+    Shift {
+        fault: usize,
+        from: Duration,
+        to: Duration,
+    },
+    Swap {
+        a: usize,
+        b: usize,
+    },
+    Drop {
+        fault: usize,
+        what: String,
+    },
+    Add {
+        at: Duration,
+        what: String,
+    },
+    Retarget {
+        fault: usize,
+        from: String,
+        to: String,
+    },
+    Lengthen {
+        fault: usize,
+        from: Duration,
+        to: Duration,
+    },
+}
+
+impl std::fmt::Display for Edit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let d = |x: &Duration| fmt_duration(*x);
+        match self {
+            Edit::Shift { fault, from, to } => {
+                write!(f, "shift fault #{fault} from {} to {}", d(from), d(to))
+            }
+            Edit::Swap { a, b } => write!(f, "swap the times of faults #{a} and #{b}"),
+            Edit::Drop { fault, what } => write!(f, "drop fault #{fault} ({what})"),
+            Edit::Add { at, what } => write!(f, "add {what} at {}", d(at)),
+            Edit::Retarget { fault, from, to } => {
+                write!(f, "retarget fault #{fault} from {from} to {to}")
+            }
+            Edit::Lengthen { fault, from, to } => {
+                write!(f, "lengthen fault #{fault} from {} to {}", d(from), d(to))
+            }
+        }
+    }
+}
+
+/// Apply one random edit to `schedule` (left in time order); `None` when the
+/// drawn edit does not apply (no fault to edit, nothing to copy). `donors` are
+/// faults of other schedules an `add` may copy; `names` the cluster's nodes.
+pub fn mutate(
+    rng: &mut ChaCha8Rng,
+    schedule: &mut Schedule,
+    donors: &[&Planned],
+    names: &[String],
+    has_leader: bool,
+) -> Option<Edit> {
+    let n = schedule.faults.len();
+    let window = schedule.window.as_millis() as u64;
+    let last = Duration::from_millis(window.saturating_sub(1));
+    let edit = match rng.random_range(0..6u8) {
+        0 => shift(rng, schedule, n, last)?,
+        1 => swap(rng, schedule, n)?,
+        2 => {
+            let i = pick(rng, n)?;
+            let gone = schedule.faults.remove(i);
+            Edit::Drop {
+                fault: i,
+                what: gone.fault.describe(names),
+            }
+        }
+        3 => {
+            let donor = *donors.choose(rng)?;
+            let mut added = donor.clone();
+            added.at = Duration::from_millis(rng.random_range(0..window.max(1)));
+            let what = added.fault.describe(names);
+            let at = added.at;
+            schedule.faults.push(added);
+            Edit::Add { at, what }
+        }
+        4 => retarget(rng, schedule, n, names, has_leader)?,
+        _ => lengthen(rng, schedule, n)?,
+    };
+    schedule.sort();
+    Some(edit)
+}
+
+/// Move one fault earlier or later by one of [`SHIFTS_MS`] (within the window).
+fn shift(rng: &mut ChaCha8Rng, schedule: &mut Schedule, n: usize, last: Duration) -> Option<Edit> {
+    let i = pick(rng, n)?;
+    let shift = Duration::from_millis(*SHIFTS_MS.choose(rng).expect("not empty"));
+    let from = schedule.faults[i].at;
+    let to = if rng.random_bool(0.5) {
+        from.saturating_sub(shift)
+    } else {
+        (from + shift).min(last)
+    };
+    if to == from {
+        return None;
+    }
+    schedule.faults[i].at = to;
+    Some(Edit::Shift { fault: i, from, to })
+}
+
+/// Swap the times of two faults.
+fn swap(rng: &mut ChaCha8Rng, schedule: &mut Schedule, n: usize) -> Option<Edit> {
+    if n < 2 {
+        return None;
+    }
+    let a = rng.random_range(0..n);
+    let b = (a + rng.random_range(1..n)) % n;
+    if schedule.faults[a].at == schedule.faults[b].at {
+        return None;
+    }
+    let t = schedule.faults[a].at;
+    schedule.faults[a].at = schedule.faults[b].at;
+    schedule.faults[b].at = t;
+    Some(Edit::Swap {
+        a: a.min(b),
+        b: a.max(b),
+    })
+}
+
+/// Point one node reference of a fault at another node (or the leader).
+fn retarget(
+    rng: &mut ChaCha8Rng,
+    schedule: &mut Schedule,
+    n: usize,
+    names: &[String],
+    has_leader: bool,
+) -> Option<Edit> {
+    let i = pick(rng, n)?;
+    let mut fault = schedule.faults[i].fault.clone();
+    let count = fault.targets_mut().len();
+    let k = rng.random_range(0..count.max(1));
+    let choices = names.len() + usize::from(has_leader);
+    let fresh = match rng.random_range(0..choices.max(1)) {
+        c if c < names.len() => Target::Node(c),
+        _ => Target::Leader,
+    };
+    let slot = fault.targets_mut().into_iter().nth(k)?;
+    let from = slot.describe(names);
+    if *slot == fresh {
+        return None;
+    }
+    *slot = fresh;
+    // Two ends of one link, or two members of a partition, that became one.
+    if !distinct(&mut fault) {
+        return None;
+    }
+    schedule.faults[i].fault = fault;
+    Some(Edit::Retarget {
+        fault: i,
+        from,
+        to: fresh.describe(names),
+    })
+}
+
+/// Make one lasting fault last longer (by a factor in [`LENGTHEN`]).
+fn lengthen(rng: &mut ChaCha8Rng, schedule: &mut Schedule, n: usize) -> Option<Edit> {
+    let lasting: Vec<usize> = (0..n)
+        .filter(|&i| schedule.faults[i].lasts.is_some())
+        .collect();
+    let &i = lasting.choose(rng)?;
+    let factor = rng.random_range(LENGTHEN.0..=LENGTHEN.1);
+    let planned = &mut schedule.faults[i];
+    let from = planned.lasts.expect("lasting");
+    let to = from * factor;
+    planned.lasts = Some(to);
+    // A stall's own length grows with it.
+    if let Fault::FailPoint { arm, .. } = &mut planned.fault {
+        if let FaultAction::Stall(stall) = &mut arm.action {
+            *stall *= factor;
+        }
+    }
+    Some(Edit::Lengthen { fault: i, from, to })
+}
+
+fn pick(rng: &mut ChaCha8Rng, n: usize) -> Option<usize> {
+    (n > 0).then(|| rng.random_range(0..n))
+}
+
+/// Whether a fault's named nodes are still distinct where they must be (the
+/// two ends of a link; the members of a partition's groups).
+fn distinct(fault: &mut Fault) -> bool {
+    match fault {
+        Fault::Hold { a, b } | Fault::Latency { a, b, .. } => a != b,
+        Fault::Partition(_) => {
+            let mut named: Vec<Target> = fault.targets_mut().into_iter().map(|t| *t).collect();
+            let before = named.len();
+            named.sort_by_key(|t| format!("{t:?}"));
+            named.dedup();
+            named.len() == before
+        }
+        Fault::Crash(_)
+        | Fault::Restart(_)
+        | Fault::Stop(_)
+        | Fault::TransferLeader { .. }
+        | Fault::FailPoint { .. } => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lang::scenario::load_str;
+
+    fn schedule() -> (Schedule, Vec<String>) {
+        let text = r#"
+model: raftkv
+nodes: [n1, n2, n3]
+expect: converged
+steps:
+  - await: {leader: any, within: 5s}
+chaos:
+  window: 10s
+  schedule:
+    window: 10s
+    faults:
+      - {at: 1s, for: 2s, crash: n2}
+      - {at: 3s, transfer_leader: {to: follower}}
+      - {at: 4s, for: 1s, hold: {between: [n1, n3]}}
+      - {at: 6s, for: 1s, failpoint: {node: leader, point: apply, action: {stall: 500ms}}}
+"#;
+        let s = load_str("edit.yaml", text).expect("valid");
+        let names = s.nodes.iter().map(|n| n.name.clone()).collect();
+        (s.chaos.expect("chaos").schedule.expect("schedule"), names)
+    }
+
+    #[test]
+    fn every_edit_is_drawn_and_leaves_a_valid_schedule_in_order() {
+        let (original, names) = schedule();
+        let donor = original.faults[1].clone();
+        let mut kinds = std::collections::BTreeSet::new();
+        for seed in 0..400 {
+            let mut rng = crate::base::streams::Stream::Guided.rng(seed);
+            let mut s = original.clone();
+            let Some(edit) = mutate(&mut rng, &mut s, &[&donor], &names, true) else {
+                continue;
+            };
+            kinds.insert(edit.to_string().split(' ').next().unwrap().to_string());
+            assert!(
+                s.faults.windows(2).all(|w| w[0].at <= w[1].at),
+                "{edit}: sorted"
+            );
+            assert!(
+                s.faults.iter().all(|f| f.at < s.window),
+                "{edit}: in the window"
+            );
+            assert!(s
+                .faults
+                .iter()
+                .all(|f| f.lasts.is_some() == f.fault.lasting()));
+            let changed = s != original;
+            assert!(changed, "{edit}: one edit changes the schedule");
+            let diff = (s.faults.len() as i64 - original.faults.len() as i64).abs();
+            assert!(diff <= 1, "{edit}: at most one fault more or less");
+            if let Edit::Lengthen { fault, from, to } = &edit {
+                assert!(*to >= *from * 2 && *to <= *from * 4);
+                if let Fault::FailPoint { arm, .. } = &s.faults[*fault].fault {
+                    assert!(
+                        matches!(arm.action, FaultAction::Stall(d) if d >= Duration::from_secs(1))
+                    );
+                }
+            }
+        }
+        assert_eq!(kinds.len(), 6, "every kind of edit is drawn: {kinds:?}");
+    }
+}
