@@ -127,47 +127,47 @@ pub fn derive(events: &[Event], nodes: &[String], end_ms: u64) -> Derived {
 fn band_of(span: &effect::Span, e: &Event, nodes: &[String]) -> Option<Band> {
     let i = span.began;
     match &e.data {
-        Data::Action(acted) => match &acted.action {
-            Action::Partition { groups } => {
-                let lanes: Vec<Vec<usize>> = groups
-                    .iter()
-                    .map(|g| g.iter().filter_map(|n| lane_of(nodes, n)).collect())
-                    .collect();
-                // Each cut is both ways: one link per direction.
-                let links = Cut::between_groups(&lanes)
-                    .into_iter()
-                    .flat_map(|c| [(c.from, c.to), (c.to, c.from)])
-                    .collect();
-                Some(partition_band(links, nodes, e, i))
-            }
-            Action::PartitionOneWay { from, to } => {
-                let links = match lane_of(nodes, from) {
-                    Some(from) => to
+        // What the span is decides the band (effect.rs, the one place that
+        // says what each action means); the action carries its links.
+        Data::Action(acted) => match span.effect {
+            Effect::Cut => {
+                let links = if let Action::Partition { groups } = &acted.action {
+                    let lanes: Vec<Vec<usize>> = groups
                         .iter()
-                        .filter_map(|t| lane_of(nodes, t))
-                        .map(|t| (from, t))
-                        .collect(),
-                    None => Vec::new(),
+                        .map(|g| g.iter().filter_map(|n| lane_of(nodes, n)).collect())
+                        .collect();
+                    // Each cut is both ways: one link per direction.
+                    Cut::between_groups(&lanes)
+                        .into_iter()
+                        .flat_map(|c| [(c.from, c.to), (c.to, c.from)])
+                        .collect()
+                } else if let Action::PartitionOneWay { from, to } = &acted.action {
+                    match lane_of(nodes, from) {
+                        Some(from) => to
+                            .iter()
+                            .filter_map(|t| lane_of(nodes, t))
+                            .map(|t| (from, t))
+                            .collect(),
+                        None => Vec::new(),
+                    }
+                } else {
+                    return None;
                 };
                 Some(partition_band(links, nodes, e, i))
             }
-            Action::Hold { between } => {
-                pair_of(nodes, between).map(|p| link_band(BandKind::Hold, p, e, i))
+            Effect::Hold | Effect::Latency => {
+                let (Action::Hold { between } | Action::Latency { between, .. }) = &acted.action
+                else {
+                    return None;
+                };
+                let kind = if span.effect == Effect::Hold {
+                    BandKind::Hold
+                } else {
+                    BandKind::Latency
+                };
+                pair_of(nodes, between).map(|p| link_band(kind, p, e, i))
             }
-            Action::Latency { between, .. } => {
-                pair_of(nodes, between).map(|p| link_band(BandKind::Latency, p, e, i))
-            }
-            Action::Client { .. }
-            | Action::TransferLeader { .. }
-            | Action::Heal
-            | Action::Release { .. }
-            | Action::Crash { .. }
-            | Action::Restart { .. }
-            | Action::Stop { .. }
-            | Action::Start { .. }
-            | Action::ArmFailPoint { .. }
-            | Action::ClearFailPoint { .. }
-            | Action::ReleaseFailPoint { .. } => None,
+            Effect::Down | Effect::Armed | Effect::Stall => None,
         },
         Data::FailPointHit(hit) => {
             let lane = e.node.as_deref().and_then(|n| lane_of(nodes, n))?;
