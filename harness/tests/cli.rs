@@ -618,3 +618,32 @@ fn a_seed_range_on_run_points_at_sweep_and_an_unknown_variant_lists_the_known_on
         );
     }
 }
+
+/// The README's log filter: `RUST_LOG=faultline::trail=debug` shows every trail
+/// event as it is recorded. The target is named, not the recording module's path,
+/// so moving the module does not silently empty the filter.
+#[test]
+fn the_trail_log_target_is_the_one_the_readme_names() {
+    let root = common::workspace();
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    assert!(
+        readme.contains("RUST_LOG=faultline::trail=debug"),
+        "README names the filter"
+    );
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_faultline"))
+        .args(["run", "scenarios/raftkv/leader-crash.yaml"])
+        .current_dir(&root)
+        .env("RUST_LOG", "faultline::trail=debug")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let lines = stderr
+        .lines()
+        .filter(|l| l.contains("faultline::trail"))
+        .count();
+    assert!(
+        lines > 10,
+        "{lines} trail lines under the README's filter:\n{stderr}"
+    );
+}

@@ -199,7 +199,8 @@ impl RunState {
 
     pub fn push(&mut self, event: Event) {
         tracing::debug!(
-            target: "faultline::base::trail",
+            // A stable log target (README), whatever module records the trail.
+            target: "faultline::trail",
             t_ms = event.t_ms,
             node = event.node.as_deref().unwrap_or("-"),
             kind = %event.kind.name(),
