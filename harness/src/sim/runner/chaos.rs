@@ -19,6 +19,7 @@
 use super::pick::{Partitioned, Want};
 use super::{Driver, Halt};
 use crate::base::action::{Action, ActionResult};
+use crate::base::effect;
 use crate::base::streams::Stream;
 use crate::base::trail::{ChaosMark, Data};
 use crate::lang::scenario::schedule::{draw, Fault, Planned, Schedule};
@@ -363,22 +364,18 @@ impl Player {
             Fault::Partition(_) if self.live.iter().any(|l| l.cut) => {
                 Err("a partition is in effect".to_string())
             }
-            Fault::Partition(p) => run.scheduled_partition(p, pick).map(|cut| {
-                let mut live = live_of(start, index, planned, now, Action::Heal);
-                live.cut = true;
-                (cut.action(&names), Some(live))
-            }),
+            Fault::Partition(p) => run
+                .scheduled_partition(p, pick)
+                .map(|cut| (cut.action(&names), None)),
             Fault::Hold { a, b } | Fault::Latency { a, b, .. } => {
-                self.link_fault(run, (*a, *b), index, planned, now)
+                self.link_fault(run, (*a, *b), planned)
             }
-            Fault::Crash(t) => run.scheduled_node(*t, pick, 0, Want::Up, &[]).map(|n| {
-                let live = live_of(start, index, planned, now, Action::Start { node: name(n) });
-                (Action::Crash { node: name(n) }, Some(live))
-            }),
-            Fault::Stop(t) => run.scheduled_node(*t, pick, 0, Want::Up, &[]).map(|n| {
-                let live = live_of(start, index, planned, now, Action::Start { node: name(n) });
-                (Action::Stop { node: name(n) }, Some(live))
-            }),
+            Fault::Crash(t) => run
+                .scheduled_node(*t, pick, 0, Want::Up, &[])
+                .map(|n| (Action::Crash { node: name(n) }, None)),
+            Fault::Stop(t) => run
+                .scheduled_node(*t, pick, 0, Want::Up, &[])
+                .map(|n| (Action::Stop { node: name(n) }, None)),
             Fault::Restart(t) => run
                 .scheduled_node(*t, pick, 0, Want::Either, &[])
                 .map(|n| (Action::Restart { node: name(n) }, None)),
@@ -398,11 +395,6 @@ impl Player {
                 .scheduled_node(*node, pick, 0, Want::Either, &[])
                 .map(|n| {
                     let point = arm.point.name.to_string();
-                    let clear = Action::ClearFailPoint {
-                        node: name(n),
-                        point: point.clone(),
-                    };
-                    let live = live_of(start, index, planned, now, clear);
                     let armed = Action::ArmFailPoint {
                         node: name(n),
                         point,
@@ -411,16 +403,19 @@ impl Player {
                         probability: arm.probability,
                         optional: true,
                     };
-                    (armed, Some(live))
+                    (armed, None)
                 }),
         };
-        let (action, live) = match resolved {
+        let (action, link) = match resolved {
             Ok(found) => found,
             Err(why) => {
                 run.skipped(index, why);
                 return;
             }
         };
+        // What ends the fault is what the action means (base/effect.rs).
+        let live =
+            effect::undo_of(&action).map(|undo| live_of(start, index, planned, now, undo, link));
         self.take(run, index, action, live, now);
     }
 
@@ -469,14 +464,11 @@ impl Player {
         &self,
         run: &mut Driver<'_>,
         (a, b): (Target, Target),
-        index: u32,
         planned: &Planned,
-        now: Duration,
-    ) -> Result<(Action, Option<Live>), String> {
+    ) -> Result<(Action, Option<(usize, usize)>), String> {
         let names: Vec<String> = run.cluster.names().to_vec();
         let name = |n: usize| names[n].clone();
         let pick = planned.pick;
-        let start = self.start;
         let ends = run
             .scheduled_node(a, pick, 1, Want::Either, &[])
             .and_then(|x| {
@@ -493,33 +485,20 @@ impl Player {
                 ));
             }
             let between = [name(x), name(y)];
-            let (begin, undo) = match &planned.fault {
-                Fault::Latency { delay, .. } => (
-                    Action::Latency {
-                        between: between.clone(),
-                        delay_ms: Some(delay.as_millis() as u64),
-                    },
-                    Action::Latency {
-                        between,
-                        delay_ms: None,
-                    },
-                ),
+            let begin = match &planned.fault {
+                Fault::Latency { delay, .. } => Action::Latency {
+                    between,
+                    delay_ms: Some(delay.as_millis() as u64),
+                },
                 Fault::Partition(_)
                 | Fault::Hold { .. }
                 | Fault::Crash(_)
                 | Fault::Restart(_)
                 | Fault::Stop(_)
                 | Fault::TransferLeader { .. }
-                | Fault::FailPoint { .. } => (
-                    Action::Hold {
-                        between: between.clone(),
-                    },
-                    Action::Release { between },
-                ),
+                | Fault::FailPoint { .. } => Action::Hold { between },
             };
-            let mut live = live_of(start, index, planned, now, undo);
-            live.link = Some((x, y));
-            Ok((begin, Some(live)))
+            Ok((begin, Some((x, y))))
         })
     }
 
@@ -538,14 +517,22 @@ impl Player {
     }
 }
 
-/// A lasting fault that began now, ending at its scheduled time.
-fn live_of(start: Duration, fault: u32, planned: &Planned, now: Duration, undo: Action) -> Live {
+/// A lasting fault that began now, ending at its scheduled time with `undo`.
+fn live_of(
+    start: Duration,
+    fault: u32,
+    planned: &Planned,
+    now: Duration,
+    undo: Action,
+    link: Option<(usize, usize)>,
+) -> Live {
     let until = now.max(start + planned.until().unwrap_or(planned.at));
     Live {
         fault,
         until,
+        // A partition's undo, heal, repairs every cut: one partition at a time.
+        cut: undo == Action::Heal,
         undo,
-        cut: false,
-        link: None,
+        link,
     }
 }
