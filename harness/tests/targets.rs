@@ -576,3 +576,47 @@ fn openraft_1802s_first_auto_find_departs_where_the_leader_commits_past_its_own_
         "{cause}"
     );
 }
+
+/// Guided search on a key switched by build searches in the buggy build's
+/// binary, which can read the schedules its runs played: it keeps a corpus and
+/// derives runs from it. Run from faultline, whose process has no openraft
+/// model, every schedule failed to load, no run joined the corpus, and every
+/// run was a fresh seed (swarm sampling under another name).
+#[test]
+fn guided_search_on_a_key_switched_by_build_keeps_a_corpus_and_derives_runs() {
+    openraft_builds();
+    let root = common::workspace();
+    let hunt = faultline_in(
+        &root,
+        &[
+            "hunt",
+            "scenarios/openraft/openraft-auto.yaml",
+            "--key",
+            "openraft#1802",
+            "--seeds",
+            "1..8",
+            "--guided-trials",
+            "1",
+            "--no-fixed",
+            "--json",
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&hunt.stdout);
+    let json: serde_json::Value = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("{e}: {stdout} {}", String::from_utf8_lossy(&hunt.stderr)));
+    let search = &json["guided"][0]["trials"][0]["guided"];
+    assert_eq!(search["runs"], 8, "{search}");
+    assert!(search["corpus"].as_u64() > Some(0), "a corpus: {search}");
+    assert!(search["features"].as_u64() > Some(0), "features: {search}");
+    assert!(
+        search["derived"].as_u64() > Some(0),
+        "derived runs: {search}"
+    );
+    assert_eq!(
+        search["fresh"].as_u64().unwrap()
+            + search["derived"].as_u64().unwrap()
+            + search["invalid"].as_u64().unwrap(),
+        8,
+        "{search}"
+    );
+}

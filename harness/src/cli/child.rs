@@ -20,6 +20,18 @@ pub enum ChildCommand {
         #[arg(long)]
         seed: u64,
     },
+    /// Guided search on one block of one bug key of the scenario at FILE, on
+    /// the variant this binary runs (hunt's `--guided-trials` on a key switched
+    /// by build): answers `hunt::compare::Answer` as JSON. Reads no stdin.
+    Guided {
+        file: std::path::PathBuf,
+        #[arg(long)]
+        key: String,
+        #[arg(long)]
+        first: u64,
+        #[arg(long)]
+        last: u64,
+    },
     /// Time one run of one variant here, and its bare replay.
     Bench {
         name: String,
@@ -33,7 +45,11 @@ pub enum ChildCommand {
 /// Serve one `__child` command; the exit code follows the protocol above.
 pub fn serve(command: ChildCommand) -> u8 {
     let mut text = String::new();
-    if let Err(e) = std::io::stdin().read_to_string(&mut text) {
+    let reads_stdin = !matches!(command, ChildCommand::Guided { .. });
+    if let Err(e) = reads_stdin
+        .then(|| std::io::stdin().read_to_string(&mut text))
+        .transpose()
+    {
         eprintln!("error: reading the scenario from stdin: {e}");
         return exit::BAD_INPUT;
     }
@@ -66,6 +82,12 @@ pub fn serve(command: ChildCommand) -> u8 {
             let sample = crate::drive::bench::sample(&scenario, v, seed);
             answer(&serde_json::to_string(&sample).expect("samples serialize"))
         }
+        ChildCommand::Guided {
+            file,
+            key,
+            first,
+            last,
+        } => guided(&file, &key, first..=last),
         ChildCommand::Run {
             name,
             variant,
@@ -113,6 +135,32 @@ pub fn serve(command: ChildCommand) -> u8 {
             crate::sim::runner::child::mark_child();
             let result = crate::sim::runner::run_with(&scenario, v, seed, &inputs);
             answer(&serde_json::to_string(&result).expect("results serialize"))
+        }
+    }
+}
+
+/// `__child guided`: the search of one block, here (this binary has the model).
+fn guided(file: &std::path::Path, key: &str, block: std::ops::RangeInclusive<u64>) -> u8 {
+    if block.start() > block.end() {
+        eprintln!(
+            "error: the block {}..{} is empty",
+            block.start(),
+            block.end()
+        );
+        return exit::BAD_INPUT;
+    }
+    match crate::drive::hunt::compare::search_block(file, key, &block) {
+        Ok(mut search) => {
+            let scenario_text = search.find.as_mut().and_then(|f| f.scenario_text.take());
+            let reply = crate::drive::hunt::compare::Answer {
+                search,
+                scenario_text,
+            };
+            answer(&serde_json::to_string(&reply).expect("searches serialize"))
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            exit::BAD_INPUT
         }
     }
 }

@@ -128,18 +128,91 @@ pub fn compare(
 }
 
 fn one(job: &Job) -> Result<Search, String> {
-    let scenario = scenario::load(&job.file).map_err(|e| e.to_string())?;
+    search_block(&job.file, &job.key, &job.block)
+}
+
+/// Guided search on one block of one key of the scenario at `file`: here, or,
+/// when the key's buggy variant runs on a target build, in that build's binary
+/// (`__child guided`). The binary has the model, so it can read the schedules
+/// its runs played; here they would not load, and the search would keep no
+/// corpus (every run fresh: swarm sampling under another name).
+pub fn search_block(
+    file: &std::path::Path,
+    key: &str,
+    block: &RangeInclusive<u64>,
+) -> Result<Search, String> {
+    let scenario = scenario::load(file).map_err(|e| e.to_string())?;
+    let arm = Arm::Buggy(key.to_string());
+    let variant = plan::variant(&scenario, &arm);
+    if let Some(build) = crate::lang::targets::elsewhere(&scenario.file, variant.target.as_deref())?
+    {
+        return in_build(&build.binary, file, key, block);
+    }
+    let job = Job {
+        file: file.to_path_buf(),
+        key: key.to_string(),
+        block: block.clone(),
+        slot: (0, 0),
+    };
+    here(&job, &scenario)
+}
+
+/// What `__child guided` answers: the search, and its find's scenario text
+/// (which the search's own JSON leaves out).
+#[derive(serde::Serialize, serde::Deserialize)]
+pub struct Answer {
+    pub search: Search,
+    pub scenario_text: Option<String>,
+}
+
+/// Hand one block's search to the binary of the build it runs on.
+fn in_build(
+    binary: &std::path::Path,
+    file: &std::path::Path,
+    key: &str,
+    block: &RangeInclusive<u64>,
+) -> Result<Search, String> {
+    let args = vec![
+        "__child".to_string(),
+        "guided".to_string(),
+        file.display().to_string(),
+        "--key".to_string(),
+        key.to_string(),
+        "--first".to_string(),
+        block.start().to_string(),
+        "--last".to_string(),
+        block.end().to_string(),
+    ];
+    match crate::lang::targets::call(binary, &args, "")? {
+        (0, stdout, _) => {
+            let answer: Answer = serde_json::from_slice(&stdout)
+                .map_err(|e| format!("{} gave no guided search: {e}", binary.display()))?;
+            let mut search = answer.search;
+            if let Some(find) = &mut search.find {
+                find.scenario_text = answer.scenario_text;
+            }
+            Ok(search)
+        }
+        (code, _, stderr) => Err(format!(
+            "{} could not run the guided search (exit {code}): {}",
+            binary.display(),
+            crate::lang::targets::tail(&stderr)
+        )),
+    }
+}
+
+fn here(job: &Job, scenario: &scenario::Scenario) -> Result<Search, String> {
     let bytes = crate::base::fsio::read_capped(&job.file, scenario::FILE_BYTES_MAX as u64)
         .map_err(|e| e.to_string())?;
     let text = String::from_utf8(bytes).map_err(|_| "not UTF-8".to_string())?;
     let tree = crate::lang::yaml::parse(&text, &crate::lang::yaml::Limits::default())
         .map_err(|e| e.to_string())?;
     let arm = Arm::Buggy(job.key.clone());
-    let variant = plan::variant(&scenario, &arm);
-    let fixed = plan::variant(&scenario, &Arm::Fixed);
-    let base = plan::base_variant(&scenario).expect("huntable");
+    let variant = plan::variant(scenario, &arm);
+    let fixed = plan::variant(scenario, &Arm::Fixed);
+    let base = plan::base_variant(scenario).expect("huntable");
     let setup = Setup {
-        scenario: &scenario,
+        scenario,
         tree: &tree,
         variant: &variant,
         base,

@@ -140,7 +140,7 @@ fn choose<'c>(
 }
 
 /// How a run of the search came about.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub enum Origin {
     Fresh,
     /// The parent's seed and schedule with this one edit.
@@ -150,7 +150,7 @@ pub enum Origin {
 }
 
 /// The first find of a search.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Find {
     /// Runs up to and including this one.
     pub run: usize,
@@ -168,7 +168,7 @@ pub struct Find {
 }
 
 /// What one search did.
-#[derive(Clone, Debug, Default, serde::Serialize)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Search {
     pub runs: usize,
     pub fresh: usize,
