@@ -96,8 +96,7 @@ impl<RT: AsyncRuntime> AsyncRuntime for LateTimers<RT> {
 
     // Seeded: RT is openraft-rt's DeterministicRng, whose per-task RNG comes
     // from the node's seed, not the OS.
-    fn thread_rng() -> Self::ThreadLocalRng {
-        // wall-clock ok: seeded per node (DeterministicRng)
+    fn thread_rng() -> Self::ThreadLocalRng { // wall-clock ok: seeded per node (DeterministicRng)
         RT::thread_rng()
     }
 
@@ -119,8 +118,7 @@ impl<RT: AsyncRuntime> AsyncRuntime for LateTimers<RT> {
     /// default spawns an OS thread, whose timing no seed decides. openraft
     /// itself never calls this (only an application through
     /// `TypeConfigExt::spawn_blocking`), and the adapter does not either. // wall-clock ok: runs inline, no OS thread
-    fn spawn_blocking<F, T>(f: F) -> impl Future<Output = Result<T, io::Error>> + Send
-    // wall-clock ok: runs inline, no OS thread
+    fn spawn_blocking<F, T>(f: F) -> impl Future<Output = Result<T, io::Error>> + Send // wall-clock ok: runs inline, no OS thread
     where
         F: FnOnce() -> T + Send + 'static,
         T: Send + 'static,
