@@ -110,6 +110,8 @@ pub struct LogState<E, Id> {
 }
 
 type Flushed = Box<dyn FnOnce(io::Result<()>)>;
+/// Hears every [`Change`].
+type Listener<Id> = Rc<dyn Fn(Change<'_, Id>)>;
 
 /// One write of the writer task, done in submission order.
 enum Job<Id> {
@@ -126,7 +128,7 @@ pub struct DurableLog<E, Id> {
     records: RecordLog,
     writer: UnboundedSender<Job<Id>>,
     key: EntryKey<E, Id>,
-    listener: Rc<dyn Fn(Change<'_, Id>)>,
+    listener: Listener<Id>,
 }
 
 impl<E, Id> Clone for DurableLog<E, Id> {

@@ -77,7 +77,8 @@ fn a_call_is_answered_and_counted_as_a_message() {
     let seen = answers.clone();
     echo(&env, handled.clone(), move |ctx| async move {
         for text in ["one", "two"] {
-            seen.borrow_mut().push(ask(&ctx, text).await);
+            let answer = ask(&ctx, text).await;
+            seen.borrow_mut().push(answer);
         }
     });
     assert_eq!(
@@ -98,9 +99,11 @@ fn a_lost_request_fails_the_call_and_the_next_call_gets_through() {
     let (seen, armed) = (answers.clone(), env.clone());
     echo(&env, handled.clone(), move |ctx| async move {
         armed.arm("s", P::Request, Some("lost"));
-        seen.borrow_mut().push(ask(&ctx, "lost").await);
+        let answer = ask(&ctx, "lost").await;
+        seen.borrow_mut().push(answer);
         armed.arm("s", P::Request, None);
-        seen.borrow_mut().push(ask(&ctx, "again").await);
+        let answer = ask(&ctx, "again").await;
+        seen.borrow_mut().push(answer);
     });
     let answers = answers.borrow();
     // The server closes the connection unanswered.
@@ -118,7 +121,8 @@ fn a_lost_answer_was_still_handled() {
     let (seen, armed) = (answers.clone(), env.clone());
     echo(&env, handled.clone(), move |ctx| async move {
         armed.arm("s", P::Response, Some("lost"));
-        seen.borrow_mut().push(ask(&ctx, "once").await);
+        let answer = ask(&ctx, "once").await;
+        seen.borrow_mut().push(answer);
         armed.arm("s", P::Response, None);
     });
     assert!(matches!(answers.borrow()[0], Err(CallError::Failed(_))));
@@ -133,9 +137,11 @@ fn a_partition_fails_a_call_and_a_fresh_connection_works_after_the_repair() {
     let seen = answers.clone();
     echo(&env, handled.clone(), move |ctx| async move {
         turmoil::partition("c", "s");
-        seen.borrow_mut().push(ask(&ctx, "cut").await);
+        let answer = ask(&ctx, "cut").await;
+        seen.borrow_mut().push(answer);
         turmoil::repair("c", "s");
-        seen.borrow_mut().push(ask(&ctx, "healed").await);
+        let answer = ask(&ctx, "healed").await;
+        seen.borrow_mut().push(answer);
     });
     let answers = answers.borrow();
     assert!(answers[0].is_err(), "{:?}", answers[0]);
@@ -151,7 +157,8 @@ fn nobody_listening_is_unreachable() {
     sim.host("s", || async { std::future::pending().await });
     let ctx = env.ctx(&["s", "c"], 1);
     sim.client("c", async move {
-        *seen.borrow_mut() = Some(ask(&ctx, "anyone").await);
+        let answer = ask(&ctx, "anyone").await;
+        *seen.borrow_mut() = Some(answer);
         Ok(())
     });
     sim.run().expect("the client finishes");
@@ -172,7 +179,8 @@ fn an_oversized_frame_is_refused() {
         async move {
             let listener = TcpListener::bind(("0.0.0.0", PORT)).await?;
             let (mut stream, _) = listener.accept().await?;
-            *seen.borrow_mut() = read_frame(&mut stream).await.err().map(|e| e.to_string());
+            let refused = read_frame(&mut stream).await.err().map(|e| e.to_string());
+            *seen.borrow_mut() = refused;
             Ok(())
         }
     });
@@ -196,8 +204,10 @@ fn a_slow_answer_runs_into_the_deadline() {
     let answers = Rc::new(RefCell::new(Vec::new()));
     let seen = answers.clone();
     echo(&env, handled.clone(), move |ctx| async move {
-        seen.borrow_mut().push(ask(&ctx, "slow").await);
-        seen.borrow_mut().push(ask(&ctx, "quick").await);
+        let answer = ask(&ctx, "slow").await;
+        seen.borrow_mut().push(answer);
+        let answer = ask(&ctx, "quick").await;
+        seen.borrow_mut().push(answer);
     });
     let answers = answers.borrow();
     assert_eq!(
