@@ -42,17 +42,17 @@ pub enum LogPoint {
     Flush,
 }
 
-static LOG_READ: FailPointInfo = crate::kit::disk_point(
+static LOG_READ: FailPointInfo = crate::kit::points::disk_point(
     "log.read",
     "entries are read from this node's log (replication, apply) (error: io; stall: slow read)",
     &["io"],
 );
-static LOG_WRITE: FailPointInfo = crate::kit::disk_point(
+static LOG_WRITE: FailPointInfo = crate::kit::points::disk_point(
     "log.write",
     "entries are appended to this node's log, before the write (error: io; stall: slow write)",
     &["io"],
 );
-static LOG_FLUSH: FailPointInfo = crate::kit::disk_point(
+static LOG_FLUSH: FailPointInfo = crate::kit::points::disk_point(
     "log.flush",
     "before appended entries are fsynced and the node is told they are durable (error: io; stall: a slow disk)",
     &["io"],

@@ -1,6 +1,6 @@
 use super::*;
 use crate::faults::FailPointInfo;
-use crate::kit::message_point;
+use crate::kit::points::message_point;
 use crate::kit::testenv::TestEnv;
 use std::cell::RefCell;
 
