@@ -163,10 +163,29 @@ impl RecordLog {
 
     /// Every intact record, in order.
     pub fn read_all(&self) -> io::Result<Vec<Vec<u8>>> {
+        Ok(self.read_intact()?.0)
+    }
+
+    /// Every intact record, in order, and whether bytes after them (a torn or
+    /// corrupt tail) were left out. Records appended after such a tail would
+    /// never be read back: [`RecordLog::repair`] cuts it off first.
+    pub fn read_intact(&self) -> io::Result<(Vec<Vec<u8>>, bool)> {
         let Some(bytes) = self.disk.read(&self.name)? else {
-            return Ok(Vec::new());
+            return Ok((Vec::new(), false));
         };
-        Ok(decode_records(&bytes))
+        let records = decode_records(&bytes);
+        let intact: usize = records.iter().map(|r| RECORD_HEADER_BYTES + r.len()).sum();
+        Ok((records, intact < bytes.len()))
+    }
+
+    /// Read the intact records and, if a torn tail follows them, rewrite the log
+    /// without it (atomically), so later appends are read back.
+    pub fn repair(&self) -> io::Result<Vec<Vec<u8>>> {
+        let (records, torn) = self.read_intact()?;
+        if torn {
+            self.rewrite(&records)?;
+        }
+        Ok(records)
     }
 }
 
@@ -249,6 +268,27 @@ mod tests {
             disk.remove("f")?;
             disk.append("f", b"new")?;
             assert_eq!(disk.read("f")?, Some(b"new".to_vec()));
+            Ok(())
+        });
+    }
+
+    #[test]
+    fn a_repaired_log_drops_its_torn_tail_and_reads_later_appends() {
+        on_a_host(|| {
+            let disk = Disk::new("/data");
+            let log = RecordLog::new(&disk, "log");
+            log.append(&[b"one".to_vec()])?;
+            // Half a record: a header that promises more than follows.
+            disk.append("log", &[9, 0, 0, 0, 1, 2])?;
+            log.sync()?;
+            assert_eq!(log.read_intact()?, (vec![b"one".to_vec()], true));
+            assert_eq!(log.repair()?, vec![b"one".to_vec()]);
+            log.append(&[b"two".to_vec()])?;
+            log.sync()?;
+            assert_eq!(
+                log.read_intact()?,
+                (vec![b"one".to_vec(), b"two".to_vec()], false)
+            );
             Ok(())
         });
     }

@@ -9,7 +9,8 @@
 //! The modules form no import circle: `env` (what the harness hands a node and
 //! implements for it) and `bugs` (bug modes) are leaves with `event`, `observe`,
 //! `disk`, `chaos` and `params`; `faults`, `probe` and `promise` build on them;
-//! `ctx` (the node's context) on those; `model` (the contract) and `net` on top.
+//! `ctx` (the node's context) on those; `model` (the contract) and `net` on top;
+//! `kit` (the adapter kit: RPC, durable log, Raft oracle) on top of all of them.
 
 mod bugs;
 mod chaos;
@@ -18,6 +19,7 @@ mod disk;
 mod env;
 mod event;
 mod faults;
+pub mod kit;
 mod model;
 mod net;
 mod observe;

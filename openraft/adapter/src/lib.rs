@@ -7,7 +7,6 @@
 mod model;
 mod net;
 mod node;
-mod oracle;
 mod points;
 mod probes;
 mod runtime;

@@ -175,17 +175,17 @@ fn info() -> ModelInfo {
         fail_points: crate::points::all(),
         invariants: vec![
             InvariantInfo {
-                name: crate::oracle::COMMITTED_ON_QUORUM,
+                name: faultline_api::kit::raft::COMMITTED_ON_QUORUM,
                 kind: InvariantKind::Safety,
                 summary: "when a leader commits an entry, a majority of each voter configuration holds it durably (checked at the commit)",
             },
             InvariantInfo {
-                name: crate::oracle::COMMITTED_AGREE,
+                name: faultline_api::kit::raft::COMMITTED_AGREE,
                 kind: InvariantKind::Safety,
                 summary: "no two nodes report different entries committed at one index (log matching; a lost committed entry)",
             },
             InvariantInfo {
-                name: crate::oracle::LEADER_COMPLETENESS,
+                name: faultline_api::kit::raft::LEADER_COMPLETENESS,
                 kind: InvariantKind::Safety,
                 summary: "a node that becomes leader holds every entry committed before",
             },

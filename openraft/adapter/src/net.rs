@@ -1,15 +1,14 @@
-//! openraft's network over turmoil TCP: one connection per RPC, a deadline on
-//! every RPC, and the RPC server that hands requests to openraft.
-//!
-//! turmoil's TCP does not retransmit: a segment lost in a partition wedges its
-//! stream. A connection per RPC, bounded by the RPC's deadline (openraft's
-//! `RPCOption::hard_ttl`), turns every loss into a timeout openraft retries, and
-//! every retry into a fresh connection.
+//! openraft's network over turmoil TCP, through the kit's RPC helper
+//! (`faultline_api::kit::rpc`): one connection per RPC, bounded by the RPC's
+//! deadline (openraft's `RPCOption::hard_ttl`), so every loss is a timeout
+//! openraft retries on a fresh connection; and the RPC server that hands
+//! requests to openraft, with its request and response fail points.
 
 use crate::points::Point;
 use crate::probes::OpenraftProbe;
 use crate::types::{Kv, Raft, Snapshot, Vote, node_index};
 use faultline_api::NodeCtx;
+use faultline_api::kit::rpc::{self, CallError};
 use openraft::alias::SnapshotMetaOf;
 use openraft::errors::{NetworkError, RPCError, ReplicationClosed, StreamingError, Unreachable};
 use openraft::network::RPCOption;
@@ -24,12 +23,8 @@ use std::future::Future;
 use std::io;
 use std::rc::Rc;
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use turmoil::net::{TcpListener, TcpStream};
 
 pub const PORT: u16 = 9100;
-/// The largest frame a node accepts (a snapshot of a test-sized map fits).
-const FRAME_BYTES_MAX: usize = 16 * 1024 * 1024;
 
 #[derive(Serialize, Deserialize)]
 enum Rpc {
@@ -78,27 +73,6 @@ impl Rpc {
             Rpc::Snapshot { .. } | Rpc::TransferLeader(_) => None,
         }
     }
-}
-
-async fn write_frame(stream: &mut TcpStream, bytes: &[u8]) -> io::Result<()> {
-    let len = u32::try_from(bytes.len()).map_err(|_| io::Error::other("frame too large"))?;
-    stream.write_all(&len.to_le_bytes()).await?;
-    stream.write_all(bytes).await?;
-    stream.flush().await
-}
-
-async fn read_frame(stream: &mut TcpStream) -> io::Result<Vec<u8>> {
-    let mut len = [0u8; 4];
-    stream.read_exact(&mut len).await?;
-    let len = u32::from_le_bytes(len) as usize;
-    if len > FRAME_BYTES_MAX {
-        return Err(io::Error::other(format!(
-            "frame of {len} bytes over the limit"
-        )));
-    }
-    let mut bytes = vec![0; len];
-    stream.read_exact(&mut bytes).await?;
-    Ok(bytes)
 }
 
 /// What the node's clients saw of transfers it asked for: the last refusal.
@@ -150,27 +124,11 @@ impl Client {
     /// One RPC on a fresh connection, within `deadline`.
     async fn call(&self, rpc: Rpc, deadline: Duration) -> Result<Reply, RPCError<Kv>> {
         let to = self.target_name();
-        self.ctx.message(&to, rpc.kind());
-        let bytes = serde_json::to_vec(&rpc).expect("rpcs serialize");
-        let exchange = async {
-            let mut stream = TcpStream::connect((to.as_str(), PORT)).await.map_err(|e| {
-                RPCError::Unreachable(Unreachable::new(&Failure(format!("connect to {to}: {e}"))))
-            })?;
-            let io =
-                |e: io::Error| RPCError::Network(NetworkError::new(&Failure(format!("{to}: {e}"))));
-            write_frame(&mut stream, &bytes).await.map_err(io)?;
-            let reply = read_frame(&mut stream).await.map_err(io)?;
-            serde_json::from_slice::<Reply>(&reply).map_err(|e| {
-                RPCError::Network(NetworkError::new(&Failure(format!("{to}: bad reply: {e}"))))
-            })
-        };
-        match tokio::time::timeout(deadline, exchange).await {
-            Ok(result) => result,
-            Err(_) => Err(RPCError::Network(NetworkError::new(&Failure(format!(
-                "{to}: no answer within {} ms",
-                deadline.as_millis()
-            ))))),
-        }
+        let reply = rpc::call(&self.ctx, &to, PORT, rpc.kind(), &rpc, deadline).await;
+        reply.map_err(|e| match e {
+            CallError::Unreachable(text) => RPCError::Unreachable(Unreachable::new(&Failure(text))),
+            CallError::Failed(text) => RPCError::Network(NetworkError::new(&Failure(text))),
+        })
     }
 
     fn unexpected(&self, reply: Reply) -> RPCError<Kv> {
@@ -301,28 +259,15 @@ impl Client {
 
 /// Serve openraft's RPCs to this node until the host goes down.
 pub async fn serve(ctx: Rc<NodeCtx>, raft: Raft) -> io::Result<()> {
-    let listener = TcpListener::bind(("0.0.0.0", PORT)).await?;
-    loop {
-        let (stream, _) = listener.accept().await?;
+    let handler = {
         let ctx = ctx.clone();
-        let raft = raft.clone();
-        crate::spawn(async move {
-            let _ = handle(ctx, raft, stream).await;
-        });
-    }
+        move |rpc| handle(ctx.clone(), raft.clone(), rpc)
+    };
+    rpc::serve(ctx, PORT, crate::spawn, Rpc::points, handler).await
 }
 
-async fn handle(ctx: Rc<NodeCtx>, raft: Raft, mut stream: TcpStream) -> io::Result<()> {
-    let bytes = read_frame(&mut stream).await?;
-    let rpc: Rpc = serde_json::from_slice(&bytes).map_err(io::Error::other)?;
-    let points = rpc.points();
-    if let Some((request, _)) = points {
-        if ctx.faults().hit(request).await.is_err() {
-            // The request is lost: no answer; the sender's deadline runs out.
-            return Ok(());
-        }
-    }
-    let reply = match rpc {
+async fn handle(ctx: Rc<NodeCtx>, raft: Raft, rpc: Rpc) -> Reply {
+    match rpc {
         Rpc::Append(req) => match raft.append_entries(req).await {
             Ok(resp) => Reply::Append(resp),
             Err(e) => Reply::Failed(e.to_string()),
@@ -346,15 +291,7 @@ async fn handle(ctx: Rc<NodeCtx>, raft: Raft, mut stream: TcpStream) -> io::Resu
             }
         }
         Rpc::TransferLeader(req) => transfer(&ctx, &raft, req).await,
-    };
-    if let Some((_, response)) = points {
-        if ctx.faults().hit(response).await.is_err() {
-            // Handled, but the answer is lost.
-            return Ok(());
-        }
     }
-    let bytes = serde_json::to_vec(&reply).expect("replies serialize");
-    write_frame(&mut stream, &bytes).await
 }
 
 #[cfg(not(feature = "transfer-leader-response"))]

@@ -4,11 +4,11 @@
 
 use crate::model::{Op, Params};
 use crate::net::{Network, TransferSeen};
-use crate::oracle::{self, Oracle};
 use crate::probes::OpenraftProbe;
 use crate::sm::StateMachine;
 use crate::store::LogStore;
-use crate::types::{Kv, LogId, Raft, Request, node_id, node_index};
+use crate::types::{Kv, LogId, Oracle, Raft, Request, node_id, node_index};
+use faultline_api::kit::raft::{self, RaftEvent};
 use faultline_api::{Command, NodeCtx, NodeEvent, Observation, OpResult, Role};
 use openraft::{Config, Membership, RaftMetrics, ReadPolicy, ServerState, SnapshotPolicy};
 use openraft_rt::WatchReceiver;
@@ -75,17 +75,12 @@ async fn run_seeded(ctx: Rc<NodeCtx>) -> turmoil::Result {
     let config = config(&params)?;
     let id = node_id(ctx.index());
     // Shared by the run's nodes, one per run.
-    let oracle = ctx.shared::<RefCell<Oracle>>();
+    let oracle = ctx.shared::<Oracle>();
     let log = LogStore::open(ctx.clone(), oracle.clone(), id)?;
     let sm = StateMachine::new(ctx.clone(), oracle.clone(), id)?;
     // A committed vote of this node read back at startup: leading again under
     // that same vote, with no election, is openraft's leader restore.
-    let restorable = log
-        .inner
-        .borrow()
-        .vote()
-        .filter(|v| v.committed)
-        .map(|v| v.to_string());
+    let restorable = log.vote().filter(|v| v.committed).map(|v| v.to_string());
     let transfers = Rc::new(RefCell::new(TransferSeen::default()));
     let network = Network {
         ctx: ctx.clone(),
@@ -310,7 +305,7 @@ struct Watcher {
     raft: Raft,
     log: LogStore,
     sm: StateMachine,
-    oracle: Rc<RefCell<Oracle>>,
+    oracle: Rc<Oracle>,
     in_flight: Rc<RefCell<u64>>,
     last: RefCell<Seen>,
     /// The committed vote this incarnation read back at startup, if any.
@@ -388,14 +383,15 @@ impl Watcher {
                 if self.restorable.as_deref() == Some(m.vote.to_string().as_str()) {
                     self.ctx.probe(OpenraftProbe::LeaderRestored);
                 }
-                let log = self.log.inner.borrow();
-                let covered = log.purged.map(|p| p.index).max(snapshot);
-                let found =
-                    self.oracle
-                        .borrow_mut()
-                        .became_leader(id, &log.log_ids(), covered, &namer);
-                drop(log);
-                self.violation(oracle::LEADER_COMPLETENESS, found);
+                let covered = self.log.log.state().purged.map(|p| p.index).max(snapshot);
+                let log = self.log.log.ids();
+                let term = m.current_term;
+                self.observe(RaftEvent::Leader {
+                    node: id,
+                    term,
+                    log: &log,
+                    covered,
+                });
             }
         }
         if last.membership != membership {
@@ -416,7 +412,7 @@ impl Watcher {
             }
             let from = from.max(snapshot.map_or(0, |s| s + 1));
             if from <= upto {
-                let log = self.log.inner.borrow();
+                let log = self.log.log.state();
                 // The log is what was committed only if it holds the committed
                 // log id itself (log matching then covers every entry before
                 // it). Otherwise the commit came with a snapshot that is still
@@ -434,16 +430,16 @@ impl Watcher {
                     ids.push(c);
                 }
             }
-            let found = self.oracle.borrow_mut().node_committed(id, ids, &namer);
-            self.violation(oracle::COMMITTED_AGREE, found);
+            let entries = ids.into_iter().map(|l| (l.index, l)).collect();
+            self.observe(RaftEvent::Committed { node: id, entries });
             if m.state == ServerState::Leader {
                 if let Some(committed) = m.local_committed {
-                    let voters = m.membership_config.membership().get_joint_config().clone();
-                    let found = self
-                        .oracle
-                        .borrow_mut()
-                        .leader_committed(id, &committed, &voters, &namer);
-                    self.violation(oracle::COMMITTED_ON_QUORUM, found);
+                    let voters = m.membership_config.membership().get_joint_config();
+                    self.observe(RaftEvent::LeaderCommitted {
+                        node: id,
+                        entry: (committed.index, committed),
+                        voters,
+                    });
                 }
             }
         }
@@ -455,12 +451,9 @@ impl Watcher {
         self.publish_metrics(m);
     }
 
-    fn violation(&self, invariant: &str, found: Option<String>) {
-        if let Some(message) = found {
-            self.ctx
-                .note(format!("invariant {invariant} violated: {message}"));
-            self.ctx.violation(invariant, &message);
-        }
+    /// Tell the run's oracle; a violation it finds is reported from this node.
+    fn observe(&self, event: RaftEvent<'_, LogId>) {
+        raft::observe(&self.ctx, &self.oracle, event, &|n| self.name(n));
     }
 
     fn publish(&self) {
@@ -470,7 +463,7 @@ impl Watcher {
 
     fn publish_metrics(&self, m: &RaftMetrics<Kv>) {
         let data = self.sm.data.borrow();
-        let log = self.log.inner.borrow();
+        let log = self.log.log.state();
         let applied = m.last_applied.map_or(0, |l| l.index);
         let last_log = m.last_log_index.unwrap_or(0);
         let mut facts = BTreeMap::new();

@@ -5,10 +5,10 @@
 //! file, written atomically; reading it is the `snapshot.read` fail point, and
 //! every apply batch first passes the `apply` fail point.
 
-use crate::oracle::Oracle;
 use crate::points::Point;
 use crate::probes::OpenraftProbe;
-use crate::types::{Kv, LogId, Request, Response, Snapshot, SnapshotData};
+use crate::types::{Kv, LogId, Oracle, Request, Response, Snapshot, SnapshotData};
+use faultline_api::kit::raft::RaftEvent;
 use faultline_api::{ApplyResult, NodeCtx, NodeEvent};
 use openraft::alias::{SnapshotMetaOf, StoredMembershipOf};
 use openraft::storage::EntryResponder;
@@ -39,7 +39,7 @@ struct SnapshotFile {
 pub struct StateMachine {
     pub data: Rc<RefCell<Data>>,
     ctx: Rc<NodeCtx>,
-    oracle: Rc<RefCell<Oracle>>,
+    oracle: Rc<Oracle>,
     id: u64,
     /// Snapshots built so far, for the snapshot id (alpha.37 has no snapshot id).
     #[cfg(not(feature = "snapshot-data-on-state-machine"))]
@@ -47,7 +47,7 @@ pub struct StateMachine {
 }
 
 impl StateMachine {
-    pub fn new(ctx: Rc<NodeCtx>, oracle: Rc<RefCell<Oracle>>, id: u64) -> io::Result<Self> {
+    pub fn new(ctx: Rc<NodeCtx>, oracle: Rc<Oracle>, id: u64) -> io::Result<Self> {
         let sm = StateMachine {
             data: Default::default(),
             ctx,
@@ -57,7 +57,7 @@ impl StateMachine {
             snapshots: Default::default(),
         };
         if let Some(file) = sm.read_snapshot_file()? {
-            sm.oracle.borrow_mut().snapshot(id, file.meta.last_log_id);
+            sm.snapshot_held(file.meta.last_log_id);
             *sm.data.borrow_mut() = file.data;
         }
         Ok(sm)
@@ -75,10 +75,20 @@ impl StateMachine {
     fn write_snapshot_file(&self, file: &SnapshotFile) -> io::Result<()> {
         let bytes = serde_json::to_vec(file).map_err(io::Error::other)?;
         self.ctx.disk().write_atomic(SNAPSHOT_FILE, &bytes)?;
-        self.oracle
-            .borrow_mut()
-            .snapshot(self.id, file.meta.last_log_id);
+        self.snapshot_held(file.meta.last_log_id);
         Ok(())
+    }
+
+    /// Tell the oracle this node holds a snapshot up to `last`.
+    fn snapshot_held(&self, last: Option<LogId>) {
+        if let Some(last) = last {
+            let event = RaftEvent::Snapshot {
+                node: self.id,
+                last: (last.index, last),
+            };
+            // A snapshot breaks no invariant: nothing to report.
+            self.oracle.borrow_mut().observe(event, &|n| n.to_string());
+        }
     }
 
     fn snapshot_of(file: SnapshotFile) -> io::Result<Snapshot> {

@@ -55,6 +55,8 @@ pub type Raft = openraft::Raft<Kv, crate::sm::StateMachine>;
 pub type LogId = openraft::alias::LogIdOf<Kv>;
 pub type Entry = openraft::alias::EntryOf<Kv>;
 pub type Vote = openraft::alias::VoteOf<Kv>;
+/// The run's Raft oracle (`faultline_api::kit::raft`), shared by its nodes.
+pub type Oracle = std::cell::RefCell<faultline_api::kit::RaftOracle<LogId>>;
 
 /// A command in the log.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

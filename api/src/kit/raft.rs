@@ -1,0 +1,275 @@
+//! An oracle for Raft-like systems: ground truth of one run, for invariants
+//! only; it never steers a node.
+//!
+//! Every node reports, as typed [`RaftEvent`]s, what it holds durably in its log
+//! (its log store knows exactly: [`crate::kit::DurableLog`] reports it), what it
+//! saw committed, and when it became leader. The invariants are checked at the
+//! moment the state changes, so a commit that no quorum holds is caught when it
+//! happens, not after the cluster repaired it:
+//!
+//! - [`ELECTION_SAFETY`]: at most one node leads a term;
+//! - [`COMMITTED_AGREE`]: no two nodes report different entries committed at one
+//!   index (log matching on committed entries; a lost committed entry);
+//! - [`COMMITTED_ON_QUORUM`]: when a leader commits an entry, a majority of each
+//!   voter configuration holds it durably;
+//! - [`LEADER_COMPLETENESS`]: a new leader holds every entry committed before.
+//!
+//! A violation is found once per invariant; [`report`] puts it on the trail (a
+//! note from the node that found it) and hands it to the harness
+//! (`NodeCtx::violation`), which fails the invariant. The nodes of a run share one
+//! oracle as the run's shared state: `ctx.shared::<RefCell<RaftOracle<Id>>>()`.
+//!
+//! Nodes are numbered (`u64`); an entry is `(index, id)`, where the id is the
+//! system's own (a log id, a term): equal ids at one index are the same entry.
+
+use crate::ctx::NodeCtx;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Display;
+
+pub const ELECTION_SAFETY: &str = "election_safety";
+pub const COMMITTED_ON_QUORUM: &str = "committed_on_quorum";
+pub const COMMITTED_AGREE: &str = "committed_entries_agree";
+pub const LEADER_COMPLETENESS: &str = "leader_completeness";
+
+/// Node names for messages.
+pub type Namer<'a> = &'a dyn Fn(u64) -> String;
+
+/// What a node tells the oracle.
+pub enum RaftEvent<'a, Id> {
+    /// These entries are durable on `node` (fsynced).
+    Flushed { node: u64, entries: Vec<(u64, Id)> },
+    /// `node` removed every entry after `after` from its log (`None`: all).
+    Truncated { node: u64, after: Option<u64> },
+    /// `node` holds a snapshot (built or installed) up to this entry.
+    Snapshot { node: u64, last: (u64, Id) },
+    /// `node` became leader of `term` with this log (index -> id); entries up to
+    /// `covered` are in its snapshot.
+    Leader {
+        node: u64,
+        term: u64,
+        log: &'a BTreeMap<u64, Id>,
+        covered: Option<u64>,
+    },
+    /// `node` reports these entries committed.
+    Committed { node: u64, entries: Vec<(u64, Id)> },
+    /// Leader `node` committed this entry with these voters (one set per
+    /// configuration; joint consensus has two).
+    LeaderCommitted {
+        node: u64,
+        entry: (u64, Id),
+        voters: &'a [BTreeSet<u64>],
+    },
+}
+
+/// A violated invariant, found now.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Found {
+    pub invariant: &'static str,
+    pub message: String,
+}
+
+struct NodeLog<Id> {
+    /// index -> id of every entry fsynced and not truncated since.
+    durable: BTreeMap<u64, Id>,
+    /// Entries up to here are held in a snapshot.
+    snapshot: Option<(u64, Id)>,
+}
+
+impl<Id> Default for NodeLog<Id> {
+    fn default() -> Self {
+        NodeLog {
+            durable: BTreeMap::new(),
+            snapshot: None,
+        }
+    }
+}
+
+impl<Id: PartialEq> NodeLog<Id> {
+    fn holds(&self, index: u64, id: &Id) -> bool {
+        self.durable.get(&index) == Some(id) || self.snapshot.as_ref().is_some_and(|s| s.0 >= index)
+    }
+}
+
+/// The oracle (see the module docs).
+pub struct RaftOracle<Id> {
+    logs: BTreeMap<u64, NodeLog<Id>>,
+    /// index -> (id, the first node that reported it committed).
+    committed: BTreeMap<u64, (Id, u64)>,
+    /// term -> the node that led it.
+    leaders: BTreeMap<u64, u64>,
+    /// invariant -> message, the first of each.
+    violations: BTreeMap<&'static str, String>,
+}
+
+impl<Id> Default for RaftOracle<Id> {
+    fn default() -> Self {
+        RaftOracle {
+            logs: BTreeMap::new(),
+            committed: BTreeMap::new(),
+            leaders: BTreeMap::new(),
+            violations: BTreeMap::new(),
+        }
+    }
+}
+
+/// Tell the run's oracle, and report what it found.
+pub fn observe<Id: Copy + PartialEq + Display>(
+    ctx: &NodeCtx,
+    oracle: &RefCell<RaftOracle<Id>>,
+    event: RaftEvent<'_, Id>,
+    name: Namer<'_>,
+) {
+    let found = oracle.borrow_mut().observe(event, name);
+    report(ctx, found);
+}
+
+/// Put a violation on the trail as a note of this node and fail its invariant.
+pub fn report(ctx: &NodeCtx, found: Option<Found>) {
+    if let Some(Found { invariant, message }) = found {
+        ctx.note(format!("invariant {invariant} violated: {message}"));
+        ctx.violation(invariant, &message);
+    }
+}
+
+impl<Id: Copy + PartialEq + Display> RaftOracle<Id> {
+    /// Take in one event; a violation it shows, when newly found.
+    pub fn observe(&mut self, event: RaftEvent<'_, Id>, name: Namer<'_>) -> Option<Found> {
+        match event {
+            RaftEvent::Flushed { node, entries } => {
+                let log = self.logs.entry(node).or_default();
+                log.durable.extend(entries);
+                None
+            }
+            RaftEvent::Truncated { node, after } => {
+                let from = after.map_or(0, |l| l + 1);
+                let log = self.logs.entry(node).or_default();
+                log.durable.retain(|index, _| *index < from);
+                None
+            }
+            RaftEvent::Snapshot { node, last } => {
+                let log = self.logs.entry(node).or_default();
+                if log.snapshot.as_ref().is_none_or(|s| last.0 > s.0) {
+                    log.snapshot = Some(last);
+                }
+                None
+            }
+            RaftEvent::Leader {
+                node,
+                term,
+                log,
+                covered,
+            } => self
+                .leader(node, term, name)
+                .or_else(|| self.complete(node, log, covered, name)),
+            RaftEvent::Committed { node, entries } => self.committed(node, entries, name),
+            RaftEvent::LeaderCommitted {
+                node,
+                entry,
+                voters,
+            } => self.on_quorum(node, entry, voters, name),
+        }
+    }
+
+    /// The last entry of `node`'s snapshot, as the node reported it.
+    pub fn snapshot_of(&self, node: u64) -> Option<Id> {
+        self.logs.get(&node).and_then(|l| l.snapshot).map(|s| s.1)
+    }
+
+    /// The violations found so far: invariant -> the first message.
+    pub fn violations(&self) -> &BTreeMap<&'static str, String> {
+        &self.violations
+    }
+
+    fn leader(&mut self, node: u64, term: u64, name: Namer<'_>) -> Option<Found> {
+        let first = *self.leaders.entry(term).or_insert(node);
+        if first == node {
+            return None;
+        }
+        let message = format!("{} and {} both led term {term}", name(first), name(node));
+        self.violate(ELECTION_SAFETY, message)
+    }
+
+    fn on_quorum(
+        &mut self,
+        leader: u64,
+        (index, id): (u64, Id),
+        voters: &[BTreeSet<u64>],
+        name: Namer<'_>,
+    ) -> Option<Found> {
+        for config in voters {
+            let holding: Vec<u64> = config
+                .iter()
+                .copied()
+                .filter(|n| self.logs.get(n).is_some_and(|l| l.holds(index, &id)))
+                .collect();
+            if holding.len() * 2 <= config.len() {
+                let names =
+                    |ids: &[u64]| ids.iter().map(|n| name(*n)).collect::<Vec<_>>().join(", ");
+                let config: Vec<u64> = config.iter().copied().collect();
+                let message = format!(
+                    "leader {} committed {id} (index {index}), held durably by [{}] of voters [{}]: not a majority",
+                    name(leader),
+                    names(&holding),
+                    names(&config),
+                );
+                return self.violate(COMMITTED_ON_QUORUM, message);
+            }
+        }
+        None
+    }
+
+    fn committed(&mut self, node: u64, entries: Vec<(u64, Id)>, name: Namer<'_>) -> Option<Found> {
+        let mut found = None;
+        for (index, id) in entries {
+            match self.committed.get(&index) {
+                None => {
+                    self.committed.insert(index, (id, node));
+                }
+                Some((first, by)) if *first != id => {
+                    let message = format!(
+                        "index {index} committed as {first} on {} and as {id} on {}",
+                        name(*by),
+                        name(node)
+                    );
+                    found = found.or(self.violate(COMMITTED_AGREE, message));
+                }
+                Some(_) => {}
+            }
+        }
+        found
+    }
+
+    fn complete(
+        &mut self,
+        node: u64,
+        log: &BTreeMap<u64, Id>,
+        covered: Option<u64>,
+        name: Namer<'_>,
+    ) -> Option<Found> {
+        let missing = self.committed.iter().find(|(index, (id, _))| {
+            covered.is_none_or(|s| **index > s) && log.get(index) != Some(id)
+        });
+        let (index, (id, by)) = missing?;
+        let message = format!(
+            "{} became leader without committed entry {id} (index {index}, committed on {}); its log has {}",
+            name(node),
+            name(*by),
+            log.get(index)
+                .map(|l| l.to_string())
+                .unwrap_or_else(|| "nothing there".into())
+        );
+        self.violate(LEADER_COMPLETENESS, message)
+    }
+
+    fn violate(&mut self, invariant: &'static str, message: String) -> Option<Found> {
+        if self.violations.contains_key(invariant) {
+            return None;
+        }
+        self.violations.insert(invariant, message.clone());
+        Some(Found { invariant, message })
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,163 @@
+use super::*;
+use crate::kit::testenv::TestEnv;
+
+/// A log id as `term.index`, as a library would show it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Id(u64, u64);
+
+impl Display for Id {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{}", self.0, self.1)
+    }
+}
+
+fn at(term: u64, index: u64) -> (u64, Id) {
+    (index, Id(term, index))
+}
+
+fn name(n: u64) -> String {
+    format!("n{n}")
+}
+
+fn flushed(node: u64, entries: Vec<(u64, Id)>) -> RaftEvent<'static, Id> {
+    RaftEvent::Flushed { node, entries }
+}
+
+fn committed(node: u64, entries: Vec<(u64, Id)>) -> RaftEvent<'static, Id> {
+    RaftEvent::Committed { node, entries }
+}
+
+#[test]
+fn a_commit_held_by_a_minority_is_a_violation_and_a_majority_is_not() {
+    let voters = [BTreeSet::from([1, 2, 3, 4, 5])];
+    let commit = |node| RaftEvent::LeaderCommitted {
+        node,
+        entry: at(1, 7),
+        voters: &voters,
+    };
+    let mut oracle = RaftOracle::default();
+    oracle.observe(flushed(3, vec![at(1, 7)]), &name);
+    oracle.observe(flushed(4, vec![at(1, 7)]), &name);
+    let found = oracle.observe(commit(1), &name).expect("two of five");
+    assert_eq!(found.invariant, COMMITTED_ON_QUORUM);
+    assert_eq!(
+        found.message,
+        "leader n1 committed 1.7 (index 7), held durably by [n3, n4] of voters [n1, n2, n3, n4, n5]: not a majority"
+    );
+    // Found once.
+    assert_eq!(oracle.observe(commit(1), &name), None);
+    let mut fine = RaftOracle::default();
+    for n in [1, 3, 4] {
+        fine.observe(flushed(n, vec![at(1, 7)]), &name);
+    }
+    assert_eq!(fine.observe(commit(1), &name), None);
+    // A truncated entry is no longer held; one in a snapshot is.
+    let cut = RaftEvent::Truncated {
+        node: 4,
+        after: Some(6),
+    };
+    fine.observe(cut, &name);
+    assert!(fine.observe(commit(1), &name).is_some());
+    let mut snap = RaftOracle::default();
+    for n in [1, 3] {
+        snap.observe(flushed(n, vec![at(1, 7)]), &name);
+    }
+    let snapshot = RaftEvent::Snapshot {
+        node: 5,
+        last: at(1, 9),
+    };
+    snap.observe(snapshot, &name);
+    assert_eq!(snap.observe(commit(1), &name), None);
+    assert_eq!(snap.snapshot_of(5), Some(Id(1, 9)));
+}
+
+#[test]
+fn two_nodes_committing_different_entries_at_one_index_disagree() {
+    let mut oracle = RaftOracle::default();
+    assert_eq!(oracle.observe(committed(1, vec![at(1, 5)]), &name), None);
+    assert_eq!(oracle.observe(committed(2, vec![at(1, 5)]), &name), None);
+    let found = oracle
+        .observe(committed(3, vec![at(2, 5)]), &name)
+        .expect("disagree");
+    assert_eq!(found.invariant, COMMITTED_AGREE);
+    assert_eq!(
+        found.message,
+        "index 5 committed as 1.5 on n1 and as 2.5 on n3"
+    );
+    assert!(oracle.violations().contains_key(COMMITTED_AGREE));
+}
+
+#[test]
+fn a_leader_missing_a_committed_entry_breaks_completeness() {
+    fn leader(
+        node: u64,
+        term: u64,
+        log: &BTreeMap<u64, Id>,
+        covered: Option<u64>,
+    ) -> RaftEvent<'_, Id> {
+        RaftEvent::Leader {
+            node,
+            term,
+            log,
+            covered,
+        }
+    }
+    let mut oracle = RaftOracle::default();
+    oracle.observe(committed(1, vec![at(1, 1), at(1, 2)]), &name);
+    let mut log = BTreeMap::from([(1, Id(1, 1))]);
+    let found = oracle
+        .observe(leader(2, 2, &log, None), &name)
+        .expect("incomplete");
+    assert_eq!(found.invariant, LEADER_COMPLETENESS);
+    assert_eq!(
+        found.message,
+        "n2 became leader without committed entry 1.2 (index 2, committed on n1); its log has nothing there"
+    );
+    log.insert(2, Id(1, 2));
+    let mut again = RaftOracle::default();
+    again.observe(committed(1, vec![at(1, 1), at(1, 2)]), &name);
+    assert_eq!(again.observe(leader(2, 2, &log, None), &name), None);
+    // Entries under the leader's snapshot are held there.
+    let empty = BTreeMap::new();
+    assert_eq!(again.observe(leader(3, 3, &empty, Some(2)), &name), None);
+}
+
+#[test]
+fn two_leaders_of_one_term_break_election_safety_and_a_restored_leader_does_not() {
+    let log: BTreeMap<u64, Id> = BTreeMap::new();
+    let leader = |node, term| RaftEvent::Leader {
+        node,
+        term,
+        log: &log,
+        covered: None,
+    };
+    let mut oracle = RaftOracle::default();
+    assert_eq!(oracle.observe(leader(1, 1), &name), None);
+    // The same node leading its term again (after a restart) is fine.
+    assert_eq!(oracle.observe(leader(1, 1), &name), None);
+    assert_eq!(oracle.observe(leader(2, 2), &name), None);
+    let found = oracle.observe(leader(3, 2), &name).expect("two leaders");
+    assert_eq!(found.invariant, ELECTION_SAFETY);
+    assert_eq!(found.message, "n2 and n3 both led term 2");
+}
+
+#[test]
+fn the_run_shared_oracle_reports_through_the_context() {
+    let env = TestEnv::new("kit-raft-report");
+    let n1 = env.ctx(&["n1", "n2"], 0);
+    let n2 = env.ctx(&["n1", "n2"], 1);
+    // Both nodes reach the same oracle: the run's shared state.
+    let one = n1.shared::<RefCell<RaftOracle<Id>>>();
+    let two = n2.shared::<RefCell<RaftOracle<Id>>>();
+    observe(&n1, &one, committed(1, vec![at(1, 1)]), &name);
+    observe(&n2, &two, committed(2, vec![at(2, 1)]), &name);
+    let violations = env.violations.borrow();
+    assert_eq!(violations.len(), 1);
+    assert_eq!(violations[0].0, "n2");
+    assert_eq!(violations[0].1, COMMITTED_AGREE);
+    let notes = env.notes.borrow();
+    assert_eq!(
+        notes[0].1,
+        "invariant committed_entries_agree violated: index 1 committed as 1.1 on n1 and as 2.1 on n2"
+    );
+}
