@@ -20,7 +20,9 @@ pub struct Id {
 impl Id {
     /// `n1:0.2`: node n1, first start, renewed twice.
     pub fn show(&self, names: &[String]) -> String {
-        let name = names.get(usize::from(self.node)).map_or("?", String::as_str);
+        let name = names
+            .get(usize::from(self.node))
+            .map_or("?", String::as_str);
         format!("{name}:{}.{}", self.start, self.bump)
     }
 }
@@ -60,6 +62,9 @@ pub enum Notice {
     Up(Id),
     Down(Id),
     Rejoin(Id),
+    /// foca 0.17 on: a member's identity replaced one with the same address.
+    #[cfg(feature = "foca2")]
+    Rename(Id, Id),
     Idle,
     Other,
 }
@@ -102,6 +107,7 @@ impl foca::Runtime<Id> for Effects {
             N::MemberUp(id) => Notice::Up(*id),
             N::MemberDown(id) => Notice::Down(*id),
             N::Rejoin(id) => Notice::Rejoin(*id),
+            N::Rename(old, new) => Notice::Rename(*old, *new),
             N::Idle => Notice::Idle,
             _ => Notice::Other,
         });

@@ -67,9 +67,10 @@ pub struct FocaModel {
 fn params() -> Vec<ParamInfo> {
     vec![
         ParamInfo::duration_ms("probe_period_ms", (10, 600_000), Some(500), "foca's probe_period")
-            .chaos(ParamChaos::Range { min: 100, max: 1_000 }),
+            .chaos(ParamChaos::Range { min: 300, max: 1_000 }),
         ParamInfo::duration_ms("probe_rtt_ms", (1, 600_000), Some(200), "foca's probe_rtt")
-            .chaos(ParamChaos::Range { min: 50, max: 300 }),
+            // foca: probe_rtt strictly below probe_period, preferably under half.
+            .chaos(ParamChaos::Range { min: 50, max: 150 }),
         ParamInfo::duration_ms(
             "suspect_to_down_ms",
             (1, 600_000),
@@ -141,12 +142,18 @@ fn info() -> ModelInfo {
         leader_transfer: false,
         params: params(),
         observations: vec![
-            ObservationInfo::fact("identity", "the node's current foca identity, `n1:START.BUMP`"),
+            ObservationInfo::fact(
+                "identity",
+                "the node's current foca identity, `n1:START.BUMP`",
+            ),
             ObservationInfo::fact("alive", "the identities the node sees Alive"),
             ObservationInfo::fact("down", "how many identities the node holds Down"),
             ObservationInfo::fact(oracle::FACT_MERGE_WITHIN, "members_merge's bound"),
             ObservationInfo::fact(oracle::FACT_RETRY, "the announce period"),
-            ObservationInfo::fact("heard_lacking.<node>", "when the node first heard from <node> while not seeing it Alive"),
+            ObservationInfo::fact(
+                "heard_lacking.<node>",
+                "when the node first heard from <node> while not seeing it Alive",
+            ),
         ],
         reports_removed: false,
         history: HistoryModel::None,
@@ -154,6 +161,7 @@ fn info() -> ModelInfo {
             setup: &["{sleep: 3s}"],
             every_ms: 500,
             clients: 1,
+            on: Some("any"),
             // Faults long enough for a side to declare the other Down
             // (several probe periods plus the suspicion period).
             spacing_ms: (200, 4_000),
@@ -161,10 +169,7 @@ fn info() -> ModelInfo {
             concurrent_max: 2,
             heal_within_ms: 40_000,
             heal_settle_ms: 1_000,
-            excluded: &[(
-                "transfer_leader",
-                "foca has no leader",
-            )],
+            excluded: &[("transfer_leader", "foca has no leader")],
             ..ChaosDomain::DEFAULT
         },
     }
@@ -193,7 +198,14 @@ impl Model for FocaModel {
     }
 
     fn parse_params(&self, params: &serde_json::Value) -> Result<(), String> {
-        let _: Params = parse_json(params)?;
+        let p: Params = parse_json(params)?;
+        if p.probe_rtt_ms() >= p.probe_period_ms() {
+            return Err(format!(
+                "probe_rtt_ms ({}) must be below probe_period_ms ({}), as foca's Config requires",
+                p.probe_rtt_ms(),
+                p.probe_period_ms()
+            ));
+        }
         Ok(())
     }
 

@@ -5,17 +5,17 @@
 //! bootstrap list, the node announces itself every `announce_ms` to each
 //! scenario node it does not see Alive.
 
+use crate::Params;
 use crate::id::{Effects, Id, Notice, SeededRng};
 use crate::oracle::{self, Ground};
 use crate::points::{FocaProbe, Point};
-use crate::Params;
 use faultline_api::{Command, NodeCtx, Observation, OpResult};
 use foca::{Codec, Foca, Message, PostcardCodec, Timer};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 use std::time::Duration;
-use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
+use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 use turmoil::net::UdpSocket;
 
 const PORT: u16 = 7946;
@@ -113,8 +113,7 @@ impl Node {
                 false
             }
             Command::TransferLeader { id, .. } => {
-                self.ctx
-                    .complete(id, OpResult::error("foca has no leader"));
+                self.ctx.complete(id, OpResult::error("foca has no leader"));
                 false
             }
             Command::Stop => {
@@ -140,9 +139,7 @@ impl Node {
 
     fn handle_data(&mut self, from: &str, data: &[u8]) {
         if let Some(index) = self.names.iter().position(|n| n == from) {
-            let lacking = u8::try_from(index)
-                .ok()
-                .filter(|&node| self.lacks(node));
+            let lacking = u8::try_from(index).ok().filter(|&node| self.lacks(node));
             if let Some(node) = lacking {
                 let now = self.ctx.now_ms();
                 self.heard_lacking.entry(node).or_insert(now);
@@ -182,11 +179,17 @@ impl Node {
         let me = self.foca.identity().node;
         let mut fx = Effects::default();
         for index in 0..self.names.len() {
-            let Ok(node) = u8::try_from(index) else { continue };
+            let Ok(node) = u8::try_from(index) else {
+                continue;
+            };
             if node != me && !self.active.iter().any(|id| id.node == node) {
                 // Any identity of that node: foca accepts an Announce for one
                 // with the same prefix (address).
-                let dst = Id { node, start: 0, bump: 0 };
+                let dst = Id {
+                    node,
+                    start: 0,
+                    bump: 0,
+                };
                 let _ = self.foca.announce(dst, &mut fx);
             }
         }
@@ -247,6 +250,12 @@ impl Node {
                     .note(format!("renewed its identity to {}", id.show(&self.names)));
                 self.ground.borrow_mut().hold(id, self.ctx.now_ms());
             }
+            #[cfg(feature = "foca2")]
+            Notice::Rename(old, new) => {
+                self.active.remove(&old);
+                self.down.remove(&old);
+                self.active.insert(new);
+            }
             Notice::Idle => self.ctx.probe(FocaProbe::Idle),
             Notice::Other => {}
         }
@@ -263,7 +272,10 @@ impl Node {
         let me = *self.foca.identity();
         self.ground.borrow_mut().hold(me, now);
         let bound = oracle::down_bound_ms(&self.params, self.names.len());
-        let stale = self.ground.borrow().gone_longer_than(&self.active, now, bound);
+        let stale = self
+            .ground
+            .borrow()
+            .gone_longer_than(&self.active, now, bound);
         if let Some((id, gone)) = stale {
             let message = format!(
                 "{} sees {} alive, {gone} ms after that identity last ran (bound {bound} ms)",

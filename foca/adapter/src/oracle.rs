@@ -6,7 +6,8 @@
 //!   holds a member Alive whose identity stopped running (its node crashed,
 //!   or renewed it) longer ago than the detection bound: foca's probe round
 //!   (each active member once per round, in a shuffled order, so at most two
-//!   rounds between two probes of one member), its suspicion period, and slack.
+//!   rounds between two probes of one member; each period as late as chaos
+//!   makes a timer), its suspicion period, and slack.
 //! - `members_merge` (liveness, judged on the published views): every up node
 //!   sees every other up node's current identity Alive within `merge_within_ms`
 //!   of first hearing from that node while it lacked it. The clock starts at
@@ -14,8 +15,8 @@
 //!   judged (the run waits, then says so), and two that talk and never merge
 //!   (caio/foca#25) fail it.
 
-use crate::id::Id;
 use crate::Params;
+use crate::id::Id;
 use faultline_api::{Check, ClusterView};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -43,7 +44,12 @@ impl Ground {
     }
 
     /// An identity of `active` that last ran more than `bound` ms ago.
-    pub fn gone_longer_than(&self, active: &BTreeSet<Id>, now: u64, bound: u64) -> Option<(Id, u64)> {
+    pub fn gone_longer_than(
+        &self,
+        active: &BTreeSet<Id>,
+        now: u64,
+        bound: u64,
+    ) -> Option<(Id, u64)> {
         active.iter().find_map(|id| {
             let gone = now.saturating_sub(*self.ran_at.get(id)?);
             (gone > bound).then_some((*id, gone))
@@ -54,7 +60,8 @@ impl Ground {
 /// How long a dead identity may still be seen Alive.
 pub fn down_bound_ms(p: &Params, nodes: usize) -> u64 {
     let members = u64::try_from(nodes).unwrap_or(u64::MAX);
-    (2 * members + 2) * p.probe_period_ms() + p.probe_rtt_ms() + p.suspect_to_down_ms() + 5_000
+    let period = p.probe_period_ms() + crate::points::TIMER_LATE_MAX_MS;
+    (2 * members + 2) * period + p.probe_rtt_ms() + p.suspect_to_down_ms() + 5_000
 }
 
 /// `members_merge` over the views the up nodes published.
@@ -76,7 +83,10 @@ pub fn members_merge(cluster: &ClusterView) -> Check {
             let Some(since) = heard else {
                 let retry = facts.fact_u64(FACT_RETRY).unwrap_or(1_000);
                 unjudged.get_or_insert(Check::Unjudged {
-                    why: format!("{} does not see {id} Alive and has not heard from {} since", a.name, b.name),
+                    why: format!(
+                        "{} does not see {id} Alive and has not heard from {} since",
+                        a.name, b.name
+                    ),
                     wait_ms: Some(retry + 1_000),
                 });
                 continue;

@@ -16,6 +16,8 @@ pub enum Point {
 }
 
 const LOST: &[&str] = &["lost"];
+/// The latest chaos makes a timer event (the down bound allows for it).
+pub const TIMER_LATE_MAX_MS: u64 = 300;
 
 static SEND: FailPointInfo = FailPointInfo {
     name: "send",
@@ -51,7 +53,7 @@ static TIMER: FailPointInfo = FailPointInfo {
     // A late timer is a busy or paused process. A lost one is not in the
     // domain: foca's runtime contract is that every submitted event is handed
     // back (a lost ProbeRandomMember would end probing for good).
-    chaos: PointChaos::stall(5, 1_000),
+    chaos: PointChaos::stall(5, TIMER_LATE_MAX_MS),
 };
 
 impl FailPoint for Point {
