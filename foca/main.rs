@@ -1,0 +1,6 @@
+//! The faultline command line with the foca model built in, for the foca
+//! release this build crate pins (see build.rs).
+
+fn main() -> std::process::ExitCode {
+    faultline_foca::main(env!("FOCA_VERSION"))
+}
