@@ -303,6 +303,8 @@ struct Seen {
     leader: Option<u64>,
     committed: Option<LogId>,
     membership: String,
+    /// The voters of `membership`, one set per configuration.
+    voters: Vec<BTreeSet<u64>>,
 }
 
 struct Watcher {
@@ -396,8 +398,19 @@ impl Watcher {
                         .became_leader(id, &log.log_ids(), covered, &namer);
                 drop(log);
                 self.violation(oracle::LEADER_COMPLETENESS, found);
+                let found = self.oracle.borrow_mut().leader_membership(
+                    id,
+                    *m.membership_config.log_id(),
+                    &namer,
+                );
+                self.violation(oracle::LEADER_MEMBERSHIP, found);
             }
         }
+        let voters = m.membership_config.membership().get_joint_config().clone();
+        // The voters before, when the membership changed in this observation.
+        let earlier = (last.membership != membership)
+            .then(|| std::mem::replace(&mut last.voters, voters.clone()))
+            .filter(|e| !e.is_empty());
         if last.membership != membership {
             last.membership = membership.clone();
         }
@@ -438,11 +451,13 @@ impl Watcher {
             self.violation(oracle::COMMITTED_AGREE, found);
             if m.state == ServerState::Leader {
                 if let Some(committed) = m.local_committed {
-                    let voters = m.membership_config.membership().get_joint_config().clone();
-                    let found = self
-                        .oracle
-                        .borrow_mut()
-                        .leader_committed(id, &committed, &voters, &namer);
+                    let found = self.oracle.borrow_mut().leader_committed(
+                        id,
+                        &committed,
+                        &voters,
+                        earlier.as_deref(),
+                        &namer,
+                    );
                     self.violation(oracle::COMMITTED_ON_QUORUM, found);
                 }
             }

@@ -18,6 +18,8 @@ use std::collections::{BTreeMap, BTreeSet};
 pub const COMMITTED_ON_QUORUM: &str = "committed_on_quorum";
 pub const COMMITTED_AGREE: &str = "committed_entries_agree";
 pub const LEADER_COMPLETENESS: &str = "leader_completeness";
+pub const LEADER_MEMBERSHIP: &str = "leader_membership_committed";
+pub const LOG_CONTIGUOUS: &str = "log_contiguous";
 
 #[derive(Default)]
 struct NodeLog {
@@ -79,14 +81,29 @@ impl Oracle {
 
     /// A leader committed `id` with `voters` (one set per configuration; joint
     /// membership has two): a majority of each must hold it durably.
-    /// Returns the violation message when it was newly found.
+    /// `earlier`: the leader's voters before, when its membership changed in
+    /// the same observation as the commit. The commit may have been decided
+    /// under either (a membership entry appended right after the commit is
+    /// published with it), so a majority of every configuration of either
+    /// suffices. Returns the violation message when it was newly found.
     pub fn leader_committed(
         &mut self,
         leader: u64,
         id: &LogId,
         voters: &[BTreeSet<u64>],
+        earlier: Option<&[BTreeSet<u64>]>,
         name: Namer<'_>,
     ) -> Option<String> {
+        let majority = |config: &BTreeSet<u64>| {
+            let holding = config
+                .iter()
+                .filter(|n| self.logs.get(n).is_some_and(|l| l.holds(id)))
+                .count();
+            holding * 2 > config.len()
+        };
+        if earlier.is_some_and(|e| e.iter().all(majority)) {
+            return None;
+        }
         for config in voters {
             let holding: Vec<u64> = config
                 .iter()
@@ -167,6 +184,60 @@ impl Oracle {
         self.violate(LEADER_COMPLETENESS, message)
     }
 
+    /// `node` became leader under the membership config of the entry
+    /// `membership`: no other entry may be committed at that index. A leader
+    /// holds every committed entry, so its effective membership comes from the
+    /// committed log or from entries after it; one the cluster replaced (an
+    /// uncommitted entry of a deposed leader) counted a quorum of voters the
+    /// cluster no longer has.
+    pub fn leader_membership(
+        &mut self,
+        node: u64,
+        membership: Option<LogId>,
+        name: Namer<'_>,
+    ) -> Option<String> {
+        let membership = membership?;
+        let (committed, by) = self.committed.get(&membership.index)?;
+        if *committed == membership {
+            return None;
+        }
+        let message = format!(
+            "{} became leader under the membership config of entry {} (index {}), which the cluster replaced: {} is committed there (on {})",
+            name(node),
+            membership,
+            membership.index,
+            committed,
+            name(*by)
+        );
+        self.violate(LEADER_MEMBERSHIP, message)
+    }
+
+    /// `node` appends entries from index `first` to a log whose entries end at
+    /// `last` (the last entry, the purge point or the node's snapshot,
+    /// whichever is highest): an append continues the log or overwrites it,
+    /// it never leaves a gap (log matching: an entry is accepted only after
+    /// the one before it).
+    pub fn appended(
+        &mut self,
+        node: u64,
+        first: u64,
+        last: Option<u64>,
+        name: Namer<'_>,
+    ) -> Option<String> {
+        let last = last.max(self.snapshot_of(node).map(|s| s.index));
+        let next = last.map_or(0, |l| l + 1);
+        if first <= next {
+            return None;
+        }
+        let message = format!(
+            "{} appended entries from index {first} to a log that ends at {}: indexes {next} to {} are missing",
+            name(node),
+            last.map_or_else(|| "nothing".to_string(), |l| format!("index {l}")),
+            first - 1
+        );
+        self.violate(LOG_CONTIGUOUS, message)
+    }
+
     fn violate(&mut self, invariant: &'static str, message: String) -> Option<String> {
         if self.violations.contains_key(invariant) {
             return None;
@@ -201,20 +272,64 @@ mod tests {
         let voters = vec![BTreeSet::from([1, 2, 3, 4, 5])];
         oracle.flushed(3, [id(1, 7)]);
         oracle.flushed(4, [id(1, 7)]);
-        let found = oracle.leader_committed(1, &id(1, 7), &voters, &name);
+        let found = oracle.leader_committed(1, &id(1, 7), &voters, None, &name);
         let message = found.expect("two of five is not a majority");
         assert!(message.contains("[n3, n4]"), "{message}");
         let mut fine = Oracle::default();
         for n in [1, 3, 4] {
             fine.flushed(n, [id(1, 7)]);
         }
-        assert_eq!(fine.leader_committed(1, &id(1, 7), &voters, &name), None);
+        assert_eq!(
+            fine.leader_committed(1, &id(1, 7), &voters, None, &name),
+            None
+        );
         // A truncated entry is no longer held.
         fine.truncated(4, Some(6));
         assert!(
-            fine.leader_committed(1, &id(1, 7), &voters, &name)
+            fine.leader_committed(1, &id(1, 7), &voters, None, &name)
                 .is_some()
         );
+    }
+
+    #[test]
+    fn a_commit_published_with_a_membership_change_may_hold_either_quorum() {
+        let old = vec![BTreeSet::from([1, 2, 3])];
+        let new = vec![BTreeSet::from([1, 2, 3]), BTreeSet::from([3, 4, 5])];
+        let mut oracle = Oracle::default();
+        for n in [1, 2] {
+            oracle.flushed(n, [id(1, 7)]);
+        }
+        // Decided under [1, 2, 3], published with the joint config appended
+        // after it: no violation.
+        assert_eq!(
+            oracle.leader_committed(1, &id(1, 7), &new, Some(&old), &name),
+            None
+        );
+        // Without the earlier config, the joint one's second half lacks it.
+        let found = oracle.leader_committed(1, &id(1, 7), &new, None, &name);
+        assert!(found.is_some_and(|m| m.contains("of voters [n3, n4, n5]")));
+        // Neither holds it: a violation.
+        let mut none = Oracle::default();
+        none.flushed(4, [id(1, 7)]);
+        let found = none.leader_committed(1, &id(1, 7), &new, Some(&old), &name);
+        assert!(found.is_some_and(|m| m.contains("of voters [n1, n2, n3]")));
+    }
+
+    #[test]
+    fn an_append_past_the_end_of_the_log_leaves_a_gap() {
+        let mut oracle = Oracle::default();
+        // Continuing, or overwriting, is fine.
+        assert_eq!(oracle.appended(2, 0, None, &name), None);
+        assert_eq!(oracle.appended(2, 8, Some(7), &name), None);
+        assert_eq!(oracle.appended(2, 3, Some(7), &name), None);
+        // An installed snapshot ends the log too.
+        oracle.snapshot(2, Some(id(1, 19)));
+        assert_eq!(oracle.appended(2, 20, None, &name), None);
+        let found = oracle
+            .appended(3, 20, None, &name)
+            .expect("nothing before index 20");
+        assert!(found.contains("indexes 0 to 19 are missing"), "{found}");
+        assert!(oracle.violations().contains_key(LOG_CONTIGUOUS));
     }
 
     #[test]
@@ -230,6 +345,28 @@ mod tests {
             "{found}"
         );
         assert!(oracle.violations().contains_key(COMMITTED_AGREE));
+    }
+
+    #[test]
+    fn a_leader_under_a_replaced_membership_entry_is_a_violation() {
+        let mut oracle = Oracle::default();
+        oracle.node_committed(2, [id(1, 8), id(3, 9)], &name);
+        // n1's membership entry 2.9 was never committed; 3.9 was.
+        let found = oracle
+            .leader_membership(1, Some(id(2, 9)), &name)
+            .expect("a replaced entry");
+        assert!(
+            found.contains("n1 became leader") && found.contains("on n2"),
+            "{found}"
+        );
+        assert!(oracle.violations().contains_key(LEADER_MEMBERSHIP));
+        // The committed entry itself, an index nobody reported committed, or
+        // no membership entry at all are fine.
+        let mut fine = Oracle::default();
+        fine.node_committed(2, [id(3, 9)], &name);
+        assert_eq!(fine.leader_membership(1, Some(id(3, 9)), &name), None);
+        assert_eq!(fine.leader_membership(1, Some(id(3, 10)), &name), None);
+        assert_eq!(fine.leader_membership(1, None, &name), None);
     }
 
     #[test]

@@ -321,6 +321,20 @@ impl RaftLogStorage<Kv> for LogStore {
         I: IntoIterator<Item = Entry>,
     {
         let entries: Vec<Entry> = entries.into_iter().collect();
+        if let Some(first) = entries.first() {
+            let last = self.last_log_id().map(|l| l.index);
+            let ctx = &self.ctx;
+            let name = |n: u64| crate::node::name_of(ctx, n);
+            let found = self
+                .oracle
+                .borrow_mut()
+                .appended(self.id, first.log_id.index, last, &name);
+            if let Some(message) = found {
+                let invariant = crate::oracle::LOG_CONTIGUOUS;
+                ctx.note(format!("invariant {invariant} violated: {message}"));
+                ctx.violation(invariant, &message);
+            }
+        }
         let records: Vec<Vec<u8>> = entries
             .iter()
             .map(|e| encode(&Record::Entry(e.clone())))
