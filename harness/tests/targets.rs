@@ -235,7 +235,7 @@ fn a_target_of_another_model_or_a_malformed_one_is_a_located_error() {
 /// that needs them fails without them, naming the command: it never skips.
 fn openraft_builds() -> std::path::PathBuf {
     let root = common::workspace();
-    for build in ["alpha24", "alpha25", "alpha37"] {
+    for build in ["alpha23", "alpha24", "alpha25", "alpha26", "alpha37"] {
         let binary = root.join(format!("target/release/faultline-openraft-{build}"));
         assert!(
             binary.exists(),
@@ -619,4 +619,86 @@ fn guided_search_on_a_key_switched_by_build_keeps_a_corpus_and_derives_runs() {
         8,
         "{search}"
     );
+}
+
+/// Runs every variant of one bundled openraft scenario with `-v`: the exit
+/// code and the full findings of each run.
+fn run_openraft_scenario(file: &str) -> (Option<i32>, String) {
+    openraft_builds();
+    let out = faultline_in(&common::workspace(), &["-v", "run", file]);
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+/// The findings block of one variant's run in `-v` output: its first line and
+/// the indented lines after it.
+fn variant_block<'a>(stdout: &'a str, scenario: &str, variant: &str) -> &'a str {
+    let head = format!(" {scenario} [{variant}] ");
+    let start = stdout
+        .find(&head)
+        .unwrap_or_else(|| panic!("no run of [{variant}]: {stdout}"));
+    let rest = &stdout[start..];
+    let end = rest[1..]
+        .find("\nPASS ")
+        .or_else(|| rest[1..].find("\nFAIL "))
+        .map_or(rest.len(), |e| e + 1);
+    &rest[..end]
+}
+
+/// openraft#1808 (issue 28, item 2): on alpha.24 and alpha.25 the lagging n1
+/// keeps its stale membership through the snapshot install, wins an election
+/// with a quorum of it, and the oracle names that at the election
+/// (`leader_membership_committed`) before the two quorums' commits diverge; on
+/// alpha.26 (the fix) and alpha.37 n1 is a learner and the run converges.
+#[test]
+fn openraft_1808_a_stale_membership_elects_a_phantom_leader_before_the_fix_only() {
+    let file = "scenarios/openraft/openraft-1808-stale-membership.yaml";
+    let (code, stdout) = run_openraft_scenario(file);
+    assert_eq!(code, Some(0), "{stdout}");
+    let name = "openraft-1808-stale-membership";
+    for buggy in ["buggy", "buggy-alpha24"] {
+        let block = variant_block(&stdout, name, buggy);
+        assert!(block.contains("diverged (expected diverged)"), "{block}");
+        assert!(
+            block.contains("violated [invariant:leader_membership_committed]: leader_membership_committed: n1 became leader under the membership config of entry"),
+            "{block}"
+        );
+        assert!(
+            block.contains("violated [invariant:committed_entries_agree]"),
+            "{block}"
+        );
+    }
+    for fixed in ["fixed", "fixed-alpha37"] {
+        let block = variant_block(&stdout, name, fixed);
+        assert!(block.contains("converged (expected converged)"), "{block}");
+        assert!(!block.contains("violated"), "{block}");
+    }
+}
+
+/// openraft#1795 (issue 28, item 2): on alpha.23 a failed log read on the
+/// leader makes its replication retry with no previous log id, and the new
+/// learner appends entries from index 20 to an empty log (`log_contiguous`);
+/// on alpha.24 (the fix) and alpha.37 replication stops and the run converges.
+#[test]
+fn openraft_1795_a_read_error_leaves_a_gap_in_the_followers_log_before_the_fix_only() {
+    let file = "scenarios/openraft/openraft-1795-read-error-corrupts-follower.yaml";
+    let (code, stdout) = run_openraft_scenario(file);
+    assert_eq!(code, Some(0), "{stdout}");
+    let name = "openraft-1795-read-error-corrupts-follower";
+    let block = variant_block(&stdout, name, "buggy");
+    assert!(
+        block.contains("violated (expected violated or diverged)"),
+        "{block}"
+    );
+    assert!(
+        block.contains("violated [invariant:log_contiguous]: log_contiguous: n2 appended entries from index 20 to a log that ends at nothing: indexes 0 to 19 are missing"),
+        "{block}"
+    );
+    for fixed in ["fixed", "fixed-alpha37"] {
+        let block = variant_block(&stdout, name, fixed);
+        assert!(block.contains("converged (expected converged)"), "{block}");
+        assert!(!block.contains("violated"), "{block}");
+    }
 }

@@ -12,7 +12,11 @@
 //!   index (log matching on committed entries; a lost committed entry);
 //! - [`COMMITTED_ON_QUORUM`]: when a leader commits an entry, a majority of each
 //!   voter configuration holds it durably;
-//! - [`LEADER_COMPLETENESS`]: a new leader holds every entry committed before.
+//! - [`LEADER_COMPLETENESS`]: a new leader holds every entry committed before;
+//! - [`LEADER_MEMBERSHIP`]: a new leader's membership config comes from an entry
+//!   no other committed entry replaced at its index;
+//! - [`LOG_CONTIGUOUS`]: an append continues or overwrites a node's log, never
+//!   leaving a gap (log matching).
 //!
 //! A violation is found once per invariant; [`report`] puts it on the trail (a
 //! note from the node that found it) and hands it to the harness
@@ -31,6 +35,8 @@ pub const ELECTION_SAFETY: &str = "election_safety";
 pub const COMMITTED_ON_QUORUM: &str = "committed_on_quorum";
 pub const COMMITTED_AGREE: &str = "committed_entries_agree";
 pub const LEADER_COMPLETENESS: &str = "leader_completeness";
+pub const LEADER_MEMBERSHIP: &str = "leader_membership_committed";
+pub const LOG_CONTIGUOUS: &str = "log_contiguous";
 
 /// Node names for messages.
 pub type Namer<'a> = &'a dyn Fn(u64) -> String;
@@ -54,11 +60,28 @@ pub enum RaftEvent<'a, Id> {
     /// `node` reports these entries committed.
     Committed { node: u64, entries: Vec<(u64, Id)> },
     /// Leader `node` committed this entry with these voters (one set per
-    /// configuration; joint consensus has two).
+    /// configuration; joint consensus has two). `earlier`: the leader's voters
+    /// before, when its membership changed in the same observation as the
+    /// commit (a system that publishes its state coalesced, as openraft's
+    /// metrics do, can show a commit decided under the old configuration
+    /// together with a membership entry appended right after it): a majority
+    /// of every configuration of either then suffices.
     LeaderCommitted {
         node: u64,
         entry: (u64, Id),
         voters: &'a [BTreeSet<u64>],
+        earlier: Option<&'a [BTreeSet<u64>]>,
+    },
+    /// `node`, leading now, took its membership config from this entry
+    /// (`None`: the initial one, from no entry).
+    LeaderMembership { node: u64, entry: Option<(u64, Id)> },
+    /// `node` appends entries from index `first` to a log that ends at `last`
+    /// (its last entry or purge point, whichever is highest; `None`: empty).
+    /// Its snapshot, as reported, ends the log too.
+    Appended {
+        node: u64,
+        first: u64,
+        last: Option<u64>,
     },
 }
 
@@ -167,7 +190,17 @@ impl<Id: Copy + PartialEq + Display> RaftOracle<Id> {
                 node,
                 entry,
                 voters,
-            } => self.on_quorum(node, entry, voters, name),
+                earlier,
+            } => {
+                if earlier.is_some_and(|e| e.iter().all(|c| self.majority_holds(c, &entry))) {
+                    return None;
+                }
+                self.on_quorum(node, entry, voters, name)
+            }
+            RaftEvent::LeaderMembership { node, entry } => {
+                self.leader_membership(node, entry?, name)
+            }
+            RaftEvent::Appended { node, first, last } => self.appended(node, first, last, name),
         }
     }
 
@@ -188,6 +221,64 @@ impl<Id: Copy + PartialEq + Display> RaftOracle<Id> {
         }
         let message = format!("{} and {} both led term {term}", name(first), name(node));
         self.violate(ELECTION_SAFETY, message)
+    }
+
+    /// Whether a majority of `config` holds `entry` durably.
+    fn majority_holds(&self, config: &BTreeSet<u64>, (index, id): &(u64, Id)) -> bool {
+        let holding = config
+            .iter()
+            .filter(|n| self.logs.get(n).is_some_and(|l| l.holds(*index, id)))
+            .count();
+        holding * 2 > config.len()
+    }
+
+    /// A leader holds every committed entry, so its effective membership comes
+    /// from the committed log or from entries after it; one the cluster
+    /// replaced (an uncommitted entry of a deposed leader) counted a quorum of
+    /// voters the cluster no longer has.
+    fn leader_membership(
+        &mut self,
+        node: u64,
+        (index, id): (u64, Id),
+        name: Namer<'_>,
+    ) -> Option<Found> {
+        let (committed, by) = self.committed.get(&index)?;
+        if *committed == id {
+            return None;
+        }
+        let message = format!(
+            "{} became leader under the membership config of entry {id} (index {index}), which the cluster replaced: {committed} is committed there (on {})",
+            name(node),
+            name(*by)
+        );
+        self.violate(LEADER_MEMBERSHIP, message)
+    }
+
+    /// An append continues the log or overwrites it; it never leaves a gap.
+    fn appended(
+        &mut self,
+        node: u64,
+        first: u64,
+        last: Option<u64>,
+        name: Namer<'_>,
+    ) -> Option<Found> {
+        let snapshot = self
+            .logs
+            .get(&node)
+            .and_then(|l| l.snapshot.as_ref())
+            .map(|s| s.0);
+        let last = last.max(snapshot);
+        let next = last.map_or(0, |l| l + 1);
+        if first <= next {
+            return None;
+        }
+        let message = format!(
+            "{} appended entries from index {first} to a log that ends at {}: indexes {next} to {} are missing",
+            name(node),
+            last.map_or_else(|| "nothing".to_string(), |l| format!("index {l}")),
+            first - 1
+        );
+        self.violate(LOG_CONTIGUOUS, message)
     }
 
     fn on_quorum(

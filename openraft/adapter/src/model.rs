@@ -189,6 +189,16 @@ fn info() -> ModelInfo {
                 kind: InvariantKind::Safety,
                 summary: "a node that becomes leader holds every entry committed before",
             },
+            InvariantInfo {
+                name: faultline_api::kit::raft::LEADER_MEMBERSHIP,
+                kind: InvariantKind::Safety,
+                summary: "a node becomes leader under a membership config whose entry is not replaced by another committed at its index",
+            },
+            InvariantInfo {
+                name: faultline_api::kit::raft::LOG_CONTIGUOUS,
+                kind: InvariantKind::Safety,
+                summary: "an append continues or overwrites a node's log (after its last entry, purge point or snapshot), never leaving a gap",
+            },
         ],
         bugs: Vec::new(),
         probes: crate::probes::OpenraftProbe::infos(),

@@ -298,6 +298,8 @@ struct Seen {
     leader: Option<u64>,
     committed: Option<LogId>,
     membership: String,
+    /// The voters of `membership`, one set per configuration.
+    voters: Vec<BTreeSet<u64>>,
 }
 
 struct Watcher {
@@ -392,8 +394,15 @@ impl Watcher {
                     log: &log,
                     covered,
                 });
+                let entry = m.membership_config.log_id().map(|l| (l.index, l));
+                self.observe(RaftEvent::LeaderMembership { node: id, entry });
             }
         }
+        let voters = m.membership_config.membership().get_joint_config().clone();
+        // The voters before, when the membership changed in this observation.
+        let earlier = (last.membership != membership)
+            .then(|| std::mem::replace(&mut last.voters, voters.clone()))
+            .filter(|e| !e.is_empty());
         if last.membership != membership {
             last.membership = membership.clone();
         }
@@ -434,11 +443,11 @@ impl Watcher {
             self.observe(RaftEvent::Committed { node: id, entries });
             if m.state == ServerState::Leader {
                 if let Some(committed) = m.local_committed {
-                    let voters = m.membership_config.membership().get_joint_config();
                     self.observe(RaftEvent::LeaderCommitted {
                         node: id,
                         entry: (committed.index, committed),
-                        voters,
+                        voters: &voters,
+                        earlier: earlier.as_deref(),
                     });
                 }
             }

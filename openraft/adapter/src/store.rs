@@ -19,7 +19,7 @@ use crate::probes::OpenraftProbe;
 use crate::types::{Entry, Kv, LogId, Oracle, Vote};
 use faultline_api::NodeCtx;
 use faultline_api::kit::log::{Change, DurableLog, EntryKey};
-use faultline_api::kit::raft::RaftEvent;
+use faultline_api::kit::raft::{self, RaftEvent};
 use openraft::storage::{IOFlushed, RaftLogStorage};
 use openraft::{LogState, RaftLogReader};
 use std::cell::Cell;
@@ -41,6 +41,10 @@ const KEY: EntryKey<Entry, LogId> = EntryKey {
 pub struct LogStore {
     pub log: DurableLog<Entry, LogId>,
     ctx: Rc<NodeCtx>,
+    /// The run's oracle, and this node's id in it (an append is checked for a
+    /// gap before it is written).
+    oracle: Rc<Oracle>,
+    id: u64,
     vote: Rc<Cell<Option<Vote>>>,
     committed: Rc<Cell<Option<LogId>>>,
 }
@@ -49,6 +53,7 @@ impl LogStore {
     /// Open the log from disk and start its writer; the oracle hears what node
     /// `id` holds durably.
     pub fn open(ctx: Rc<NodeCtx>, oracle: Rc<Oracle>, id: u64) -> io::Result<LogStore> {
+        let listened = oracle.clone();
         let listener = move |change: Change<'_, LogId>| {
             let event = match change {
                 Change::Flushed(ids) => RaftEvent::Flushed {
@@ -58,7 +63,7 @@ impl LogStore {
                 Change::Truncated(after) => RaftEvent::Truncated { node: id, after },
             };
             // Neither event can break an invariant: nothing to report.
-            oracle.borrow_mut().observe(event, &|n| n.to_string());
+            listened.borrow_mut().observe(event, &|n| n.to_string());
         };
         let log = DurableLog::open(ctx.clone(), LOG_FILE, KEY, crate::spawn, listener)?;
         Ok(LogStore {
@@ -66,6 +71,8 @@ impl LogStore {
             committed: Rc::new(Cell::new(log.load(COMMITTED_FILE)?)),
             log,
             ctx,
+            oracle,
+            id,
         })
     }
 
@@ -140,7 +147,16 @@ impl RaftLogStorage<Kv> for LogStore {
     where
         I: IntoIterator<Item = Entry>,
     {
-        let entries = entries.into_iter().collect();
+        let entries: Vec<Entry> = entries.into_iter().collect();
+        if let Some(first) = entries.first() {
+            let event = RaftEvent::Appended {
+                node: self.id,
+                first: first.log_id.index,
+                last: self.log.last_id().map(|l| l.index),
+            };
+            let ctx = &self.ctx;
+            raft::observe(ctx, &self.oracle, event, &|n| crate::node::name_of(ctx, n));
+        }
         let flushed = move |result| callback.io_completed(result);
         self.log.append(entries, flushed).await
     }

@@ -34,6 +34,7 @@ fn a_commit_held_by_a_minority_is_a_violation_and_a_majority_is_not() {
         node,
         entry: at(1, 7),
         voters: &voters,
+        earlier: None,
     };
     let mut oracle = RaftOracle::default();
     oracle.observe(flushed(3, vec![at(1, 7)]), &name);
@@ -160,4 +161,93 @@ fn the_run_shared_oracle_reports_through_the_context() {
         notes[0].1,
         "invariant committed_entries_agree violated: index 1 committed as 1.1 on n1 and as 2.1 on n2"
     );
+}
+
+#[test]
+fn a_commit_published_with_a_membership_change_may_hold_either_quorum() {
+    fn commit<'a>(
+        earlier: Option<&'a [BTreeSet<u64>]>,
+        voters: &'a [BTreeSet<u64>],
+    ) -> RaftEvent<'a, Id> {
+        RaftEvent::LeaderCommitted {
+            node: 1,
+            entry: at(1, 7),
+            voters,
+            earlier,
+        }
+    }
+    let old = [BTreeSet::from([1, 2, 3])];
+    let new = [BTreeSet::from([1, 2, 3]), BTreeSet::from([3, 4, 5])];
+    let (old, new) = (&old[..], &new[..]);
+    let mut oracle = RaftOracle::default();
+    for n in [1, 2] {
+        oracle.observe(flushed(n, vec![at(1, 7)]), &name);
+    }
+    // Decided under [1, 2, 3], published with the joint config appended
+    // after it: no violation.
+    assert_eq!(oracle.observe(commit(Some(old), new), &name), None);
+    // Without the earlier config, the joint one's second half lacks it.
+    let found = oracle.observe(commit(None, new), &name).expect("not held");
+    assert!(
+        found.message.contains("of voters [n3, n4, n5]"),
+        "{found:?}"
+    );
+    // Neither holds it: a violation.
+    let mut none = RaftOracle::default();
+    none.observe(flushed(4, vec![at(1, 7)]), &name);
+    let found = none
+        .observe(commit(Some(old), new), &name)
+        .expect("neither");
+    assert!(
+        found.message.contains("of voters [n1, n2, n3]"),
+        "{found:?}"
+    );
+}
+
+#[test]
+fn an_append_past_the_end_of_the_log_leaves_a_gap() {
+    let append = |node, first, last| RaftEvent::Appended { node, first, last };
+    let mut oracle = RaftOracle::default();
+    // Continuing, or overwriting, is fine.
+    assert_eq!(oracle.observe(append(2, 0, None), &name), None);
+    assert_eq!(oracle.observe(append(2, 8, Some(7)), &name), None);
+    assert_eq!(oracle.observe(append(2, 3, Some(7)), &name), None);
+    // An installed snapshot ends the log too.
+    let snapshot = RaftEvent::Snapshot {
+        node: 2,
+        last: at(1, 19),
+    };
+    oracle.observe(snapshot, &name);
+    assert_eq!(oracle.observe(append(2, 20, None), &name), None);
+    let found = oracle
+        .observe(append(3, 20, None), &name)
+        .expect("nothing before index 20");
+    assert_eq!(found.invariant, LOG_CONTIGUOUS);
+    assert_eq!(
+        found.message,
+        "n3 appended entries from index 20 to a log that ends at nothing: indexes 0 to 19 are missing"
+    );
+}
+
+#[test]
+fn a_leader_under_a_replaced_membership_entry_is_a_violation() {
+    let lead = |node, entry| RaftEvent::LeaderMembership { node, entry };
+    let mut oracle = RaftOracle::default();
+    oracle.observe(committed(2, vec![at(1, 8), at(3, 9)]), &name);
+    // n1's membership entry 2.9 was never committed; 3.9 was.
+    let found = oracle
+        .observe(lead(1, Some(at(2, 9))), &name)
+        .expect("a replaced entry");
+    assert_eq!(found.invariant, LEADER_MEMBERSHIP);
+    assert_eq!(
+        found.message,
+        "n1 became leader under the membership config of entry 2.9 (index 9), which the cluster replaced: 3.9 is committed there (on n2)"
+    );
+    // The committed entry itself, an index nobody reported committed, or no
+    // membership entry at all are fine.
+    let mut fine = RaftOracle::default();
+    fine.observe(committed(2, vec![at(3, 9)]), &name);
+    assert_eq!(fine.observe(lead(1, Some(at(3, 9))), &name), None);
+    assert_eq!(fine.observe(lead(1, Some(at(3, 10))), &name), None);
+    assert_eq!(fine.observe(lead(1, None), &name), None);
 }
