@@ -535,22 +535,23 @@ fn bench_measures_target_variants_in_their_own_binaries_and_goes_on_without_a_mi
 /// (`openraft-1802-subquorum-commit.yaml`: the leader's own flush held, so the
 /// commit comes from followers' acknowledgements alone, on fewer than a
 /// majority); the fixed build commits nothing there.
+/// `faultline hunt scenarios/openraft/openraft-auto.yaml --key openraft#1802`
+/// with `args`, from the workspace.
+fn hunt_1802_on_openraft_auto(args: &[&str]) -> std::process::Output {
+    let mut all = vec![
+        "hunt",
+        "scenarios/openraft/openraft-auto.yaml",
+        "--key",
+        "openraft#1802",
+    ];
+    all.extend_from_slice(args);
+    faultline_in(&common::workspace(), &all)
+}
+
 #[test]
 fn openraft_1802s_first_auto_find_departs_where_the_leader_commits_past_its_own_flush() {
     openraft_builds();
-    let root = common::workspace();
-    let hunt = faultline_in(
-        &root,
-        &[
-            "hunt",
-            "scenarios/openraft/openraft-auto.yaml",
-            "--key",
-            "openraft#1802",
-            "--seeds",
-            "25..25",
-            "--no-fixed",
-        ],
-    );
+    let hunt = hunt_1802_on_openraft_auto(&["--seeds", "25..25", "--no-fixed"]);
     let stdout = String::from_utf8_lossy(&hunt.stdout);
     let row = stdout
         .lines()
@@ -585,22 +586,14 @@ fn openraft_1802s_first_auto_find_departs_where_the_leader_commits_past_its_own_
 #[test]
 fn guided_search_on_a_key_switched_by_build_keeps_a_corpus_and_derives_runs() {
     openraft_builds();
-    let root = common::workspace();
-    let hunt = faultline_in(
-        &root,
-        &[
-            "hunt",
-            "scenarios/openraft/openraft-auto.yaml",
-            "--key",
-            "openraft#1802",
-            "--seeds",
-            "1..8",
-            "--guided-trials",
-            "1",
-            "--no-fixed",
-            "--json",
-        ],
-    );
+    let hunt = hunt_1802_on_openraft_auto(&[
+        "--seeds",
+        "1..8",
+        "--guided-trials",
+        "1",
+        "--no-fixed",
+        "--json",
+    ]);
     let stdout = String::from_utf8_lossy(&hunt.stdout);
     let json: serde_json::Value = serde_json::from_str(&stdout)
         .unwrap_or_else(|e| panic!("{e}: {stdout} {}", String::from_utf8_lossy(&hunt.stderr)));
