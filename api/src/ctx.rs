@@ -235,46 +235,7 @@ impl NodeHandle {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::env::{Fault, Shared};
-
-    /// An environment that keeps what nodes record.
-    #[derive(Default)]
-    struct Recorder {
-        events: RefCell<Vec<(String, NodeEvent)>>,
-        messages: RefCell<Vec<(String, String, String)>>,
-        violations: RefCell<Vec<(String, String, String)>>,
-        shared: Shared,
-    }
-
-    impl Env for Recorder {
-        fn run_id(&self) -> &str {
-            "ctx-test"
-        }
-        fn now(&self) -> Duration {
-            Duration::ZERO
-        }
-        fn record(&self, node: &str, event: NodeEvent) {
-            self.events.borrow_mut().push((node.to_string(), event));
-        }
-        fn message(&self, from: &str, to: &str, kind: &str) {
-            let message = (from.to_string(), to.to_string(), kind.to_string());
-            self.messages.borrow_mut().push(message);
-        }
-        fn fail_point(&self, _: &str, _: &'static str, _: &str) -> Option<Fault> {
-            None
-        }
-        fn publish(&self, _: &str, _: Observation) {}
-        fn complete(&self, _: &str, _: u64, _: OpResult) {}
-        fn exit(&self, _: &str, _: &str) {}
-        fn stopped(&self, _: &str) {}
-        fn shared(&self) -> &Shared {
-            &self.shared
-        }
-        fn violation(&self, node: &str, invariant: &str, message: &str) {
-            let violation = (node.to_string(), invariant.to_string(), message.to_string());
-            self.violations.borrow_mut().push(violation);
-        }
-    }
+    use crate::testenv::TestEnv;
 
     crate::probes! {
         enum CtxProbe {
@@ -305,7 +266,7 @@ mod tests {
         }
     }
 
-    fn probe_names(env: &Recorder) -> Vec<String> {
+    fn probe_names(env: &TestEnv) -> Vec<String> {
         env.events
             .borrow()
             .iter()
@@ -324,7 +285,7 @@ mod tests {
 
     #[test]
     fn a_reported_probe_is_a_typed_event_on_the_trail() {
-        let env = Rc::new(Recorder::default());
+        let env = TestEnv::new("ctx-1");
         let (_inbox, receiver) = tokio::sync::mpsc::unbounded_channel();
         let ctx = NodeCtx::new(start(0), env.clone(), receiver);
         ctx.probe(CtxProbe::Window);
@@ -346,7 +307,7 @@ mod tests {
     /// context and through every handle taken from it; a restart reports again.
     #[test]
     fn a_probe_is_on_the_trail_once_per_incarnation() {
-        let env = Rc::new(Recorder::default());
+        let env = TestEnv::new("ctx-2");
         let (_inbox, receiver) = tokio::sync::mpsc::unbounded_channel();
         let ctx = NodeCtx::new(start(0), env.clone(), receiver);
         let handle = ctx.probes();
@@ -370,7 +331,7 @@ mod tests {
         );
     }
 
-    fn ctx_of(env: &Rc<Recorder>, index: usize, incarnation: u32) -> NodeCtx {
+    fn ctx_of(env: &Rc<TestEnv>, index: usize, incarnation: u32) -> NodeCtx {
         let (_inbox, receiver) = tokio::sync::mpsc::unbounded_channel();
         let nodes = ["n1", "n2"].map(|name| NodeSpec {
             name: name.into(),
@@ -391,7 +352,7 @@ mod tests {
     /// of a type; another run (another environment) gets its own.
     #[test]
     fn shared_state_is_one_value_per_type_per_run() {
-        let run = Rc::new(Recorder::default());
+        let run = TestEnv::new("ctx-3");
         let n1 = ctx_of(&run, 0, 0);
         let n2 = ctx_of(&run, 1, 0);
         n1.shared::<RefCell<Vec<u64>>>().borrow_mut().push(7);
@@ -404,7 +365,7 @@ mod tests {
         drop(n1);
         let restarted = ctx_of(&run, 0, 1);
         assert_eq!(*restarted.shared::<RefCell<Vec<u64>>>().borrow(), [7]);
-        let other_run = Rc::new(Recorder::default());
+        let other_run = TestEnv::new("ctx-4");
         let elsewhere = ctx_of(&other_run, 0, 0);
         assert!(elsewhere.shared::<RefCell<Vec<u64>>>().borrow().is_empty());
     }
@@ -414,7 +375,7 @@ mod tests {
     /// and from a handle.
     #[test]
     fn violations_and_messages_reach_the_environment_as_the_node() {
-        let env = Rc::new(Recorder::default());
+        let env = TestEnv::new("ctx-5");
         let ctx = ctx_of(&env, 1, 0);
         ctx.violation("leader_completeness", "n2 became leader without 1-3");
         assert_eq!(

@@ -26,6 +26,8 @@ mod observe;
 mod params;
 mod probe;
 mod promise;
+#[cfg(test)]
+mod testenv;
 
 pub use bugs::{BugInfo, BugMode, BugSet};
 pub use chaos::{ChaosDomain, PointChaos};

@@ -23,6 +23,3 @@ pub use log::{Change, DurableLog, EntryKey, LogPoint, LogState};
 pub use points::{disk_point, message_point};
 pub use raft::{RaftEvent, RaftOracle};
 pub use rpc::{CallError, Task};
-
-#[cfg(test)]
-mod testenv;

@@ -1,5 +1,5 @@
 use super::*;
-use crate::kit::testenv::TestEnv;
+use crate::testenv::TestEnv;
 use std::cell::Cell;
 use std::time::Duration;
 

@@ -1,5 +1,5 @@
 use super::*;
-use crate::kit::testenv::TestEnv;
+use crate::testenv::TestEnv;
 
 /// A log id as `term.index`, as a library would show it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -156,7 +156,7 @@ fn the_run_shared_oracle_reports_through_the_context() {
     assert_eq!(violations.len(), 1);
     assert_eq!(violations[0].0, "n2");
     assert_eq!(violations[0].1, COMMITTED_AGREE);
-    let notes = env.notes.borrow();
+    let notes = env.notes();
     assert_eq!(
         notes[0].1,
         "invariant committed_entries_agree violated: index 1 committed as 1.1 on n1 and as 2.1 on n2"

@@ -1,7 +1,7 @@
 use super::*;
 use crate::faults::FailPointInfo;
 use crate::kit::points::message_point;
-use crate::kit::testenv::TestEnv;
+use crate::testenv::TestEnv;
 use std::cell::RefCell;
 
 #[derive(Clone, Copy, Debug)]

@@ -1,5 +1,6 @@
-//! A test environment for the kit: an [`Env`] that keeps what nodes record and
-//! raises the errors a test sets on fail points.
+//! A test environment for the node API's own tests (the context's and the
+//! kit's): an [`Env`] that keeps what nodes record, the messages they count and
+//! the violations they report, and raises the errors a test sets on fail points.
 
 use crate::bugs::BugSet;
 use crate::ctx::NodeCtx;
@@ -16,7 +17,8 @@ pub struct TestEnv {
     run_id: String,
     /// point name -> the error kind it raises while armed.
     errors: RefCell<BTreeMap<&'static str, String>>,
-    pub notes: RefCell<Vec<(String, String)>>,
+    /// Every event a node recorded, as (node, event).
+    pub events: RefCell<Vec<(String, NodeEvent)>>,
     pub messages: RefCell<Vec<(String, String, String)>>,
     pub violations: RefCell<Vec<(String, String, String)>>,
     shared: Shared,
@@ -28,7 +30,7 @@ impl TestEnv {
         Rc::new(TestEnv {
             run_id: run_id.to_string(),
             errors: RefCell::default(),
-            notes: RefCell::default(),
+            events: RefCell::default(),
             messages: RefCell::default(),
             violations: RefCell::default(),
             shared: Shared::default(),
@@ -53,6 +55,24 @@ impl TestEnv {
         };
         let (_inbox, receiver) = tokio::sync::mpsc::unbounded_channel();
         Rc::new(NodeCtx::new(start, self.clone(), receiver))
+    }
+
+    /// The notes recorded, as (node, text).
+    pub fn notes(&self) -> Vec<(String, String)> {
+        self.events
+            .borrow()
+            .iter()
+            .filter_map(|(node, event)| match event {
+                NodeEvent::Note { text } => Some((node.clone(), text.clone())),
+                NodeEvent::Leader { .. }
+                | NodeEvent::Apply { .. }
+                | NodeEvent::Storage { .. }
+                | NodeEvent::Service { .. }
+                | NodeEvent::Submit { .. }
+                | NodeEvent::Exit { .. }
+                | NodeEvent::Probe { .. } => None,
+            })
+            .collect()
     }
 
     /// Make `point` on `node` raise `kind` (`None`: disarm it).
@@ -80,9 +100,7 @@ impl Env for TestEnv {
         Duration::ZERO
     }
     fn record(&self, node: &str, event: NodeEvent) {
-        if let NodeEvent::Note { text } = event {
-            self.notes.borrow_mut().push((node.to_string(), text));
-        }
+        self.events.borrow_mut().push((node.to_string(), event));
     }
     fn message(&self, from: &str, to: &str, kind: &str) {
         let message = (from.to_string(), to.to_string(), kind.to_string());
