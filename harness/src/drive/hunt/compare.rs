@@ -110,7 +110,8 @@ pub fn compare(
         workers.push(std::thread::spawn(move || loop {
             let i = next.fetch_add(1, Ordering::SeqCst);
             let Some(job) = work.get(i) else { return };
-            let sent = sender.send(one(job).map(|s| (job.slot, s)));
+            let sent =
+                sender.send(search_block(&job.file, &job.key, &job.block).map(|s| (job.slot, s)));
             if sent.is_err() {
                 return;
             }
@@ -125,10 +126,6 @@ pub fn compare(
         let _ = w.join();
     }
     Ok(out)
-}
-
-fn one(job: &Job) -> Result<Search, String> {
-    search_block(&job.file, &job.key, &job.block)
 }
 
 /// Guided search on one block of one key of the scenario at `file`: here, or,
@@ -148,13 +145,26 @@ pub fn search_block(
     {
         return in_build(&build.binary, file, key, block);
     }
-    let job = Job {
-        file: file.to_path_buf(),
-        key: key.to_string(),
-        block: block.clone(),
-        slot: (0, 0),
+    // The tree of the text the scenario was loaded from (derived scenarios
+    // keep its header).
+    let tree = crate::lang::yaml::parse(&scenario.source, &crate::lang::yaml::Limits::default())
+        .map_err(|e| e.to_string())?;
+    let fixed = plan::variant(&scenario, &Arm::Fixed);
+    let base = plan::base_variant(&scenario).expect("huntable");
+    let setup = Setup {
+        scenario: &scenario,
+        tree: &tree,
+        variant: &variant,
+        base,
+        fixed: &fixed,
     };
-    here(&job, &scenario)
+    let budget = (block.end() - block.start() + 1) as usize;
+    Ok(guided::search(
+        &setup,
+        budget,
+        *block.start(),
+        *block.start(),
+    ))
 }
 
 /// What `__child guided` answers: the search, and its find's scenario text
@@ -199,32 +209,6 @@ fn in_build(
             crate::lang::targets::tail(&stderr)
         )),
     }
-}
-
-fn here(job: &Job, scenario: &scenario::Scenario) -> Result<Search, String> {
-    let bytes = crate::base::fsio::read_capped(&job.file, scenario::FILE_BYTES_MAX as u64)
-        .map_err(|e| e.to_string())?;
-    let text = String::from_utf8(bytes).map_err(|_| "not UTF-8".to_string())?;
-    let tree = crate::lang::yaml::parse(&text, &crate::lang::yaml::Limits::default())
-        .map_err(|e| e.to_string())?;
-    let arm = Arm::Buggy(job.key.clone());
-    let variant = plan::variant(scenario, &arm);
-    let fixed = plan::variant(scenario, &Arm::Fixed);
-    let base = plan::base_variant(scenario).expect("huntable");
-    let setup = Setup {
-        scenario,
-        tree: &tree,
-        variant: &variant,
-        base,
-        fixed: &fixed,
-    };
-    let budget = (job.block.end() - job.block.start() + 1) as usize;
-    Ok(guided::search(
-        &setup,
-        budget,
-        *job.block.start(),
-        *job.block.start(),
-    ))
 }
 
 fn median(mut v: Vec<u64>) -> Option<f64> {
