@@ -230,6 +230,10 @@ impl NodeHandle {
     pub fn message(&self, to: &str, kind: &str) {
         self.env.message(&self.node, to, kind);
     }
+    /// This node found `invariant` broken, as [`NodeCtx::violation`].
+    pub fn violation(&self, invariant: &str, message: &str) {
+        self.env.violation(&self.node, invariant, message);
+    }
 }
 
 #[cfg(test)]

@@ -224,11 +224,15 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| ModelInfo {
         },
     ],
     fail_points: vec![&PROPOSE, &APPLY],
-    invariants: vec![InvariantInfo {
+    invariants: [InvariantInfo {
         name: "applied_entries_stable",
         kind: InvariantKind::Safety,
         summary: "no node's log loses or replaces an entry its state machine already applied",
-    }],
+    }]
+    .into_iter()
+    // Raft's own, checked by the run's Raft oracle as the nodes' Raft reports.
+    .chain(crate::raft::INVARIANTS)
+    .collect(),
     bugs: vec![&BUG_COMMIT_WITHOUT_QUORUM, &BUG_STALE_READ, &BUG_LOST_ACK],
     probes: crate::raft::RaftProbe::infos(),
     index_format: faultline_api::IndexFormat::Decimal,
@@ -303,6 +307,9 @@ impl Model for RaftKv {
                 }
                 Check::Pass
             }
+            // Checked at the moment of each change by the Raft oracle, which
+            // the node that sees a violation reports.
+            other if crate::raft::oracle_checks(other) => Check::Pass,
             other => Check::Fail(format!("raftkv declares no invariant `{other}`")),
         }
     }

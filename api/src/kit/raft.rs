@@ -26,7 +26,7 @@
 //! Nodes are numbered (`u64`); an entry is `(index, id)`, where the id is the
 //! system's own (a log id, a term): equal ids at one index are the same entry.
 
-use crate::ctx::NodeCtx;
+use crate::ctx::{NodeCtx, NodeHandle};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Display;
@@ -136,9 +136,38 @@ impl<Id> Default for RaftOracle<Id> {
     }
 }
 
+/// Who reports what the oracle found: a node's context, or the handle its
+/// protocol shell keeps.
+pub trait Reporter {
+    /// A violation, as a note of this node on the trail and to the harness.
+    fn found(&self, invariant: &str, message: &str);
+}
+
+impl Reporter for NodeCtx {
+    fn found(&self, invariant: &str, message: &str) {
+        self.note(format!("invariant {invariant} violated: {message}"));
+        self.violation(invariant, message);
+    }
+}
+
+impl Reporter for NodeHandle {
+    fn found(&self, invariant: &str, message: &str) {
+        self.record(crate::NodeEvent::note(format!(
+            "invariant {invariant} violated: {message}"
+        )));
+        self.violation(invariant, message);
+    }
+}
+
+impl<R: Reporter + ?Sized> Reporter for std::rc::Rc<R> {
+    fn found(&self, invariant: &str, message: &str) {
+        (**self).found(invariant, message);
+    }
+}
+
 /// Tell the run's oracle, and report what it found.
 pub fn observe<Id: Copy + PartialEq + Display>(
-    ctx: &NodeCtx,
+    ctx: &impl Reporter,
     oracle: &RefCell<RaftOracle<Id>>,
     event: RaftEvent<'_, Id>,
     name: Namer<'_>,
@@ -148,10 +177,9 @@ pub fn observe<Id: Copy + PartialEq + Display>(
 }
 
 /// Put a violation on the trail as a note of this node and fail its invariant.
-pub fn report(ctx: &NodeCtx, found: Option<Found>) {
+pub fn report(ctx: &impl Reporter, found: Option<Found>) {
     if let Some(Found { invariant, message }) = found {
-        ctx.note(format!("invariant {invariant} violated: {message}"));
-        ctx.violation(invariant, &message);
+        ctx.found(invariant, &message);
     }
 }
 

@@ -556,7 +556,7 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
         &DIR_DELETING_PRE_SUBMIT,
         &DIR_DELETING_POST_TERM_CHECK,
     ],
-    invariants: vec![
+    invariants: [
         InvariantInfo {
             name: invariants::SNAPSHOTS_AGREE,
             kind: InvariantKind::Safety,
@@ -577,7 +577,11 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
             kind: InvariantKind::Safety,
             summary: "every bucket's usedBytes/usedNamespace/snapshotUsedBytes/snapshotUsedNamespace equal a recomputation from its tables (as quota repair would compute them), none is negative, and up OMs at a common applied index agree",
         },
-    ],
+    ]
+    .into_iter()
+    // Raft's own, checked by the run's Raft oracle as the OMs' Raft reports.
+    .chain(crate::raft::INVARIANTS)
+    .collect(),
     bugs: vec![&BUG_17603, &BUG_10798, &BUG_17670],
     probes: OmProbe::infos()
         .into_iter()

@@ -5,12 +5,22 @@
 //! committed entries and role changes to the state machine through a channel, so
 //! the state machine applies at its own pace (the OM's apply path has its own
 //! tasks and may stop applying altogether when it terminates).
+//!
+//! It also tells the run's Raft oracle (`faultline_api::kit::raft`, shared by
+//! the run's nodes) what the node holds durably, what it saw committed, what it
+//! committed as leader and when it became leader; the oracle checks Raft's
+//! safety properties at the moment they could break ([`INVARIANTS`]).
 
 use super::{
     Config, Entry, HardState, Message, Output, ProposeError, RaftCore, Role, TransferError,
 };
-use faultline_api::{Disk, Net, NodeCtx, NodeEvent, NodeHandle, Probes, RecordLog};
-use std::cell::RefCell;
+use faultline_api::kit::raft::{self as oracle, RaftEvent as Observed};
+use faultline_api::kit::RaftOracle;
+use faultline_api::{
+    Disk, InvariantInfo, InvariantKind, Net, NodeCtx, NodeEvent, NodeHandle, Probes, RecordLog,
+};
+use std::cell::{Cell, RefCell};
+use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 use std::time::Duration;
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
@@ -18,6 +28,40 @@ use tokio::sync::Notify;
 
 const HARD_STATE_FILE: &str = "raft.hard";
 const LOG_FILE: &str = "raft.log";
+
+/// The run's oracle: an entry's id is its term.
+type Oracle = RefCell<RaftOracle<u64>>;
+
+/// What the oracle checks for a model on this Raft (its `ModelInfo` declares
+/// these beside its own; its `check` passes them, as a violation is reported by
+/// the node that sees it).
+pub const INVARIANTS: [InvariantInfo; 4] = [
+    InvariantInfo {
+        name: oracle::ELECTION_SAFETY,
+        kind: InvariantKind::Safety,
+        summary: "at most one node leads a term (Raft's election safety)",
+    },
+    InvariantInfo {
+        name: oracle::COMMITTED_ON_QUORUM,
+        kind: InvariantKind::Safety,
+        summary: "when a leader commits an entry, a majority of the members holds it durably (checked at the commit)",
+    },
+    InvariantInfo {
+        name: oracle::COMMITTED_AGREE,
+        kind: InvariantKind::Safety,
+        summary: "no two nodes apply different entries (terms) at one index (log matching on committed entries)",
+    },
+    InvariantInfo {
+        name: oracle::LEADER_COMPLETENESS,
+        kind: InvariantKind::Safety,
+        summary: "a node that becomes leader holds every entry committed before, durably",
+    },
+];
+
+/// Whether `invariant` is one the oracle checks ([`INVARIANTS`]).
+pub fn oracle_checks(invariant: &str) -> bool {
+    INVARIANTS.iter().any(|i| i.name == invariant)
+}
 
 /// What the state machine hears from Raft, in order.
 #[derive(Clone, Debug)]
@@ -53,6 +97,10 @@ struct Inner {
     kick: Notify,
     node: NodeHandle,
     probes: Probes,
+    id: u64,
+    oracle: std::rc::Rc<Oracle>,
+    /// The highest index this node has told the oracle it committed as leader.
+    leader_committed: Cell<u64>,
 }
 
 impl Raft {
@@ -92,6 +140,7 @@ impl Raft {
         );
         let net = Net::bind(ctx, port).await?;
         let (tx, rx) = unbounded_channel();
+        let commit = core.commit_index();
         let raft = Raft {
             inner: Rc::new(Inner {
                 core: RefCell::new(core),
@@ -104,8 +153,20 @@ impl Raft {
                 kick: Notify::new(),
                 node: ctx.handle(),
                 probes: ctx.probes(),
+                id: id as u64,
+                oracle: ctx.shared::<Oracle>(),
+                leader_committed: Cell::new(commit),
             }),
         };
+        // What survived on disk is all this node holds now.
+        raft.observe(Observed::Truncated {
+            node: id as u64,
+            after: None,
+        });
+        raft.observe(Observed::Flushed {
+            node: id as u64,
+            entries: raft.durable(1),
+        });
         let driver = raft.clone();
         tokio::task::spawn_local(async move { driver.drive().await });
         Ok((raft, rx))
@@ -158,7 +219,20 @@ impl Raft {
                     truncate_from,
                     entries,
                 } => {
+                    let first = truncate_from.or(entries.first().map(|e| e.index));
                     self.persist_log(truncate_from, entries);
+                    if let Some(from) = truncate_from {
+                        self.observe(Observed::Truncated {
+                            node: self.inner.id,
+                            after: from.checked_sub(1).filter(|a| *a > 0),
+                        });
+                    }
+                    if let Some(first) = first {
+                        self.observe(Observed::Flushed {
+                            node: self.inner.id,
+                            entries: self.durable(first),
+                        });
+                    }
                     let last_index = self.inner.persisted.borrow().len() as u64;
                     let _ = self.inner.events.send(RaftEvent::LogChanged { last_index });
                 }
@@ -167,9 +241,22 @@ impl Raft {
                     self.inner.net.send(&self.inner.peers[to], kind, &msg);
                 }
                 Output::Apply(entry) => {
+                    self.observe(Observed::Committed {
+                        node: self.inner.id,
+                        entries: vec![(entry.index, entry.term)],
+                    });
                     let _ = self.inner.events.send(RaftEvent::Apply(entry));
                 }
                 Output::RoleChanged { role, term, leader } => {
+                    if role == Role::Leader {
+                        let log: BTreeMap<u64, u64> = self.durable(1).into_iter().collect();
+                        self.observe(Observed::Leader {
+                            node: self.inner.id,
+                            term,
+                            log: &log,
+                            covered: None,
+                        });
+                    }
                     let leader = leader.map(|l| self.inner.peers[l].clone());
                     let event = NodeEvent::role(api_role(role), term, leader.clone());
                     self.inner.node.record(event);
@@ -180,6 +267,57 @@ impl Raft {
                 }
             }
         }
+        self.observe_leader_commits();
+    }
+
+    /// Tell the oracle of the entries this node committed as leader since it
+    /// last told it (with every member a voter: the membership is static).
+    fn observe_leader_commits(&self) {
+        let (leading, commit) = {
+            let core = self.inner.core.borrow();
+            (core.role() == Role::Leader, core.commit_index())
+        };
+        let done = self
+            .inner
+            .leader_committed
+            .replace(commit.max(self.inner.leader_committed.get()));
+        if !leading || commit <= done {
+            return;
+        }
+        let voters = [(0..self.inner.peers.len() as u64).collect::<BTreeSet<u64>>()];
+        for index in done + 1..=commit {
+            let Some(term) = self.entry_term(index) else {
+                continue;
+            };
+            self.observe(Observed::LeaderCommitted {
+                node: self.inner.id,
+                entry: (index, term),
+                voters: &voters,
+                earlier: None,
+            });
+        }
+    }
+
+    /// This node's durable entries from `first` on, as (index, term).
+    fn durable(&self, first: u64) -> Vec<(u64, u64)> {
+        let persisted = self.inner.persisted.borrow();
+        persisted
+            .iter()
+            .filter(|e| e.index >= first)
+            .map(|e| (e.index, e.term))
+            .collect()
+    }
+
+    /// Tell the run's oracle; a violation it finds is reported from this node.
+    fn observe(&self, event: Observed<'_, u64>) {
+        let peers = &self.inner.peers;
+        let name = |n: u64| {
+            peers
+                .get(n as usize)
+                .cloned()
+                .unwrap_or_else(|| format!("#{n}"))
+        };
+        oracle::observe(&self.inner.node, &self.inner.oracle, event, &name);
     }
 
     fn persist_log(&self, truncate_from: Option<u64>, entries: Vec<Entry>) {

@@ -164,6 +164,38 @@ fn the_run_shared_oracle_reports_through_the_context() {
 }
 
 #[test]
+fn a_protocol_shell_reports_through_its_node_handle() {
+    let env = TestEnv::new("kit-raft-handle");
+    let n1 = env.ctx(&["n1", "n2", "n3"], 0);
+    let oracle = n1.shared::<RefCell<RaftOracle<Id>>>();
+    let handle = n1.handle();
+    let voters = [BTreeSet::from([1, 2, 3])];
+    observe(&handle, &oracle, flushed(1, vec![at(1, 1)]), &name);
+    let commit = RaftEvent::LeaderCommitted {
+        node: 1,
+        entry: at(1, 1),
+        voters: &voters,
+        earlier: None,
+    };
+    observe(&handle, &oracle, commit, &name);
+    let violations = env.violations.borrow();
+    assert_eq!(violations.len(), 1);
+    assert_eq!(
+        (violations[0].0.as_str(), violations[0].1.as_str()),
+        ("n1", COMMITTED_ON_QUORUM)
+    );
+    let notes = env.notes();
+    assert_eq!(notes.len(), 1);
+    assert!(
+        notes[0]
+            .1
+            .starts_with("invariant committed_on_quorum violated: leader n1 committed 1.1"),
+        "{}",
+        notes[0].1
+    );
+}
+
+#[test]
 fn a_commit_published_with_a_membership_change_may_hold_either_quorum() {
     fn commit<'a>(
         earlier: Option<&'a [BTreeSet<u64>]>,
