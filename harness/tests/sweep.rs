@@ -555,8 +555,8 @@ fn a_known_defect_is_counted_not_failed_and_any_other_failure_fails() {
             .unwrap();
     let steps = &canary[canary.find("steps:").expect("steps")..];
     // The buggy canary's findings at these seeds: divergence (mid-run and
-    // final) and applied_entries_stable.
-    let head = "name: known\nmodel: raftkv\nnodes: [n1, n2, n3]\nvariants:\n  known:\n    bugs: {CANARY-QUORUM: buggy}\n    expect: {outcome: converged, except: [{key: CANARY-QUORUM, checker: divergence}, {key: CANARY-QUORUM, checker: \"invariant:applied_entries_stable\"}]}\n  partly:\n    bugs: {CANARY-QUORUM: buggy}\n    expect: {outcome: converged, except: {key: CANARY-QUORUM, checker: divergence}}\n";
+    // final), applied_entries_stable and the Raft oracle's three.
+    let head = "name: known\nmodel: raftkv\nnodes: [n1, n2, n3]\nvariants:\n  known:\n    bugs: {CANARY-QUORUM: buggy}\n    expect: {outcome: converged, except: [{key: CANARY-QUORUM, checker: divergence}, {key: CANARY-QUORUM, checker: \"invariant:applied_entries_stable\"}, {key: CANARY-QUORUM, checker: \"invariant:committed_on_quorum\"}, {key: CANARY-QUORUM, checker: \"invariant:committed_entries_agree\"}, {key: CANARY-QUORUM, checker: \"invariant:leader_completeness\"}]}\n  partly:\n    bugs: {CANARY-QUORUM: buggy}\n    expect: {outcome: converged, except: {key: CANARY-QUORUM, checker: divergence}}\n";
     let file = root.join("known.yaml");
     std::fs::write(&file, format!("{head}{steps}")).unwrap();
     let file_arg = file.to_str().unwrap();
@@ -647,7 +647,7 @@ fn identical_failures_are_one_group_in_the_summary_the_dashboard_and_on_the_term
     let fails: Vec<&str> = stderr.lines().filter(|l| l.contains("FAIL ")).collect();
     assert_eq!(fails.len(), 1, "{stderr}");
     assert!(
-        fails[0].contains("FAIL raftkv-canary-quorum [fixed] diverged (divergence, expect, invariant:applied_entries_stable; first differing key k) \u{d7}4, first seed 1  replay: faultline run scenarios/raftkv/canary-quorum.yaml --variant fixed --seed 1 --bug CANARY-QUORUM=buggy"),
+        fails[0].contains("FAIL raftkv-canary-quorum [fixed] diverged (divergence, expect, invariant:applied_entries_stable, invariant:committed_entries_agree, invariant:committed_on_quorum, invariant:leader_completeness; first differing key k) \u{d7}4, first seed 1  replay: faultline run scenarios/raftkv/canary-quorum.yaml --variant fixed --seed 1 --bug CANARY-QUORUM=buggy"),
         "{stderr}"
     );
     assert!(stderr.contains("\n    seeds: 1, 2, 3, 4\n"), "{stderr}");
