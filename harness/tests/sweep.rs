@@ -431,15 +431,22 @@ fn a_guided_sweep_derives_runs_by_editing_schedules_and_is_the_same_on_any_jobs_
     );
     let derived: Vec<_> = runs.iter().filter(|r| r.1 != "fresh").collect();
     assert!(!derived.is_empty(), "no derived run in 24");
-    let fresh_seeds: BTreeSet<u64> = runs
-        .iter()
-        .filter(|r| r.1 == "fresh")
-        .map(|r| r.2)
-        .collect();
+    // Every run takes the next seed, as a plain sweep's runs do; a derived one
+    // plays the schedule of an earlier run's seed, edited.
+    let seeds: Vec<u64> = runs.iter().map(|r| r.2).collect();
+    assert!(
+        seeds.windows(2).all(|w| w[0] < w[1]),
+        "each run its own seed, in order: {seeds:?}"
+    );
     for d in &derived {
+        let parent: u64 =
+            d.1.strip_prefix("seed ")
+                .and_then(|rest| rest.split('\'').next())
+                .and_then(|n| n.parse().ok())
+                .unwrap_or_else(|| panic!("a derived run names its parent's seed: {d:?}"));
         assert!(
-            fresh_seeds.contains(&d.2),
-            "a derived run keeps its parent's seed: {d:?}"
+            parent < d.2 && seeds.contains(&parent),
+            "a derived run edits an earlier run's schedule: {d:?}"
         );
     }
     assert!(

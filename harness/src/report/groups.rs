@@ -117,8 +117,8 @@ pub struct Group<'a> {
 }
 
 impl<'a> Group<'a> {
-    /// How many runs (a guided sweep's derived runs share their parent's seed,
-    /// so this can exceed the seeds).
+    /// How many runs (a guided sweep's runs are told apart by their number, so
+    /// count runs, not seeds).
     pub fn runs(&self) -> usize {
         self.members.len()
     }

@@ -265,7 +265,8 @@ pub struct RunRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub coverage: Option<crate::sim::coverage::Coverage>,
     /// Set for a run of a guided sweep (`sweep --guided`): its place in the
-    /// search and how it came about. A derived run shares its parent's seed.
+    /// search and how it came about. A derived run plays its parent's edited
+    /// schedule under a seed of its own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub guided: Option<GuidedRun>,
 }

@@ -234,8 +234,8 @@ pub fn markdown(rows: &[KeyCompare]) -> String {
     md.push_str(
         "The same budget both ways: the buggy arms' seeds are cut into blocks; per block, swarm \
          sampling's runs to the first find are read off the table above, and guided search gets \
-         as many runs, starting its fresh seeds at the block's start (one fresh seed in four after \
-         a warm-up of four; the rest derived from the corpus by editing recorded faults). A cell \
+         as many runs over the same seeds, from the block's start (one run in four plays its seed's \
+         own schedule after a warm-up of four; the rest play a corpus schedule with one edit). A cell \
          is runs up to and including the first find (`-`: none within the block). A guided find \
          is re-run with every bug fixed; `attributable` counts finds whose fixed re-run passed.\n\n",
     );

@@ -2,9 +2,9 @@
 //! guided search ([`crate::drive::hunt::guided`]) instead of one fresh seed per run.
 //!
 //! Each scenario and variant gets a search of its own, whose budget is the
-//! number of seeds in `--seeds`: fresh seeds count up from the range's start
-//! (which also seeds the search's choices), and the other runs are corpus
-//! entries' schedules with one edit, under their parent's seed. Every run is
+//! number of seeds in `--seeds`: every run takes the next seed from the range's
+//! start (which also seeds the search's choices); a fresh run plays the seed's
+//! own schedule, a derived run a corpus entry's schedule with one edit. Every run is
 //! recorded in `results.jsonl` like a plain sweep's, with `guided` giving its
 //! number and origin; a failing derived run's report holds the schedule it was
 //! given, and its replay command is `faultline replay` on that report.
@@ -207,7 +207,8 @@ fn run_batch(
 }
 
 /// The record of one guided run; a failing one also gets its full report,
-/// under `runs/guided-run-N/` (a derived run shares its parent's seed).
+/// under `runs/guided-run-N/` (a derived run has a seed of its own, and its
+/// parent's edited schedule).
 fn record(
     options: &SweepOptions,
     next: &Next,
@@ -220,7 +221,7 @@ fn record(
         run: next.run as u64,
         origin: match &next.origin {
             Origin::Fresh => "fresh".into(),
-            Origin::Derived { edit } => edit.clone(),
+            Origin::Derived { parent, edit } => format!("seed {parent}'s schedule: {edit}"),
         },
     });
     if !record.passed {

@@ -290,7 +290,7 @@ fn check_options(options: &SweepOptions, scenarios: &[Scenario]) -> Result<(), E
     if options.guided && options.check_determinism > 0.0 {
         return Err(Error::Input(
             "--check-determinism with --guided: the determinism sample is drawn over seeds, \
-             and a guided sweep's derived runs share their parent's seed; run the \
+             and a guided sweep's derived runs play edited schedules under theirs; run the \
              determinism check on a plain sweep"
                 .into(),
         ));

@@ -22,7 +22,8 @@ pub const LINE_BYTES_MAX: u64 = 16 * 1024 * 1024;
 
 /// A run's identity in a sweep.
 /// File, variant, seed, and the run's number in a guided search (0 for a run
-/// of a plain sweep: a guided search's derived runs share their parent's seed).
+/// of a plain sweep: a guided search's derived run plays another schedule under
+/// its seed than that seed's plain run).
 pub type RunKey = (String, String, u64, u64);
 
 pub fn key(record: &RunRecord) -> RunKey {

@@ -1,6 +1,6 @@
 //! Edits of a schedule: what guided search derives runs by, one edit per
-//! derived run, so that a derived run is the run it came from with one
-//! difference (the same seed, so the same workload, params and draws).
+//! derived run, so that a derived run plays the schedule it came from with one
+//! difference (under a seed of its own: `drive::hunt::guided` says why).
 //!
 //! Shift a fault in time, swap the times of two, drop one, add one copied from
 //! elsewhere at a new time, retarget one to another node (or the leader), or
