@@ -20,6 +20,6 @@ pub mod raft;
 pub mod rpc;
 
 pub use log::{Change, DurableLog, EntryKey, LogPoint, LogState};
-pub use points::{disk_point, message_point};
+pub use points::{disk_point, message_point, message_point_within};
 pub use raft::{RaftEvent, RaftOracle};
 pub use rpc::{CallError, Task};

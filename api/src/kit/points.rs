@@ -10,6 +10,17 @@ const LOST: &[&str] = &["lost"];
 /// sender's deadline runs out), a stall holds it in flight. Chaos may do both,
 /// as a network does (a stall of 5 ms to 2 s).
 pub const fn message_point(name: &'static str, summary: &'static str) -> FailPointInfo {
+    message_point_within(name, summary, 2_000)
+}
+
+/// A [`message_point`] whose chaos holds a message at most `stall_max_ms` (a
+/// protocol whose timers are shorter than 2 s, where a longer hold would only
+/// test its timeouts).
+pub const fn message_point_within(
+    name: &'static str,
+    summary: &'static str,
+    stall_max_ms: u64,
+) -> FailPointInfo {
     FailPointInfo {
         name,
         summary,
@@ -18,7 +29,7 @@ pub const fn message_point(name: &'static str, summary: &'static str) -> FailPoi
         panic: false,
         chaos: PointChaos {
             errors: LOST,
-            stall_ms: Some((5, 2_000)),
+            stall_ms: Some((5, stall_max_ms)),
             ..PointChaos::NONE
         },
     }
@@ -58,6 +69,9 @@ mod tests {
         assert!(message.stall && !message.panic);
         assert_eq!(message.chaos.errors, &["lost"]);
         assert_eq!(message.chaos.stall_ms, Some((5, 2_000)));
+        let short = message_point_within("s", "a short hold", 1_000);
+        assert_eq!(short.chaos.stall_ms, Some((5, 1_000)));
+        assert_eq!((short.errors, short.stall), (message.errors, message.stall));
         let disk = disk_point("d", "a disk", &["io"]);
         assert_eq!(disk.errors, &["io"]);
         assert!(disk.stall && disk.panic);

@@ -6,6 +6,7 @@
 //! foca scheduled reaches `Foca::handle_timer`. An error at `send` or `receive`
 //! loses the datagram; a stall holds it (or the timer event) in flight.
 
+use faultline_api::kit::message_point_within;
 use faultline_api::{FailPoint, FailPointInfo, PointChaos};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -15,35 +16,21 @@ pub enum Point {
     Timer,
 }
 
-const LOST: &[&str] = &["lost"];
 /// The latest chaos makes a timer event (the down bound allows for it).
 pub const TIMER_LATE_MAX_MS: u64 = 300;
 
-static SEND: FailPointInfo = FailPointInfo {
-    name: "send",
-    summary: "a datagram foca produced leaves this node (error: lost; stall: held in flight)",
-    errors: LOST,
-    stall: true,
-    panic: false,
-    // Loss and delay are what UDP does; SWIM is built to survive them.
-    chaos: PointChaos {
-        errors: LOST,
-        stall_ms: Some((5, 1_000)),
-        ..PointChaos::NONE
-    },
-};
-static RECEIVE: FailPointInfo = FailPointInfo {
-    name: "receive",
-    summary: "a datagram reaches this node, before Foca::handle_data (error: lost; stall: held)",
-    errors: LOST,
-    stall: true,
-    panic: false,
-    chaos: PointChaos {
-        errors: LOST,
-        stall_ms: Some((5, 1_000)),
-        ..PointChaos::NONE
-    },
-};
+// Loss and delay are what UDP does; SWIM is built to survive them. A message
+// is held at most 1 s.
+static SEND: FailPointInfo = message_point_within(
+    "send",
+    "a datagram foca produced leaves this node (error: lost; stall: held in flight)",
+    1_000,
+);
+static RECEIVE: FailPointInfo = message_point_within(
+    "receive",
+    "a datagram reaches this node, before Foca::handle_data (error: lost; stall: held)",
+    1_000,
+);
 static TIMER: FailPointInfo = FailPointInfo {
     name: "timer",
     summary: "a timer event foca scheduled fires, before Foca::handle_timer (stall: it fires late)",
