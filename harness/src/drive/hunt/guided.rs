@@ -524,8 +524,15 @@ fn find_scenario(
     if !bugs.is_empty() {
         body["bugs"] = serde_json::Value::Object(bugs);
     }
+    // Named after the variant the search ran when the scenario has it (a
+    // build's variant: `alpha24` runs alpha.24), else after the base variant
+    // (a model key's arm is the base with its bugs set).
+    let name = match setup.scenario.variant(&setup.variant.name) {
+        Some(v) => v.name.clone(),
+        None => setup.base.name.clone(),
+    };
     let mut variants = serde_json::Map::new();
-    variants.insert(setup.base.name.clone(), body);
+    variants.insert(name, body);
     let how = match origin {
         Origin::Fresh => "a fresh seed".to_string(),
         Origin::Derived { parent, edit } => format!(

@@ -148,7 +148,8 @@ fn swap(rng: &mut ChaCha8Rng, schedule: &mut Schedule, n: usize) -> Option<Edit>
     })
 }
 
-/// Point one node reference of a fault at another node (or the leader).
+/// Point one node reference of a fault at another node (or the leader, except
+/// as a transfer's target).
 fn retarget(
     rng: &mut ChaCha8Rng,
     schedule: &mut Schedule,
@@ -160,7 +161,11 @@ fn retarget(
     let mut fault = schedule.faults[i].fault.clone();
     let count = fault.targets_mut().len();
     let k = rng.random_range(0..count.max(1));
-    let choices = names.len() + usize::from(has_leader);
+    // Leadership goes to another node: a transfer names a node or `follower`,
+    // never the leader (the validator refuses it in a file, and a derived
+    // schedule must be one a file could hold).
+    let to_leader = has_leader && !matches!(fault, Fault::TransferLeader { .. });
+    let choices = names.len() + usize::from(to_leader);
     let fresh = match rng.random_range(0..choices.max(1)) {
         c if c < names.len() => Target::Node(c),
         _ => Target::Leader,
@@ -232,7 +237,7 @@ mod tests {
     use super::*;
     use crate::lang::scenario::load_str;
 
-    fn schedule() -> (Schedule, Vec<String>) {
+    fn schedule() -> (Schedule, Vec<String>, crate::lang::scenario::Scenario) {
         let text = r#"
 model: raftkv
 nodes: [n1, n2, n3]
@@ -251,12 +256,13 @@ chaos:
 "#;
         let s = load_str("edit.yaml", text).expect("valid");
         let names = s.nodes.iter().map(|n| n.name.clone()).collect();
-        (s.chaos.expect("chaos").schedule.expect("schedule"), names)
+        let schedule = s.chaos.clone().expect("chaos").schedule.expect("schedule");
+        (schedule, names, s)
     }
 
     #[test]
     fn every_edit_is_drawn_and_leaves_a_valid_schedule_in_order() {
-        let (original, names) = schedule();
+        let (original, names, scenario) = schedule();
         let donor = original.faults[1].clone();
         let mut kinds = std::collections::BTreeSet::new();
         for seed in 0..400 {
@@ -278,6 +284,11 @@ chaos:
                 .faults
                 .iter()
                 .all(|f| f.lasts.is_some() == f.fault.lasting()));
+            // What a derived run plays is a schedule a file could hold.
+            let text = s.to_json(&names).to_string();
+            if let Err(e) = crate::lang::scenario::load_schedule(&scenario, "derived", &text) {
+                panic!("{edit}: the derived schedule does not load: {e}");
+            }
             let changed = s != original;
             assert!(changed, "{edit}: one edit changes the schedule");
             let diff = (s.faults.len() as i64 - original.faults.len() as i64).abs();
