@@ -298,12 +298,13 @@ impl Raft {
         }
     }
 
-    /// This node's durable entries from `first` on, as (index, term).
+    /// This node's durable entries from `first` on, as (index, term) (the
+    /// persisted log holds indices 1, 2, ... in order).
     fn durable(&self, first: u64) -> Vec<(u64, u64)> {
         let persisted = self.inner.persisted.borrow();
         persisted
             .iter()
-            .filter(|e| e.index >= first)
+            .skip(first.saturating_sub(1) as usize)
             .map(|e| (e.index, e.term))
             .collect()
     }
