@@ -25,7 +25,7 @@ pub enum InvariantKind {
     Liveness,
 }
 
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct InvariantInfo {
     pub name: &'static str,
     pub kind: InvariantKind,

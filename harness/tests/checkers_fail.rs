@@ -134,7 +134,7 @@ fn every_model_invariant_and_the_divergence_check_fail_on_a_buggy_run() {
         proven.insert(format!("{model}/invariant:{invariant}"));
     }
     for model in ON_RAFTKV_RAFT {
-        for invariant in nodes::raft::INVARIANTS {
+        for invariant in nodes::raft::invariants() {
             let on_raftkv = format!("raftkv/invariant:{}", invariant.name);
             assert!(
                 proven.contains(&on_raftkv),

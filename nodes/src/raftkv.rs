@@ -231,7 +231,7 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| ModelInfo {
     }]
     .into_iter()
     // Raft's own, checked by the run's Raft oracle as the nodes' Raft reports.
-    .chain(crate::raft::INVARIANTS)
+    .chain(crate::raft::invariants())
     .collect(),
     bugs: vec![&BUG_COMMIT_WITHOUT_QUORUM, &BUG_STALE_READ, &BUG_LOST_ACK],
     probes: crate::raft::RaftProbe::infos(),

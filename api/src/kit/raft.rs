@@ -27,6 +27,7 @@
 //! system's own (a log id, a term): equal ids at one index are the same entry.
 
 use crate::ctx::{NodeCtx, NodeHandle};
+use crate::model::{InvariantInfo, InvariantKind};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Display;
@@ -37,6 +38,56 @@ pub const COMMITTED_AGREE: &str = "committed_entries_agree";
 pub const LEADER_COMPLETENESS: &str = "leader_completeness";
 pub const LEADER_MEMBERSHIP: &str = "leader_membership_committed";
 pub const LOG_CONTIGUOUS: &str = "log_contiguous";
+
+const fn safety(name: &'static str, summary: &'static str) -> InvariantInfo {
+    InvariantInfo {
+        name,
+        kind: InvariantKind::Safety,
+        summary,
+    }
+}
+
+/// Every invariant the oracle checks, declared once; a model lists those it
+/// feeds events for with [`declare`].
+pub const INVARIANTS: [InvariantInfo; 6] = [
+    safety(ELECTION_SAFETY, "at most one node leads a term"),
+    safety(
+        COMMITTED_ON_QUORUM,
+        "when a leader commits an entry, a majority of each voter configuration holds it durably (checked at the commit)",
+    ),
+    safety(
+        COMMITTED_AGREE,
+        "no two nodes report different entries committed at one index (log matching; a lost committed entry)",
+    ),
+    safety(
+        LEADER_COMPLETENESS,
+        "a node that becomes leader holds every entry committed before",
+    ),
+    safety(
+        LEADER_MEMBERSHIP,
+        "a node becomes leader under a membership config whose entry is not replaced by another committed at its index",
+    ),
+    safety(
+        LOG_CONTIGUOUS,
+        "an append continues or overwrites a node's log (after its last entry, purge point or snapshot), never leaving a gap",
+    ),
+];
+
+/// The declarations of these oracle invariants, in this order, for a model's
+/// `info().invariants`. A name the oracle does not check is the caller's
+/// mistake: it panics.
+pub fn declare(names: &[&str]) -> Vec<InvariantInfo> {
+    names
+        .iter()
+        .map(|name| {
+            INVARIANTS
+                .iter()
+                .find(|i| i.name == *name)
+                .unwrap_or_else(|| panic!("the Raft oracle checks no invariant `{name}`"))
+                .clone()
+        })
+        .collect()
+}
 
 /// Node names for messages.
 pub type Namer<'a> = &'a dyn Fn(u64) -> String;

@@ -580,7 +580,7 @@ static INFO: LazyLock<ModelInfo> = LazyLock::new(|| {
     ]
     .into_iter()
     // Raft's own, checked by the run's Raft oracle as the OMs' Raft reports.
-    .chain(crate::raft::INVARIANTS)
+    .chain(crate::raft::invariants())
     .collect(),
     bugs: vec![&BUG_17603, &BUG_10798, &BUG_17670],
     probes: OmProbe::infos()

@@ -15,7 +15,7 @@ mod tests;
 use serde::{Deserialize, Serialize};
 
 pub use self::core::RaftCore;
-pub use self::shell::{api_role, oracle_checks, role_name, Raft, RaftEvent, INVARIANTS};
+pub use self::shell::{api_role, invariants, oracle_checks, role_name, Raft, RaftEvent};
 
 faultline_api::probes! {
     /// The preconditions of the Raft core's mechanisms. The core collects them

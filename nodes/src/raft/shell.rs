@@ -9,16 +9,14 @@
 //! It also tells the run's Raft oracle (`faultline_api::kit::raft`, shared by
 //! the run's nodes) what the node holds durably, what it saw committed, what it
 //! committed as leader and when it became leader; the oracle checks Raft's
-//! safety properties at the moment they could break ([`INVARIANTS`]).
+//! safety properties at the moment they could break ([`invariants`]).
 
 use super::{
     Config, Entry, HardState, Message, Output, ProposeError, RaftCore, Role, TransferError,
 };
 use faultline_api::kit::raft::{self as oracle, RaftEvent as Observed};
 use faultline_api::kit::RaftOracle;
-use faultline_api::{
-    Disk, InvariantInfo, InvariantKind, Net, NodeCtx, NodeEvent, NodeHandle, Probes, RecordLog,
-};
+use faultline_api::{Disk, InvariantInfo, Net, NodeCtx, NodeEvent, NodeHandle, Probes, RecordLog};
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
@@ -32,35 +30,25 @@ const LOG_FILE: &str = "raft.log";
 /// The run's oracle: an entry's id is its term.
 type Oracle = RefCell<RaftOracle<u64>>;
 
-/// What the oracle checks for a model on this Raft (its `ModelInfo` declares
-/// these beside its own; its `check` passes them, as a violation is reported by
-/// the node that sees it).
-pub const INVARIANTS: [InvariantInfo; 4] = [
-    InvariantInfo {
-        name: oracle::ELECTION_SAFETY,
-        kind: InvariantKind::Safety,
-        summary: "at most one node leads a term (Raft's election safety)",
-    },
-    InvariantInfo {
-        name: oracle::COMMITTED_ON_QUORUM,
-        kind: InvariantKind::Safety,
-        summary: "when a leader commits an entry, a majority of the members holds it durably (checked at the commit)",
-    },
-    InvariantInfo {
-        name: oracle::COMMITTED_AGREE,
-        kind: InvariantKind::Safety,
-        summary: "no two nodes apply different entries (terms) at one index (log matching on committed entries)",
-    },
-    InvariantInfo {
-        name: oracle::LEADER_COMPLETENESS,
-        kind: InvariantKind::Safety,
-        summary: "a node that becomes leader holds every entry committed before, durably",
-    },
+/// The oracle invariants this shell feeds events for (election, durable log,
+/// applies, leader commits; no snapshots or membership changes).
+const FED: [&str; 4] = [
+    oracle::ELECTION_SAFETY,
+    oracle::COMMITTED_ON_QUORUM,
+    oracle::COMMITTED_AGREE,
+    oracle::LEADER_COMPLETENESS,
 ];
 
-/// Whether `invariant` is one the oracle checks ([`INVARIANTS`]).
+/// Their declarations, for a model on this Raft (its `ModelInfo` lists them
+/// beside its own; its `check` passes them, as a violation is reported by the
+/// node that sees it).
+pub fn invariants() -> Vec<InvariantInfo> {
+    oracle::declare(&FED)
+}
+
+/// Whether `invariant` is one the oracle checks here ([`invariants`]).
 pub fn oracle_checks(invariant: &str) -> bool {
-    INVARIANTS.iter().any(|i| i.name == invariant)
+    FED.contains(&invariant)
 }
 
 /// What the state machine hears from Raft, in order.

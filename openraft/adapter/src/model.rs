@@ -4,9 +4,10 @@
 use faultline_api::{Answers, Consistency, HistoryModel};
 use faultline_api::{ChaosDomain, ParamChaos, ParamInfo, ParamValue};
 use faultline_api::{
-    Check, ClusterView, IndexFormat, InvariantInfo, InvariantKind, Model, ModelInfo, NodeCtx,
+    Check, ClusterView, IndexFormat, Model, ModelInfo, NodeCtx,
     ObservationInfo, OpInfo, ParsedOp, RoleInfo, parse_json,
 };
+use faultline_api::kit::raft;
 use serde::{Deserialize, Serialize};
 use std::future::Future;
 use std::pin::Pin;
@@ -173,33 +174,13 @@ fn info() -> ModelInfo {
             },
         ],
         fail_points: crate::points::all(),
-        invariants: vec![
-            InvariantInfo {
-                name: faultline_api::kit::raft::COMMITTED_ON_QUORUM,
-                kind: InvariantKind::Safety,
-                summary: "when a leader commits an entry, a majority of each voter configuration holds it durably (checked at the commit)",
-            },
-            InvariantInfo {
-                name: faultline_api::kit::raft::COMMITTED_AGREE,
-                kind: InvariantKind::Safety,
-                summary: "no two nodes report different entries committed at one index (log matching; a lost committed entry)",
-            },
-            InvariantInfo {
-                name: faultline_api::kit::raft::LEADER_COMPLETENESS,
-                kind: InvariantKind::Safety,
-                summary: "a node that becomes leader holds every entry committed before",
-            },
-            InvariantInfo {
-                name: faultline_api::kit::raft::LEADER_MEMBERSHIP,
-                kind: InvariantKind::Safety,
-                summary: "a node becomes leader under a membership config whose entry is not replaced by another committed at its index",
-            },
-            InvariantInfo {
-                name: faultline_api::kit::raft::LOG_CONTIGUOUS,
-                kind: InvariantKind::Safety,
-                summary: "an append continues or overwrites a node's log (after its last entry, purge point or snapshot), never leaving a gap",
-            },
-        ],
+        invariants: raft::declare(&[
+            raft::COMMITTED_ON_QUORUM,
+            raft::COMMITTED_AGREE,
+            raft::LEADER_COMPLETENESS,
+            raft::LEADER_MEMBERSHIP,
+            raft::LOG_CONTIGUOUS,
+        ]),
         bugs: Vec::new(),
         probes: crate::probes::OpenraftProbe::infos(),
         index_format: IndexFormat::Decimal,

@@ -283,3 +283,18 @@ fn a_leader_under_a_replaced_membership_entry_is_a_violation() {
     assert_eq!(fine.observe(lead(1, Some(at(3, 10))), &name), None);
     assert_eq!(fine.observe(lead(1, None), &name), None);
 }
+
+#[test]
+fn a_model_declares_the_oracle_invariants_it_feeds_by_name() {
+    let declared = declare(&[LOG_CONTIGUOUS, ELECTION_SAFETY]);
+    let names: Vec<&str> = declared.iter().map(|i| i.name).collect();
+    assert_eq!(names, [LOG_CONTIGUOUS, ELECTION_SAFETY]);
+    assert!(declared.iter().all(|i| i.kind == InvariantKind::Safety));
+    let all: Vec<&str> = INVARIANTS.iter().map(|i| i.name).collect();
+    let mut unique = all.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), all.len(), "one declaration per name");
+    let unknown = std::panic::catch_unwind(|| declare(&["no_such_invariant"]));
+    assert!(unknown.is_err(), "an unknown name is the caller's mistake");
+}
