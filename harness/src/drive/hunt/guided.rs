@@ -9,7 +9,9 @@
 //! chaos window played.
 //!
 //! A derived run plays its parent's schedule with one edit
-//! ([`crate::lang::scenario::schedule::edit`]: shift, swap, drop, add, retarget, lengthen)
+//! ([`crate::lang::scenario::schedule::edit`]: shift, swap, drop, add, retarget,
+//! lengthen, or, half the time, a splice: the parent's faults up to a drawn
+//! time, then the faults the run's own seed draws from that time on)
 //! under the search's next seed, as a fresh run would: the seed draws the
 //! workload, the params and everything else outside the schedule. Every run of
 //! the search takes the next seed, so its runs have the seeds a swarm sweep of
@@ -26,6 +28,14 @@
 //! searches found them in 7 and 30 of 216. A find's schedule is what carries
 //! it (played under 20 other seeds, five of six ZooKeeper finds found again in
 //! 13 to 20 of them), so the schedule is what a search keeps and edits.
+//!
+//! Why splices: a corpus schedule played under another seed loses the fit
+//! between its faults and the draws of its own seed (params, ops). Over 20
+//! blocks of 30 runs per key (docs/exploration.md, "Splices"), derived runs
+//! with one of the six edits reached ZOOKEEPER-4541 far later than fresh
+//! seeds; a splice keeps the parent's faults only up to a point, so the run
+//! goes where its parent went and then on with a schedule drawn for its own
+//! seed.
 //!
 //! Nothing here knows a bug: the features are the model's declared probes and
 //! the trail's own types, and the edits treat every fault kind alike.
@@ -277,8 +287,9 @@ impl Guide {
     /// The next run: a fresh seed during the warm-up, every `FRESH_EVERY`-th
     /// run and while the corpus is empty; otherwise a corpus entry with one
     /// edit. `None` when the edit draws found nothing that applies (the run is
-    /// counted, as it used budget).
-    pub fn next_run(&mut self) -> Option<Next> {
+    /// counted, as it used budget). `own` gives the schedule a seed draws
+    /// ([`own_schedule`]), which a splice continues with.
+    pub fn next_run(&mut self, own: &dyn Fn(u64) -> Option<Schedule>) -> Option<Next> {
         self.runs += 1;
         let run = self.runs;
         let fresh = self.corpus.is_empty() || run <= WARMUP_RUNS || run.is_multiple_of(FRESH_EVERY);
@@ -303,6 +314,7 @@ impl Guide {
             .iter()
             .flat_map(|e| e.schedule.faults.iter())
             .collect();
+        let own = own(self.next_seed);
         let derived = (0..EDIT_TRIES).find_map(|_| {
             let mut schedule = parent.schedule.clone();
             edit::mutate(
@@ -311,6 +323,7 @@ impl Guide {
                 &donors,
                 &self.names,
                 self.has_leader,
+                own.as_ref(),
             )
             .map(|e| (schedule, e))
         });
@@ -440,7 +453,8 @@ pub fn search(setup: &Setup, budget: usize, first_seed: u64, search_seed: u64) -
     let mut guide = Guide::new(setup.scenario, first_seed, search_seed);
     let mut out = Search::default();
     while guide.runs < budget {
-        let Some(next) = guide.next_run() else {
+        let Some(next) = guide.next_run(&|seed| own_schedule(setup.scenario, setup.variant, seed))
+        else {
             continue;
         };
         let result = play(setup.scenario, setup.variant, &next);
@@ -488,6 +502,12 @@ pub fn play(scenario: &Scenario, variant: &Variant, next: &Next) -> RunResult {
             runner::run_with(scenario, variant, next.seed, &inputs)
         }
     }
+}
+
+/// The schedule a fresh run of `seed` plays: what its seed draws (or the
+/// file's own schedule).
+pub fn own_schedule(scenario: &Scenario, variant: &Variant, seed: u64) -> Option<Schedule> {
+    crate::sim::runner::swarm::plan(scenario, variant, seed, None).schedule
 }
 
 /// The schedule a run's window played, as the run recorded it.

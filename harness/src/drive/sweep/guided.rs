@@ -106,7 +106,11 @@ pub(super) fn execute(
             }
             let mut batch: Vec<Next> = Vec::new();
             while batch.len() < BATCH && search.guide.runs < search.budget {
-                if let Some(next) = search.guide.next_run() {
+                let variant = &scenario.variants[search.variant];
+                if let Some(next) = search
+                    .guide
+                    .next_run(&|seed| guided::own_schedule(scenario, variant, seed))
+                {
                     batch.push(next);
                 }
             }
