@@ -326,6 +326,44 @@ fn hdds_10798s_first_auto_find_departs_at_update_last_applied_index() {
     assert!(fixed.contains("C2 newIndex"), "{}", d.summary);
 }
 
+/// HDDS-17670's first find without tuning: guided search over ozone-om-auto
+/// wrote it at run 958 of 1,000 (`tests/data/finds/`; swarm's 1,000 seeds found
+/// none). The runs part where a DirectoryDeletingService worker of a run that
+/// started in term 17 reaches its submit in term 19, with its OM leading again:
+/// the buggy OM submits the purge, the fixed one compares the terms and stops
+/// (the report's mechanism), and not at the start of every run, where the two
+/// once differed only in how the trail worded the run's recorded term.
+#[test]
+fn hdds_17670s_first_guided_find_departs_at_the_submit_in_a_later_term() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/finds/hdds-17670-guided-seed-958.yaml");
+    let scenario = scenario::load(&path).expect("the find loads");
+    let variant = &scenario.variants[0];
+    let result = runner::run(&scenario, variant, 958);
+    let target = faultline::sim::runner::target::Target::of(&result).expect("it fails");
+    assert_eq!(target.checker, "invariant:bucket_usage_matches_tables");
+    let departures = runner::differential(&scenario, variant, 958, &Inputs::default(), &result);
+    let d = departures
+        .iter()
+        .find(|d| d.key == "HDDS-17670")
+        .expect("the fixed twin departs");
+    assert!(d.fixed_passed, "{}", d.summary);
+    let buggy = &d.buggy.as_ref().expect("a buggy event").detail;
+    let fixed = &d.fixed.as_ref().expect("a fixed event").detail;
+    assert!(
+        buggy.contains("(started in term 17)")
+            && buggy.contains("submits PurgeDirectories")
+            && buggy.contains("in term 19"),
+        "{}",
+        d.summary
+    );
+    assert!(
+        fixed.contains("term is 19, not the run's term 17") && fixed.contains("not submitted"),
+        "{}",
+        d.summary
+    );
+}
+
 #[test]
 fn the_differential_cause_of_a_find_names_the_mechanism() {
     let (scenario, variant, result) = zookeeper_find();

@@ -533,11 +533,14 @@ async fn submit(
     })
 }
 
-/// How the trail names the run's recorded term; when the term moved between the
-/// read and the leader check, it says so (the fix read it first on purpose).
+/// How the trail names the run's recorded term: only when the term moved
+/// between the read and the leader check (the fix read it first on purpose).
+/// Otherwise it is the term the run's label names, and the fixed run's event
+/// reads as the buggy one's, so that the two trails part where they behave
+/// differently (a worker's submit in a later term), not at every run's start.
 fn run_term_note(run_term: Option<u64>, at_check: u64) -> String {
     match run_term {
-        Some(t) if t == at_check => format!(", run term {t} recorded for the workers"),
+        Some(t) if t == at_check => String::new(),
         Some(t) => format!(
             ", run term {t} recorded for the workers (read before the leader check, which ran in term {at_check})"
         ),
@@ -721,7 +724,8 @@ mod tests {
         assert_eq!(stale_run(Some(read_after_check), at_check), None);
         assert_eq!(
             run_term_note(Some(3), 3),
-            ", run term 3 recorded for the workers"
+            "",
+            "the term the label names: the fixed run reads as the buggy one"
         );
         assert_eq!(run_term_note(None, 3), "", "buggy: no term");
     }
