@@ -105,8 +105,8 @@ pub(super) fn execute(
                 return Ok((Stop::Budget, ran_here));
             }
             let mut batch: Vec<Next> = Vec::new();
+            let variant = &scenario.variants[search.variant];
             while batch.len() < BATCH && search.guide.runs < search.budget {
-                let variant = &scenario.variants[search.variant];
                 if let Some(next) = search
                     .guide
                     .next_run(&|seed| guided::own_schedule(scenario, variant, seed))
