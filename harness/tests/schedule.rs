@@ -260,14 +260,7 @@ fn zookeeper_find() -> (Scenario, faultline::lang::scenario::Variant, RunResult)
 /// HDDS-17062's first find in the auto hunt (seeds 1..50: seed 7).
 #[test]
 fn hdds_17062s_first_auto_find_departs_where_the_failed_heartbeat_puts_icrs_back() {
-    let path = "scenarios/ozone/hdds-reports-auto.yaml";
-    let (scenario, variant, result) = find(path, "HDDS-17062", 7);
-    let departures = runner::differential(&scenario, &variant, 7, &Inputs::default(), &result);
-    let d = departures
-        .iter()
-        .find(|d| d.key == "HDDS-17062")
-        .expect("departs");
-    assert!(d.fixed_passed, "{}", d.summary);
+    let d = departure_of("scenarios/ozone/hdds-reports-auto.yaml", "HDDS-17062", 7);
     let buggy = &d.buggy.as_ref().expect("a buggy event").detail;
     assert!(
         buggy.contains("put back ICRs") && buggy.contains("covers those ICRs"),
@@ -284,7 +277,19 @@ fn departure_of(
     seed: u64,
 ) -> faultline::judge::check::differential::Departure {
     let (scenario, variant, result) = find(path, key, seed);
-    let departures = runner::differential(&scenario, &variant, seed, &Inputs::default(), &result);
+    departure(&scenario, &variant, seed, &result, key)
+}
+
+/// The departure of a failing run from its fixed twin for `key`; the fixed
+/// twin must pass.
+fn departure(
+    scenario: &Scenario,
+    variant: &faultline::lang::scenario::Variant,
+    seed: u64,
+    result: &RunResult,
+    key: &str,
+) -> faultline::judge::check::differential::Departure {
+    let departures = runner::differential(scenario, variant, seed, &Inputs::default(), result);
     let d = departures
         .into_iter()
         .find(|d| d.key == key)
@@ -342,12 +347,7 @@ fn hdds_17670s_first_guided_find_departs_at_the_submit_in_a_later_term() {
     let result = runner::run(&scenario, variant, 958);
     let target = faultline::sim::runner::target::Target::of(&result).expect("it fails");
     assert_eq!(target.checker, "invariant:bucket_usage_matches_tables");
-    let departures = runner::differential(&scenario, variant, 958, &Inputs::default(), &result);
-    let d = departures
-        .iter()
-        .find(|d| d.key == "HDDS-17670")
-        .expect("the fixed twin departs");
-    assert!(d.fixed_passed, "{}", d.summary);
+    let d = departure(&scenario, variant, 958, &result, "HDDS-17670");
     let buggy = &d.buggy.as_ref().expect("a buggy event").detail;
     let fixed = &d.fixed.as_ref().expect("a fixed event").detail;
     assert!(
