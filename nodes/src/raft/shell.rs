@@ -290,11 +290,16 @@ impl Raft {
     /// persisted log holds indices 1, 2, ... in order).
     fn durable(&self, first: u64) -> Vec<(u64, u64)> {
         let persisted = self.inner.persisted.borrow();
-        persisted
+        let from: Vec<(u64, u64)> = persisted
             .iter()
             .skip(first.saturating_sub(1) as usize)
             .map(|e| (e.index, e.term))
-            .collect()
+            .collect();
+        debug_assert!(
+            from.iter().zip(first.max(1)..).all(|(e, i)| e.0 == i),
+            "the persisted log holds indices 1, 2, ... in order"
+        );
+        from
     }
 
     /// Tell the run's oracle; a violation it finds is reported from this node.

@@ -26,7 +26,7 @@ const LENGTHEN: (u32, u32) = (2, 4);
 /// Measured on zookeeper-auto and hdds-reports-auto (docs/exploration.md,
 /// "Splices"): with half, 20 blocks of 30 runs per key reached the first find
 /// in 254 and 153 runs, against 307 and 175 with none.
-pub const SPLICE_SHARE: f64 = 0.5;
+const SPLICE_SHARE: f64 = 0.5;
 
 /// One edit, as it reads in a find's provenance.
 #[derive(Clone, Debug, PartialEq, Eq)]
