@@ -662,12 +662,63 @@ fn openraft_1808_a_stale_membership_elects_a_phantom_leader_before_the_fix_only(
             block.contains("violated [invariant:committed_entries_agree]"),
             "{block}"
         );
+        // The first wrong state, at the install, before any election.
+        assert!(
+            block.contains("violated [invariant:membership_in_log]: membership_in_log: n1 uses the membership config of entry 2.9 (index 9), but its snapshot up to"),
+            "{block}"
+        );
     }
     for fixed in ["fixed", "fixed-alpha37"] {
         let block = variant_block(&stdout, name, fixed);
         assert!(block.contains("converged (expected converged)"), "{block}");
         assert!(!block.contains("violated"), "{block}");
     }
+}
+
+/// openraft#1808's first find by chaos (`openraft-membership-chaos.yaml`, seed
+/// 107 of `hunt --key openraft#1808 --seeds 1..1000`): n1 installs a snapshot
+/// that covers its own uncommitted membership entry and keeps that entry's
+/// config on alpha.25 (`membership_in_log`), where the same schedule on
+/// alpha.26, the fix, makes n1 a learner at that moment: the departure is
+/// the mechanism the bug scenario asserts.
+#[test]
+fn openraft_1808s_first_chaos_find_departs_where_the_install_keeps_a_stale_membership() {
+    openraft_builds();
+    let hunt = faultline_in(
+        &common::workspace(),
+        &[
+            "hunt",
+            "scenarios/openraft/openraft-membership-chaos.yaml",
+            "--key",
+            "openraft#1808",
+            "--seeds",
+            "107..107",
+            "--no-fixed",
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&hunt.stdout);
+    let row = stdout
+        .lines()
+        .find(|l| l.contains("openraft#1808 (build openraft@0.10.0-alpha.25)"))
+        .unwrap_or_else(|| panic!("no openraft#1808 row: {stdout}"));
+    assert!(row.contains("1/1"), "seed 107 finds it: {row}");
+    assert!(row.contains("invariant:membership_in_log"), "{row}");
+    let cause = stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("cause:"))
+        .unwrap_or_else(|| panic!("no cause line: {stdout}"));
+    let (buggy, fixed) = cause.split_once(", fixed `").expect("both sides");
+    assert!(
+        buggy.contains("with openraft#1808 buggy the run departs from the fixed run")
+            && buggy.contains(
+                "n1: invariant membership_in_log violated: n1 uses the membership config of entry"
+            ),
+        "the departure is the stale config kept through the install: {cause}"
+    );
+    assert!(
+        fixed.contains("n1: learner term"),
+        "the fix makes n1 a learner: {cause}"
+    );
 }
 
 /// openraft#1795 (issue 28, item 2): on alpha.23 a failed log read on the

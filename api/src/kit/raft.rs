@@ -16,7 +16,10 @@
 //! - [`LEADER_MEMBERSHIP`]: a new leader's membership config comes from an entry
 //!   no other committed entry replaced at its index;
 //! - [`LOG_CONTIGUOUS`]: an append continues or overwrites a node's log, never
-//!   leaving a gap (log matching).
+//!   leaving a gap (log matching);
+//! - [`MEMBERSHIP_IN_LOG`]: a node's membership config is the latest
+//!   configuration its log holds, where the log includes its snapshot (Raft
+//!   §6: a server uses the latest configuration in its log, committed or not).
 //!
 //! A violation is found once per invariant; [`report`] puts it on the trail (a
 //! note from the node that found it) and hands it to the harness
@@ -38,6 +41,7 @@ pub const COMMITTED_AGREE: &str = "committed_entries_agree";
 pub const LEADER_COMPLETENESS: &str = "leader_completeness";
 pub const LEADER_MEMBERSHIP: &str = "leader_membership_committed";
 pub const LOG_CONTIGUOUS: &str = "log_contiguous";
+pub const MEMBERSHIP_IN_LOG: &str = "membership_in_log";
 
 const fn safety(name: &'static str, summary: &'static str) -> InvariantInfo {
     InvariantInfo {
@@ -49,7 +53,7 @@ const fn safety(name: &'static str, summary: &'static str) -> InvariantInfo {
 
 /// Every invariant the oracle checks, declared once; a model lists those it
 /// feeds events for with [`declare`].
-pub const INVARIANTS: [InvariantInfo; 6] = [
+pub const INVARIANTS: [InvariantInfo; 7] = [
     safety(ELECTION_SAFETY, "at most one node leads a term"),
     safety(
         COMMITTED_ON_QUORUM,
@@ -70,6 +74,10 @@ pub const INVARIANTS: [InvariantInfo; 6] = [
     safety(
         LOG_CONTIGUOUS,
         "an append continues or overwrites a node's log (after its last entry, purge point or snapshot), never leaving a gap",
+    ),
+    safety(
+        MEMBERSHIP_IN_LOG,
+        "a node's membership config is the latest its log holds: one from an entry its snapshot covers is the snapshot's own",
     ),
 ];
 
@@ -98,8 +106,23 @@ pub enum RaftEvent<'a, Id> {
     Flushed { node: u64, entries: Vec<(u64, Id)> },
     /// `node` removed every entry after `after` from its log (`None`: all).
     Truncated { node: u64, after: Option<u64> },
-    /// `node` holds a snapshot (built or installed) up to this entry.
-    Snapshot { node: u64, last: (u64, Id) },
+    /// `node` holds a snapshot (built or installed) up to this entry, whose
+    /// membership config is from `membership` (`None`: the initial one, from
+    /// no entry).
+    Snapshot {
+        node: u64,
+        last: (u64, Id),
+        membership: Option<(u64, Id)>,
+    },
+    /// `node` now uses the membership config of this entry (`None`: the
+    /// initial one), with its snapshot ending at `snapshot` as it reports it.
+    /// A config from an entry the snapshot covers must be the snapshot's own:
+    /// the snapshot replaced every entry up to its end.
+    Membership {
+        node: u64,
+        entry: Option<(u64, Id)>,
+        snapshot: Option<(u64, Id)>,
+    },
     /// `node` became leader of `term` with this log (index -> id); entries up to
     /// `covered` are in its snapshot.
     Leader {
@@ -148,6 +171,8 @@ struct NodeLog<Id> {
     durable: BTreeMap<u64, Id>,
     /// Entries up to here are held in a snapshot.
     snapshot: Option<(u64, Id)>,
+    /// The membership entry of that snapshot's config (`None`: the initial).
+    snapshot_membership: Option<(u64, Id)>,
 }
 
 impl<Id> Default for NodeLog<Id> {
@@ -155,6 +180,7 @@ impl<Id> Default for NodeLog<Id> {
         NodeLog {
             durable: BTreeMap::new(),
             snapshot: None,
+            snapshot_membership: None,
         }
     }
 }
@@ -249,13 +275,23 @@ impl<Id: Copy + PartialEq + Display> RaftOracle<Id> {
                 log.durable.retain(|index, _| *index < from);
                 None
             }
-            RaftEvent::Snapshot { node, last } => {
+            RaftEvent::Snapshot {
+                node,
+                last,
+                membership,
+            } => {
                 let log = self.logs.entry(node).or_default();
                 if log.snapshot.as_ref().is_none_or(|s| last.0 > s.0) {
                     log.snapshot = Some(last);
+                    log.snapshot_membership = membership;
                 }
                 None
             }
+            RaftEvent::Membership {
+                node,
+                entry,
+                snapshot,
+            } => self.membership(node, entry, snapshot?, name),
             RaftEvent::Leader {
                 node,
                 term,
@@ -331,6 +367,40 @@ impl<Id: Copy + PartialEq + Display> RaftOracle<Id> {
             name(*by)
         );
         self.violate(LEADER_MEMBERSHIP, message)
+    }
+
+    /// A config from an entry at or below the end of the node's snapshot must
+    /// be the snapshot's: that entry is no longer in the log, and the snapshot
+    /// holds the latest configuration up to its end. Judged only against the
+    /// snapshot the oracle was told of, so that a report that runs ahead of the
+    /// snapshot's write (or behind it) is not mistaken for a stale config.
+    fn membership(
+        &mut self,
+        node: u64,
+        entry: Option<(u64, Id)>,
+        snapshot: (u64, Id),
+        name: Namer<'_>,
+    ) -> Option<Found> {
+        let log = self.logs.get(&node)?;
+        let (last, snapshot_membership) = (log.snapshot?, log.snapshot_membership);
+        if last.0 != snapshot.0 || last.1 != snapshot.1 {
+            return None;
+        }
+        let (index, id) = entry?;
+        if index > last.0 || snapshot_membership.is_some_and(|m| m.0 == index && m.1 == id) {
+            return None;
+        }
+        let theirs = snapshot_membership.map_or_else(
+            || "the initial config".to_string(),
+            |(i, m)| format!("entry {m} (index {i})"),
+        );
+        let message = format!(
+            "{} uses the membership config of entry {id} (index {index}), but its snapshot up to {} (index {}) covers that index and its config is {theirs}: a config its log no longer holds",
+            name(node),
+            last.1,
+            last.0
+        );
+        self.violate(MEMBERSHIP_IN_LOG, message)
     }
 
     /// An append continues the log or overwrites it; it never leaves a gap.

@@ -180,6 +180,7 @@ fn info() -> ModelInfo {
             raft::LEADER_COMPLETENESS,
             raft::LEADER_MEMBERSHIP,
             raft::LOG_CONTIGUOUS,
+            raft::MEMBERSHIP_IN_LOG,
         ]),
         bugs: Vec::new(),
         probes: crate::probes::OpenraftProbe::infos(),

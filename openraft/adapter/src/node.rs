@@ -398,6 +398,12 @@ impl Watcher {
                 self.observe(RaftEvent::LeaderMembership { node: id, entry });
             }
         }
+        // Every observation: a stale config outlives the change that made it so.
+        self.observe(RaftEvent::Membership {
+            node: id,
+            entry: m.membership_config.log_id().map(|l| (l.index, l)),
+            snapshot: m.snapshot.map(|s| (s.index, s)),
+        });
         let voters = m.membership_config.membership().get_joint_config().clone();
         // The voters before, when the membership changed in this observation.
         let earlier = (last.membership != membership)

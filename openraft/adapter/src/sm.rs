@@ -57,7 +57,7 @@ impl StateMachine {
             snapshots: Default::default(),
         };
         if let Some(file) = sm.read_snapshot_file()? {
-            sm.snapshot_held(file.meta.last_log_id);
+            sm.snapshot_held(&file.meta);
             *sm.data.borrow_mut() = file.data;
         }
         Ok(sm)
@@ -75,16 +75,17 @@ impl StateMachine {
     fn write_snapshot_file(&self, file: &SnapshotFile) -> io::Result<()> {
         let bytes = serde_json::to_vec(file).map_err(io::Error::other)?;
         self.ctx.disk().write_atomic(SNAPSHOT_FILE, &bytes)?;
-        self.snapshot_held(file.meta.last_log_id);
+        self.snapshot_held(&file.meta);
         Ok(())
     }
 
-    /// Tell the oracle this node holds a snapshot up to `last`.
-    fn snapshot_held(&self, last: Option<LogId>) {
-        if let Some(last) = last {
+    /// Tell the oracle this node holds this snapshot.
+    fn snapshot_held(&self, meta: &SnapshotMetaOf<Kv>) {
+        if let Some(last) = meta.last_log_id {
             let event = RaftEvent::Snapshot {
                 node: self.id,
                 last: (last.index, last),
+                membership: meta.last_membership.log_id().map(|l| (l.index, l)),
             };
             // A snapshot breaks no invariant: nothing to report.
             self.oracle.borrow_mut().observe(event, &|n| n.to_string());

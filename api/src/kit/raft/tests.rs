@@ -66,6 +66,7 @@ fn a_commit_held_by_a_minority_is_a_violation_and_a_majority_is_not() {
     let snapshot = RaftEvent::Snapshot {
         node: 5,
         last: at(1, 9),
+        membership: None,
     };
     snap.observe(snapshot, &name);
     assert_eq!(snap.observe(commit(1), &name), None);
@@ -248,6 +249,7 @@ fn an_append_past_the_end_of_the_log_leaves_a_gap() {
     let snapshot = RaftEvent::Snapshot {
         node: 2,
         last: at(1, 19),
+        membership: None,
     };
     oracle.observe(snapshot, &name);
     assert_eq!(oracle.observe(append(2, 20, None), &name), None);
@@ -297,4 +299,64 @@ fn a_model_declares_the_oracle_invariants_it_feeds_by_name() {
     assert_eq!(unique.len(), all.len(), "one declaration per name");
     let unknown = std::panic::catch_unwind(|| declare(&["no_such_invariant"]));
     assert!(unknown.is_err(), "an unknown name is the caller's mistake");
+}
+
+#[test]
+fn a_config_from_an_entry_the_snapshot_covers_must_be_the_snapshot_s_own() {
+    let snapshot = |node, last, membership| RaftEvent::Snapshot {
+        node,
+        last,
+        membership,
+    };
+    let uses = |node, entry, snapshot| RaftEvent::Membership {
+        node,
+        entry,
+        snapshot,
+    };
+    let mut oracle = RaftOracle::default();
+    // n1 appended a membership entry at 9 in term 2 that nobody else got; it
+    // installs a snapshot up to 3.12 whose config is entry 3.4 (openraft #1808).
+    oracle.observe(snapshot(1, at(3, 12), Some(at(3, 4))), &name);
+    let found = oracle
+        .observe(uses(1, Some(at(2, 9)), Some(at(3, 12))), &name)
+        .expect("a config the snapshot replaced");
+    assert_eq!(found.invariant, MEMBERSHIP_IN_LOG);
+    assert_eq!(
+        found.message,
+        "n1 uses the membership config of entry 2.9 (index 9), but its snapshot up to 3.12 (index 12) covers that index and its config is entry 3.4 (index 4): a config its log no longer holds"
+    );
+    let mut fine = RaftOracle::default();
+    fine.observe(snapshot(1, at(3, 12), Some(at(3, 4))), &name);
+    // The snapshot's own config, one from an entry after the snapshot, and no
+    // snapshot at all are fine.
+    assert_eq!(
+        fine.observe(uses(1, Some(at(3, 4)), Some(at(3, 12))), &name),
+        None
+    );
+    assert_eq!(
+        fine.observe(uses(1, Some(at(3, 13)), Some(at(3, 12))), &name),
+        None
+    );
+    assert_eq!(fine.observe(uses(2, Some(at(2, 9)), None), &name), None);
+    // A report whose snapshot is not the one the oracle was told of (the
+    // report ran ahead of the snapshot's write, or behind it) is not judged.
+    assert_eq!(
+        fine.observe(uses(1, Some(at(2, 9)), Some(at(3, 10))), &name),
+        None
+    );
+    assert_eq!(
+        fine.observe(uses(2, Some(at(2, 9)), Some(at(3, 12))), &name),
+        None
+    );
+    // A snapshot of the initial config covers no membership entry.
+    fine.observe(snapshot(3, at(1, 5), None), &name);
+    let found = fine
+        .observe(uses(3, Some(at(1, 2)), Some(at(1, 5))), &name)
+        .expect("the snapshot holds the initial config");
+    assert!(
+        found
+            .message
+            .ends_with("its config is the initial config: a config its log no longer holds"),
+        "{found:?}"
+    );
 }
