@@ -22,7 +22,7 @@ const MECHANISMS: &[(&str, &str, &str, &[&str])] = &[
         ],
     ),
     (
-        "ozone/hdds-17670-term-read-first.yaml",
+        "ozone/hdds-17670-active-store.yaml",
         "buggy",
         "om1",
         &[

@@ -221,12 +221,12 @@ faultline_api::probes! {
         DdsSubmitInLaterTerm {
             name: "om_dds_submit_in_later_term",
             rare: true,
-            summary: "a DirectoryDeletingService run reached a submit after the Raft term changed since it read it, leading or not",
+            summary: "a DirectoryDeletingService worker reached a submit in a later Raft term than the one its batch was scanned in (the run's leader check), leading or not",
         },
         DdsSubmitAfterTermChange {
             name: "om_dds_submit_after_term_change",
             rare: true,
-            summary: "a DirectoryDeletingService run reached a submit after the Raft term changed since it read it, with the OM leading again (HDDS-17670's precondition)",
+            summary: "a DirectoryDeletingService worker reached a submit in a later Raft term than the one its batch was scanned in, with the OM leading again (HDDS-17670's precondition)",
         },
     }
 }

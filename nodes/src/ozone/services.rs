@@ -66,8 +66,11 @@ struct Run {
     label: String,
     /// HDDS-17670 fix: the term read before the leader check (None when buggy).
     term: Option<u64>,
-    /// The term the run read at its start, in both modes (for its probe).
-    start_term: u64,
+    /// The term at the run's leader check, in both modes: its workers scan in
+    /// it (for the probes: a batch scanned in one term submitted in a later
+    /// one is HDDS-17670's precondition; a run held before its check scans
+    /// afresh in the new term, and its submit is harmless).
+    scan_term: u64,
 }
 
 /// One store task of a run.
@@ -161,7 +164,7 @@ async fn dds_run(node: &Shared, by_step: bool) -> String {
     let run = Rc::new(Run {
         label,
         term,
-        start_term,
+        scan_term: node.raft.term(),
     });
     let handles: Vec<_> = tasks
         .into_iter()
@@ -507,7 +510,7 @@ async fn submit(
             panic!("dir_deleting.pre_submit declares no errors, got {kind}");
         }
     }
-    if node.raft.term() != run.start_term {
+    if node.raft.term() != run.scan_term {
         node.ctx.probe(OmProbe::DdsSubmitInLaterTerm);
         if node.raft.is_leader() {
             node.ctx.probe(OmProbe::DdsSubmitAfterTermChange);
