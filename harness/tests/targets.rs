@@ -334,22 +334,13 @@ fn a_known_defect_of_a_build_passes_a_run_and_hunt_still_finds_it() {
         stdout.starts_with("KNOWN openraft-chaos [alpha24] violated (expected converged; the known defect openraft#1802, not a failure)"),
         "{stdout}"
     );
-    let hunt = faultline_in(
-        &root,
-        &[
-            "hunt",
-            "scenarios/openraft/openraft-chaos.yaml",
-            "--key",
-            "openraft#1802",
-            "--seeds",
-            "5..5",
-        ],
+    let hunt = hunt_key(
+        "scenarios/openraft/openraft-chaos.yaml",
+        "openraft#1802",
+        &["--seeds", "5..5"],
     );
     let stdout = String::from_utf8_lossy(&hunt.stdout);
-    let line = stdout
-        .lines()
-        .find(|l| l.contains("openraft#1802 (build"))
-        .unwrap_or_else(|| panic!("no openraft#1802 row: {stdout}"));
+    let line = hunt_row(&stdout, "openraft#1802 (build");
     assert!(line.contains("1/1"), "hunt counts the find: {line}");
 }
 
@@ -538,14 +529,26 @@ fn bench_measures_target_variants_in_their_own_binaries_and_goes_on_without_a_mi
 /// `faultline hunt scenarios/openraft/openraft-auto.yaml --key openraft#1802`
 /// with `args`, from the workspace.
 fn hunt_1802_on_openraft_auto(args: &[&str]) -> std::process::Output {
-    let mut all = vec![
-        "hunt",
+    hunt_key(
         "scenarios/openraft/openraft-auto.yaml",
-        "--key",
         "openraft#1802",
-    ];
+        args,
+    )
+}
+
+/// `faultline hunt FILE --key KEY` with `args`, from the workspace.
+fn hunt_key(file: &str, key: &str, args: &[&str]) -> std::process::Output {
+    let mut all = vec!["hunt", file, "--key", key];
     all.extend_from_slice(args);
     faultline_in(&common::workspace(), &all)
+}
+
+/// hunt's table row that names `what`.
+fn hunt_row<'a>(stdout: &'a str, what: &str) -> &'a str {
+    stdout
+        .lines()
+        .find(|l| l.contains(what))
+        .unwrap_or_else(|| panic!("no row of {what}: {stdout}"))
 }
 
 #[test]
@@ -553,10 +556,7 @@ fn openraft_1802s_first_auto_find_departs_where_the_leader_commits_past_its_own_
     openraft_builds();
     let hunt = hunt_1802_on_openraft_auto(&["--seeds", "25..25", "--no-fixed"]);
     let stdout = String::from_utf8_lossy(&hunt.stdout);
-    let row = stdout
-        .lines()
-        .find(|l| l.contains("openraft#1802 (build openraft@0.10.0-alpha.24)"))
-        .unwrap_or_else(|| panic!("no openraft#1802 row: {stdout}"));
+    let row = hunt_row(&stdout, "openraft#1802 (build openraft@0.10.0-alpha.24)");
     assert!(row.contains("1/1"), "seed 25 finds it: {row}");
     assert!(row.contains("invariant:committed_on_quorum"), "{row}");
     let cause = stdout
@@ -684,23 +684,13 @@ fn openraft_1808_a_stale_membership_elects_a_phantom_leader_before_the_fix_only(
 #[test]
 fn openraft_1808s_first_chaos_find_departs_where_the_install_keeps_a_stale_membership() {
     openraft_builds();
-    let hunt = faultline_in(
-        &common::workspace(),
-        &[
-            "hunt",
-            "scenarios/openraft/openraft-membership-chaos.yaml",
-            "--key",
-            "openraft#1808",
-            "--seeds",
-            "107..107",
-            "--no-fixed",
-        ],
+    let hunt = hunt_key(
+        "scenarios/openraft/openraft-membership-chaos.yaml",
+        "openraft#1808",
+        &["--seeds", "107..107", "--no-fixed"],
     );
     let stdout = String::from_utf8_lossy(&hunt.stdout);
-    let row = stdout
-        .lines()
-        .find(|l| l.contains("openraft#1808 (build openraft@0.10.0-alpha.25)"))
-        .unwrap_or_else(|| panic!("no openraft#1808 row: {stdout}"));
+    let row = hunt_row(&stdout, "openraft#1808 (build openraft@0.10.0-alpha.25)");
     assert!(row.contains("1/1"), "seed 107 finds it: {row}");
     assert!(row.contains("invariant:membership_in_log"), "{row}");
     let cause = stdout
