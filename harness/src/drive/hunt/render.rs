@@ -298,6 +298,51 @@ mod tests {
         );
     }
 
+    /// A key hunted in two scenarios and found in one is missed in the other,
+    /// named with it; a key nobody asked for is not.
+    #[test]
+    fn a_key_missed_in_one_of_its_scenarios_is_named_with_it() {
+        let arm = |scenario: &str, failed| ArmStats {
+            scenario: scenario.into(),
+            file: format!("{scenario}.yaml"),
+            model: "m".into(),
+            key: Some("K-1".into()),
+            build: None,
+            seed_first: 1,
+            seed_last: 10,
+            runs: 10,
+            failed,
+            first_failure: None,
+            seeds_to_first_failure: None,
+            failing_seeds: vec![],
+            failing_all: vec![],
+            outcomes: Default::default(),
+            checkers: Default::default(),
+            first_replay: None,
+            first_findings: vec![],
+            first_cause: None,
+            signatures: vec![],
+            wall_ms: 0,
+            sim_ms: 0,
+        };
+        let hunt = Hunt {
+            arms: vec![arm("tuned", 3), arm("plain", 0)],
+            jobs: 1,
+            wall_ms: 0,
+            not_run: vec![],
+            index: vec![],
+        };
+        assert_eq!(
+            hunt.missed(&["all".into()]),
+            vec!["K-1 (plain)".to_string()]
+        );
+        assert_eq!(
+            hunt.missed(&["K-1".into()]),
+            vec!["K-1 (plain)".to_string()]
+        );
+        assert!(hunt.missed(&["K-2".into()]).is_empty());
+    }
+
     #[test]
     fn a_section_in_a_new_file_gets_the_notes_marker_above_it() {
         let out = splice_section("", "x", "body\n");

@@ -192,15 +192,16 @@ impl Hunt {
             .sum()
     }
 
-    /// Keys (of `wanted`, or every key when it holds `all`) that were hunted and
-    /// never found.
+    /// Keys (of `wanted`, or every key when it holds `all`) that a scenario
+    /// hunted and never found, each with that scenario's name: a key hunted in
+    /// several scenarios must be found in each.
     pub fn missed(&self, wanted: &[String]) -> Vec<String> {
         let all = wanted.iter().any(|w| w == "all");
         self.arms
             .iter()
             .filter_map(|a| a.key.as_ref().map(|k| (k, a)))
             .filter(|(k, a)| a.failed == 0 && (all || wanted.contains(k)))
-            .map(|(k, _)| k.clone())
+            .map(|(k, a)| format!("{k} ({})", a.scenario))
             .collect()
     }
 }
