@@ -118,6 +118,37 @@ fn each_bug_scenario_reaches_the_probes_of_its_mechanism() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// HDDS-17670's precondition is a batch scanned in one term and submitted in a
+/// later one. A run held before its leader check scans afresh in the new term:
+/// `hdds-17670-term-read-first.yaml` holds om1's run there across two leader
+/// changes, and its buggy variant (which submits, harmlessly) reaches neither
+/// probe, where `hdds-17670-active-store.yaml` (held after the scan) reaches both.
+#[test]
+fn a_run_held_before_its_leader_check_is_not_hdds_17670_s_precondition() {
+    let path = common::workspace().join("scenarios/ozone/hdds-17670-term-read-first.yaml");
+    let scenario = faultline::lang::scenario::load(&path).unwrap();
+    let variant = scenario.variant("buggy").unwrap();
+    let result = runner::run(&scenario, variant, scenario.settings.seed);
+    assert!(result.passed, "{:?}", result.findings);
+    let probes: Vec<&str> = result
+        .trail
+        .iter()
+        .filter_map(|e| match e.node_event() {
+            Some(NodeEvent::Probe { probe, .. }) => Some(probe.as_str()),
+            _ => None,
+        })
+        .filter(|p| p.starts_with("om_dds_submit"))
+        .collect();
+    assert!(probes.is_empty(), "{probes:?}");
+    assert!(
+        result
+            .trail
+            .iter()
+            .any(|e| e.detail.contains("dir_deleting.post_term_read fired")),
+        "the run was held before its leader check"
+    );
+}
+
 /// The run report lists every probe of the model: where and when a node reached
 /// it, or that the run never did.
 #[test]

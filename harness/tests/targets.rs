@@ -543,9 +543,9 @@ fn hunt_key(file: &str, key: &str, args: &[&str]) -> std::process::Output {
     faultline_in(&common::workspace(), &all)
 }
 
-/// A one-seed hunt's find: its row (`what`) counts one find of `checker`, and
-/// its differential cause, split into the buggy and the fixed side.
-fn one_find<'a>(stdout: &'a str, what: &str, checker: &str) -> (&'a str, &'a str) {
+/// A one-seed hunt's find: its row (`what`) counts one find of `checker`; its
+/// differential cause line, and that line's buggy and fixed sides.
+fn one_find<'a>(stdout: &'a str, what: &str, checker: &str) -> (&'a str, &'a str, &'a str) {
     let row = hunt_row(stdout, what);
     assert!(row.contains("1/1"), "the seed finds it: {row}");
     assert!(row.contains(checker), "{row}");
@@ -553,7 +553,8 @@ fn one_find<'a>(stdout: &'a str, what: &str, checker: &str) -> (&'a str, &'a str
         .lines()
         .find(|l| l.trim_start().starts_with("cause:"))
         .unwrap_or_else(|| panic!("no cause line: {stdout}"));
-    cause.split_once(", fixed `").expect("both sides")
+    let (buggy, fixed) = cause.split_once(", fixed `").expect("both sides");
+    (cause, buggy, fixed)
 }
 
 /// hunt's table row that names `what`.
@@ -569,12 +570,11 @@ fn openraft_1802s_first_auto_find_departs_where_the_leader_commits_past_its_own_
     openraft_builds();
     let hunt = hunt_1802_on_openraft_auto(&["--seeds", "25..25", "--no-fixed"]);
     let stdout = String::from_utf8_lossy(&hunt.stdout);
-    let (buggy, fixed) = one_find(
+    let (cause, buggy, fixed) = one_find(
         &stdout,
         "openraft#1802 (build openraft@0.10.0-alpha.24)",
         "invariant:committed_on_quorum",
     );
-    let cause = format!("{buggy}, fixed `{fixed}");
     assert!(
         buggy.contains("with openraft#1802 buggy the run departs from the fixed run"),
         "{cause}"
@@ -701,12 +701,11 @@ fn openraft_1808s_first_chaos_find_departs_where_the_install_keeps_a_stale_membe
         &["--seeds", "107..107", "--no-fixed"],
     );
     let stdout = String::from_utf8_lossy(&hunt.stdout);
-    let (buggy, fixed) = one_find(
+    let (cause, buggy, fixed) = one_find(
         &stdout,
         "openraft#1808 (build openraft@0.10.0-alpha.25)",
         "invariant:membership_in_log",
     );
-    let cause = format!("{buggy}, fixed `{fixed}");
     assert!(
         buggy.contains("with openraft#1808 buggy the run departs from the fixed run")
             && buggy.contains(

@@ -383,11 +383,11 @@ impl<Id: Copy + PartialEq + Display> RaftOracle<Id> {
     ) -> Option<Found> {
         let log = self.logs.get(&node)?;
         let (last, snapshot_membership) = (log.snapshot?, log.snapshot_membership);
-        if last.0 != snapshot.0 || last.1 != snapshot.1 {
+        if last != snapshot {
             return None;
         }
         let (index, id) = entry?;
-        if index > last.0 || snapshot_membership.is_some_and(|m| m.0 == index && m.1 == id) {
+        if index > last.0 || snapshot_membership == Some((index, id)) {
             return None;
         }
         let theirs = snapshot_membership.map_or_else(
