@@ -231,7 +231,7 @@ mod tests {
 
     /// Run `body` on one host of a simulation with turmoil's filesystem.
     fn on_a_host(body: impl Fn() -> io::Result<()> + 'static) {
-        let mut sim = turmoil::Builder::new().build();
+        let mut sim = turmoil::Builder::new().rng_seed(1).build();
         sim.client("n", async move {
             body()?;
             Ok(())

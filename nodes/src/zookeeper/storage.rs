@@ -272,7 +272,7 @@ mod tests {
 
     #[test]
     fn a_trunc_past_the_newest_snapshot_falls_back_to_an_older_one() {
-        let mut sim = turmoil::Builder::new().build();
+        let mut sim = turmoil::Builder::new().rng_seed(1).build();
         sim.client("zk", async {
             let storage = Storage::open(&Disk::new("/data"));
             let mut tree = DataTree::default();
@@ -300,7 +300,7 @@ mod tests {
 
     #[test]
     fn snapshots_beyond_the_slots_replace_the_oldest() {
-        let mut sim = turmoil::Builder::new().build();
+        let mut sim = turmoil::Builder::new().rng_seed(1).build();
         sim.client("zk", async {
             let storage = Storage::open(&Disk::new("/data"));
             let mut tree = DataTree::default();

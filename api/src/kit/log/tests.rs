@@ -47,7 +47,7 @@ async fn append_flushed(log: &DurableLog<Ent, Id>, entries: Vec<Ent>) -> io::Res
 /// Run `lives` one after another on host `n`, crashing it between them (unsynced
 /// writes are lost); each life ends by setting its flag.
 fn lives(env: &Rc<TestEnv>, lives: Vec<fn(Rc<NodeCtx>, Heard) -> Task>, heard: &Heard) {
-    let mut sim = turmoil::Builder::new().build();
+    let mut sim = turmoil::Builder::new().rng_seed(1).build();
     let done = Rc::new(Cell::new(0usize));
     let life = Rc::new(Cell::new(0usize));
     let (env, heard2, done2, life2) = (env.clone(), heard.clone(), done.clone(), life.clone());

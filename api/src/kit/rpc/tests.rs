@@ -33,6 +33,7 @@ where
     Fut: Future<Output = ()> + 'static,
 {
     let mut sim = turmoil::Builder::new()
+        .rng_seed(1)
         .min_message_latency(Duration::from_millis(1))
         .max_message_latency(Duration::from_millis(1))
         .build();
@@ -153,7 +154,15 @@ fn nobody_listening_is_unreachable() {
     let env = TestEnv::new("kit-rpc-unreachable");
     let answer = Rc::new(RefCell::new(None));
     let seen = answer.clone();
-    let mut sim = turmoil::Builder::new().build();
+    // The refusal takes a round trip: with turmoil's default latency (up to
+    // 100 ms each way, drawn) it could come after the 50 ms deadline, and the
+    // call would time out instead. CI saw that once; 1 ms each way keeps the
+    // test about the refusal.
+    let mut sim = turmoil::Builder::new()
+        .rng_seed(1)
+        .min_message_latency(Duration::from_millis(1))
+        .max_message_latency(Duration::from_millis(1))
+        .build();
     sim.host("s", || async { std::future::pending().await });
     let ctx = env.ctx(&["s", "c"], 1);
     sim.client("c", async move {
@@ -173,7 +182,7 @@ fn nobody_listening_is_unreachable() {
 fn an_oversized_frame_is_refused() {
     let refused = Rc::new(RefCell::new(None));
     let seen = refused.clone();
-    let mut sim = turmoil::Builder::new().build();
+    let mut sim = turmoil::Builder::new().rng_seed(1).build();
     sim.host("s", move || {
         let seen = seen.clone();
         async move {

@@ -177,6 +177,7 @@ mod tests {
     fn held_then_released(crash: bool) -> (usize, bool) {
         let names = vec!["a".to_string(), "b".to_string()];
         let mut sim = turmoil::Builder::new()
+            .rng_seed(1)
             .simulation_duration(Duration::from_secs(10))
             .build();
         let got = Rc::new(Cell::new(false));
@@ -221,6 +222,7 @@ mod tests {
     fn a_repaired_cut_keeps_the_link_held_until_its_release() {
         let names = vec!["a".to_string(), "b".to_string()];
         let mut sim = turmoil::Builder::new()
+            .rng_seed(1)
             .simulation_duration(Duration::from_secs(10))
             .build();
         let got = Rc::new(Cell::new(0u32));
@@ -283,7 +285,7 @@ mod tests {
     #[test]
     fn a_crash_loses_nothing_when_no_link_of_it_is_held() {
         let names = vec!["a".to_string(), "b".to_string(), "c".to_string()];
-        let mut sim = turmoil::Builder::new().build();
+        let mut sim = turmoil::Builder::new().rng_seed(1).build();
         for name in &names {
             sim.host(name.as_str(), std::future::pending);
         }
