@@ -11,6 +11,7 @@
 //! [`own::Own`] (a model's own specification, through the node API).
 //! `docs/history.md` describes the models and verdicts.
 
+pub mod appends;
 pub mod bench;
 pub mod chains;
 pub mod check;
@@ -39,3 +40,6 @@ mod zookeeper_tests;
 
 #[cfg(test)]
 mod zones_tests;
+
+#[cfg(test)]
+mod appends_tests;

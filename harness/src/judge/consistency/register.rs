@@ -2,6 +2,7 @@
 //! `delete`, `cas` and `append` (text concatenation, as raftkv and Porcupine's kv
 //! store do it). Linearizable.
 
+use super::appends::{self, AppendOp, Appends};
 use super::spec::{Decided, Entry, Scope, Spec, Values};
 use super::texts::Texts;
 use super::zones::{self, Timed, ZoneOp, Zones};
@@ -62,8 +63,9 @@ pub struct Register {
     texts: Texts,
     initial: RegisterState,
     nil_read: NilRead,
-    /// Whether keys whose writes all differ are decided by zones (`zones.rs`);
-    /// off, the search decides every key (to compare the two).
+    /// Whether keys whose writes all differ are decided by zones (`zones.rs`),
+    /// and keys only appends change by the order their reads show
+    /// (`appends.rs`); off, the search decides every key (to compare).
     zones: bool,
 }
 
@@ -301,6 +303,12 @@ impl Spec for Register {
         if !self.zones {
             return None;
         }
+        if entries
+            .iter()
+            .any(|e| matches!(e.op, RegisterOp::Append(_)))
+        {
+            return self.decide_appends(entries);
+        }
         // Absent is a value of its own here: no op writes it without `delete`.
         let absent = u32::try_from(self.values.len()).ok()?;
         let initial = match self.initial {
@@ -383,6 +391,47 @@ impl Spec for Register {
 }
 
 impl Register {
+    /// A key that starts absent and only appends change (`appends.rs`).
+    fn decide_appends(&self, entries: &[Entry<RegisterOp>]) -> Option<Decided> {
+        if self.initial != RegisterState::Absent {
+            return None;
+        }
+        let mut timed = Vec::with_capacity(entries.len());
+        let mut position = Vec::with_capacity(entries.len());
+        for (i, e) in entries.iter().enumerate() {
+            let op = match &e.op {
+                RegisterOp::Append(text) => AppendOp::Append(text),
+                RegisterOp::Read(_) if !e.determinate() => continue,
+                RegisterOp::Read(ReadValue::Absent) => AppendOp::ReadAbsent,
+                RegisterOp::Read(ReadValue::Value(v)) => match self.values.value(*v) {
+                    Value::String(text) => AppendOp::Read(text),
+                    Value::Null
+                    | Value::Bool(_)
+                    | Value::Number(_)
+                    | Value::Array(_)
+                    | Value::Object(_) => AppendOp::ReadOther,
+                },
+                RegisterOp::Read(ReadValue::Any)
+                | RegisterOp::Write(_)
+                | RegisterOp::Delete { .. }
+                | RegisterOp::Cas { .. } => return None,
+            };
+            timed.push(appends::Timed {
+                op,
+                call: e.call,
+                ret: e.ret,
+            });
+            position.push(i);
+        }
+        match appends::decide(&timed) {
+            Appends::Linearizable => Some(Decided::Linearizable),
+            Appends::Violation(ops) => Some(Decided::Violation(
+                ops.into_iter().map(|k| position[k]).collect(),
+            )),
+            Appends::Undecided => None,
+        }
+    }
+
     /// A state as text, for reports.
     pub fn state_text(&self, state: &RegisterState) -> String {
         self.show(state)

@@ -1,0 +1,380 @@
+//! One register that only ever grows by appends of different texts, decided
+//! without a search. raftkv's clients append `+N` with a fresh `N` each time,
+//! so every read's text spells out which appends took effect and in which
+//! order. The order of the appends is then known, and what is left is a check
+//! in one pass:
+//!
+//! - every read's text is a sequence of appended texts, each at most once (one
+//!   way only: a text that splits two ways leaves the key to the search);
+//! - the reads' sequences are prefixes of one sequence `S`, the longest read's;
+//! - a *cluster* is an append of `S` and the reads that end with it (cluster 0:
+//!   the reads of the absent key). Clusters are linearized in the order of `S`,
+//!   each append before the reads of its cluster; an append no read shows is
+//!   linearized after all of them, or never if it was indeterminate;
+//! - that order has a linearization exactly when no op completed before an op
+//!   that must come before it was invoked. Placing every op as early as it can
+//!   go (each cluster's reads by invoke) finds one when there is one, so the
+//!   check keeps only the latest invoke so far and compares each completion
+//!   with it.
+//!
+//! This is what makes a stalled leader's pile-up tractable: ninety concurrent
+//! appends are 2^90 subsets to the search and one sort here (raftkv-auto seeds
+//! 2078, 2979, 4732 and 6224 ran the search's budget out on one key each).
+//! Violations name the few ops that make them: the two ops out of order, a read
+//! that shows their order, and the appends those reads show, which cannot be
+//! linearized on their own either.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+/// An op as this check sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AppendOp<'t> {
+    Append(&'t str),
+    /// A read that answered "absent".
+    ReadAbsent,
+    /// A read that answered this text.
+    Read(&'t str),
+    /// A read that answered something no append makes (not a text).
+    ReadOther,
+}
+
+/// One op with its invoke and completion event indices (`None`: indeterminate).
+#[derive(Clone, Copy, Debug)]
+pub struct Timed<'t> {
+    pub op: AppendOp<'t>,
+    pub call: u64,
+    pub ret: Option<u64>,
+}
+
+/// The answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Appends {
+    Linearizable,
+    /// The positions (in the input) of ops that cannot be linearized together.
+    Violation(Vec<usize>),
+    /// Not a history this check decides (an append text repeated or empty, a
+    /// read that splits two ways, more text than [`SPLIT_WORK_MAX`]): the search
+    /// decides instead.
+    Undecided,
+}
+
+/// Most substring lookups spent splitting reads into appends, over one key.
+pub const SPLIT_WORK_MAX: u64 = 50_000_000;
+
+/// A time: an indeterminate completion comes after every event.
+type Time = i128;
+const BEFORE_ALL: Time = -1;
+
+fn ret_time(t: &Timed) -> Time {
+    t.ret.map_or(Time::MAX, Time::from)
+}
+
+/// A read's text as appends (positions in the input), when it splits one way
+/// only.
+enum Split {
+    One(Vec<usize>),
+    None,
+    Many,
+}
+
+struct Tokens<'t> {
+    by_text: BTreeMap<&'t str, usize>,
+    /// Append position → its text's length.
+    len_of: BTreeMap<usize, usize>,
+    lengths: BTreeSet<usize>,
+}
+
+impl Tokens<'_> {
+    fn split(&self, text: &str, work: &mut u64) -> Option<Split> {
+        let n = text.len();
+        // ways[p]: in how many ways text[p..] splits (0, 1, or 2 for "more");
+        // next[p]: the append that starts the one way.
+        let mut ways = vec![0u8; n + 1];
+        let mut next = vec![usize::MAX; n + 1];
+        ways[n] = 1;
+        for p in (0..n).rev() {
+            if !text.is_char_boundary(p) {
+                continue;
+            }
+            for &len in &self.lengths {
+                *work += 1;
+                if *work > SPLIT_WORK_MAX {
+                    return None;
+                }
+                if p + len > n {
+                    break;
+                }
+                let Some(piece) = text.get(p..p + len) else {
+                    continue;
+                };
+                let Some(&at) = self.by_text.get(piece) else {
+                    continue;
+                };
+                if ways[p + len] > 0 {
+                    ways[p] = (ways[p] + ways[p + len]).min(2);
+                    next[p] = at;
+                }
+            }
+        }
+        Some(match ways[0] {
+            0 => Split::None,
+            1 => {
+                let mut out = Vec::new();
+                let mut p = 0;
+                while p < n {
+                    let at = next[p];
+                    out.push(at);
+                    p += self.len_of[&at];
+                }
+                Split::One(out)
+            }
+            _ => Split::Many,
+        })
+    }
+}
+
+/// Decide `ops`, one key that starts absent and that only appends change.
+/// Indeterminate reads constrain nothing and are skipped.
+pub fn decide(ops: &[Timed]) -> Appends {
+    let mut tokens = Tokens {
+        by_text: BTreeMap::new(),
+        len_of: BTreeMap::new(),
+        lengths: BTreeSet::new(),
+    };
+    for (i, t) in ops.iter().enumerate() {
+        if let AppendOp::Append(text) = t.op {
+            if text.is_empty() || tokens.by_text.insert(text, i).is_some() {
+                return Appends::Undecided;
+            }
+            tokens.lengths.insert(text.len());
+            tokens.len_of.insert(i, text.len());
+        }
+    }
+    // Each determinate read as the appends it shows, in order.
+    let mut reads: Vec<(usize, Vec<usize>)> = Vec::new();
+    let mut work = 0u64;
+    for (i, t) in ops.iter().enumerate() {
+        if t.ret.is_none() {
+            continue;
+        }
+        let shown = match t.op {
+            AppendOp::Append(_) => continue,
+            AppendOp::ReadAbsent => Vec::new(),
+            // From absent, appends of non-empty texts never make "" or a value
+            // that is not a text: the read cannot be linearized even alone.
+            AppendOp::ReadOther | AppendOp::Read("") => return Appends::Violation(vec![i]),
+            AppendOp::Read(text) => match tokens.split(text, &mut work) {
+                None | Some(Split::Many) => return Appends::Undecided,
+                Some(Split::None) => return Appends::Violation(vec![i]),
+                Some(Split::One(shown)) => {
+                    let distinct: BTreeSet<usize> = shown.iter().copied().collect();
+                    if distinct.len() < shown.len() {
+                        // An append taken twice: the read and its appends alone fail.
+                        return sorted(distinct.into_iter().chain([i]));
+                    }
+                    shown
+                }
+            },
+        };
+        reads.push((i, shown));
+    }
+    // S: the longest read's appends; every other read must show a prefix of it.
+    let longest = reads
+        .iter()
+        .max_by_key(|(i, shown)| (shown.len(), std::cmp::Reverse(*i)))
+        .cloned();
+    let s: Vec<usize> = longest
+        .as_ref()
+        .map(|(_, shown)| shown.clone())
+        .unwrap_or_default();
+    for (i, shown) in &reads {
+        // S is the longest: no read shows more.
+        if s[..shown.len()] != shown[..] {
+            let (l, s_shown) = longest.as_ref().expect("a read exists");
+            let ops = shown.iter().chain(s_shown).copied().chain([*i, *l]);
+            return sorted(ops);
+        }
+    }
+    let cluster_of: BTreeMap<usize, usize> =
+        s.iter().enumerate().map(|(k, &a)| (a, k + 1)).collect();
+    let mut clusters: Vec<Vec<usize>> = vec![Vec::new(); s.len() + 1];
+    for (i, shown) in &reads {
+        clusters[shown.len()].push(*i);
+    }
+    for reads in &mut clusters {
+        reads.sort_by_key(|&i| ops[i].call);
+    }
+    // What each read shows, for the witnesses.
+    let shows: BTreeMap<usize, usize> = reads.iter().map(|(i, shown)| (*i, shown.len())).collect();
+    let witness = Witness {
+        s: &s,
+        shows: &shows,
+        cluster_of: &cluster_of,
+    };
+    // The latest invoke so far in the forced order, and whose it is.
+    let mut latest: (Time, Option<usize>) = (BEFORE_ALL, None);
+    for (k, reads) in clusters.iter().enumerate() {
+        let append = k.checked_sub(1).map(|a| s[a]);
+        for i in append.into_iter().chain(reads.iter().copied()) {
+            if ret_time(&ops[i]) < latest.0 {
+                return witness.of(i, latest.1.expect("a later invoke is an op's"));
+            }
+            latest = latest.max((Time::from(ops[i].call), Some(i)));
+        }
+    }
+    // Appends no read shows: after everything else, unless they never happened.
+    for &i in tokens.len_of.keys() {
+        if !cluster_of.contains_key(&i) && ops[i].ret.is_some() && ret_time(&ops[i]) < latest.0 {
+            return witness.of(i, latest.1.expect("a later invoke is an op's"));
+        }
+    }
+    Appends::Linearizable
+}
+
+fn sorted(ops: impl IntoIterator<Item = usize>) -> Appends {
+    let set: BTreeSet<usize> = ops.into_iter().collect();
+    Appends::Violation(set.into_iter().collect())
+}
+
+/// The ops that show why `done` (completed before `later` was invoked) cannot
+/// come after `later`, as the order of `S` requires.
+struct Witness<'w> {
+    s: &'w [usize],
+    /// Read → how many appends of `S` it shows.
+    shows: &'w BTreeMap<usize, usize>,
+    /// Append of `S` → its cluster (1-based position in `S`).
+    cluster_of: &'w BTreeMap<usize, usize>,
+}
+
+impl Witness<'_> {
+    fn of(&self, done: usize, later: usize) -> Appends {
+        let mut ops = vec![done, later];
+        // How much of S the witness needs, and whether a read must show the
+        // order of two appends (neither op is a read that shows it).
+        let reach = |i: usize| self.shows.get(&i).or(self.cluster_of.get(&i)).copied();
+        let mut upto = [done, later]
+            .iter()
+            .filter_map(|&i| reach(i))
+            .max()
+            .unwrap_or(0);
+        let is_read = |i: usize| self.shows.contains_key(&i);
+        if !is_read(done) && !is_read(later) {
+            // Two appends (or an append no read shows and one of S): the
+            // shortest read that shows the later one's cluster fixes the order.
+            let need = reach(later).unwrap_or(0).max(reach(done).unwrap_or(0));
+            if let Some((&read, &len)) = self
+                .shows
+                .iter()
+                .filter(|(_, &len)| len >= need)
+                .min_by_key(|(&i, &len)| (len, i))
+            {
+                ops.push(read);
+                upto = upto.max(len);
+            }
+        }
+        ops.extend(self.s[..upto].iter().copied());
+        sorted(ops)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn a(text: &str, call: u64, ret: u64) -> Timed<'_> {
+        Timed {
+            op: AppendOp::Append(text),
+            call,
+            ret: Some(ret),
+        }
+    }
+    fn r(text: &str, call: u64, ret: u64) -> Timed<'_> {
+        Timed {
+            op: if text.is_empty() {
+                AppendOp::ReadAbsent
+            } else {
+                AppendOp::Read(text)
+            },
+            call,
+            ret: Some(ret),
+        }
+    }
+
+    #[test]
+    fn concurrent_appends_take_the_order_the_reads_show() {
+        let ops = [
+            a("+1", 0, 10),
+            a("+2", 1, 11),
+            a("+3", 2, 12),
+            r("+2+1", 3, 13),
+            r("+2+1+3", 14, 15),
+        ];
+        assert_eq!(decide(&ops), Appends::Linearizable);
+        // A read after every append completed must show all of them.
+        let ops = [a("+1", 0, 1), a("+2", 2, 3), r("+1", 4, 5)];
+        assert_eq!(decide(&ops), Appends::Violation(vec![0, 1, 2]));
+    }
+
+    #[test]
+    fn reads_that_disagree_on_the_order_or_go_back_fail() {
+        let ops = [
+            a("+1", 0, 10),
+            a("+2", 1, 11),
+            r("+1+2", 12, 13),
+            r("+2+1", 14, 15),
+        ];
+        assert_eq!(decide(&ops), Appends::Violation(vec![0, 1, 2, 3]));
+        // A read after both appends completed that shows one: its read alone
+        // with the appends fails, without the read that showed both.
+        let ops = [
+            a("+1", 0, 10),
+            a("+2", 1, 11),
+            r("+1+2", 12, 13),
+            r("+1", 14, 15),
+        ];
+        assert_eq!(decide(&ops), Appends::Violation(vec![0, 1, 3]));
+        // An absent read after an append completed.
+        let ops = [a("+1", 0, 1), r("", 2, 3)];
+        assert_eq!(decide(&ops), Appends::Violation(vec![0, 1]));
+    }
+
+    #[test]
+    fn appends_completed_out_of_the_shown_order_fail_with_the_read_that_shows_it() {
+        let ops = [a("+1", 5, 6), a("+2", 0, 1), r("+1+2", 7, 8)];
+        assert_eq!(decide(&ops), Appends::Violation(vec![0, 1, 2]));
+    }
+
+    #[test]
+    fn texts_that_are_not_appends_or_split_two_ways() {
+        assert_eq!(decide(&[r("+9", 0, 1)]), Appends::Violation(vec![0]));
+        assert_eq!(
+            decide(&[a("+1", 0, 1), r("+1+1", 2, 3)]),
+            Appends::Violation(vec![0, 1])
+        );
+        let two_ways = [a("a", 0, 1), a("b", 0, 1), a("ab", 0, 1), r("ab", 2, 3)];
+        assert_eq!(decide(&two_ways), Appends::Undecided);
+        assert_eq!(decide(&[a("x", 0, 1), a("x", 2, 3)]), Appends::Undecided);
+    }
+
+    #[test]
+    fn an_indeterminate_append_may_never_happen_or_happen_late() {
+        let lost = Timed {
+            op: AppendOp::Append("+1"),
+            call: 0,
+            ret: None,
+        };
+        assert_eq!(
+            decide(&[lost, a("+2", 1, 2), r("+2", 3, 4)]),
+            Appends::Linearizable
+        );
+        assert_eq!(
+            decide(&[lost, a("+2", 1, 2), r("+2+1", 3, 4)]),
+            Appends::Linearizable
+        );
+        // A determinate append no read shows must come after every read.
+        assert_eq!(
+            decide(&[a("+1", 0, 1), a("+2", 2, 3), r("+2", 4, 5)]),
+            Appends::Violation(vec![0, 1, 2])
+        );
+    }
+}
