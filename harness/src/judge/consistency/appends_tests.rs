@@ -4,30 +4,11 @@
 //! overlap), both give the same verdict, and every violation the check names
 //! fails on its own.
 
-use super::register::Register;
-use super::report::Report;
-use super::search::{linearize, Found, Meter};
-use super::spec::{Decided, Spec};
-use super::{check, Budget};
-use crate::judge::check::Verdict;
+use super::against_search::{agree, Rng};
+use super::register::RegisterOp;
+use super::spec::Entry;
 use crate::judge::history::{CompletionKind, History};
 use serde_json::{json, Value};
-
-/// splitmix64: the cases are the same on every run.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
 
 /// An op in flight: its history id, its append text (`None`: a read), and
 /// whether an append has taken effect yet.
@@ -120,54 +101,23 @@ fn random_history(rng: &mut Rng) -> History {
 
 #[test]
 fn the_appends_check_and_the_search_agree_on_every_small_history() {
-    let mut rng = Rng(23);
-    let (mut passed, mut failed, mut decided) = (0, 0, 0);
-    for case in 0..20_000 {
-        let history = random_history(&mut rng);
-        let fast: Report = check(Register::default(), &history, &Budget::default());
-        let slow: Report = check(
-            Register::default().search_only(),
-            &history,
-            &Budget::default(),
-        );
-        assert_eq!(
-            fast.verdict, slow.verdict,
-            "case {case}: appends `{}`, search `{}`: {history:?}",
-            fast.message, slow.message
-        );
-        match fast.verdict {
-            Verdict::Pass => passed += 1,
-            Verdict::Fail => failed += 1,
-            Verdict::Unknown => {}
-        }
-        // The decision itself, on the prepared group, and its named ops alone.
-        let mut spec = Register::default();
-        let groups = super::partition::groups(&mut spec, &history).unwrap();
-        for group in groups {
-            let entries = spec.prepare(group.entries);
-            let has_append = entries
-                .iter()
-                .any(|e| matches!(e.op, super::register::RegisterOp::Append(_)));
-            match spec.decide(&entries) {
-                Some(Decided::Violation(ops)) => {
-                    decided += usize::from(has_append);
-                    let few: Vec<_> = ops.iter().map(|&i| entries[i].clone()).collect();
-                    let found = linearize(&spec, &few, &mut Meter::new(1_000_000));
-                    assert!(
-                        matches!(found, Found::Violation { .. }),
-                        "case {case}: {ops:?} of {entries:?} is {found:?}"
-                    );
-                }
-                Some(Decided::Linearizable) => decided += usize::from(has_append),
-                None => {}
-            }
-        }
-    }
+    let with_appends = |entries: &[Entry<RegisterOp>]| {
+        entries
+            .iter()
+            .any(|e| matches!(e.op, RegisterOp::Append(_)))
+    };
+    let seen = agree(23, 20_000, random_history, with_appends);
     // Both verdicts are well represented, and the check decided the keys with
     // appends (the others are the zones' or the search's).
     assert!(
-        passed > 5_000 && failed > 3_000,
-        "{passed} passed, {failed} failed"
+        seen.passed > 5_000 && seen.failed > 3_000,
+        "{} passed, {} failed",
+        seen.passed,
+        seen.failed
     );
-    assert!(decided > 12_000, "{decided} decided with appends");
+    assert!(
+        seen.decided > 12_000,
+        "{} decided with appends",
+        seen.decided
+    );
 }

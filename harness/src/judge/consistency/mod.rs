@@ -39,6 +39,9 @@ mod tests;
 mod zookeeper_tests;
 
 #[cfg(test)]
+mod against_search;
+
+#[cfg(test)]
 mod zones_tests;
 
 #[cfg(test)]
