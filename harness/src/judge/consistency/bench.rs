@@ -25,14 +25,20 @@ pub enum Bench {
     /// The same histories with the zones turned off: the search alone.
     PutGetSearchOnly,
     ListAppend,
+    /// append of `+N` texts / get: the appends check decides every key.
+    TextAppend,
+    /// The same histories with the appends check turned off: the search alone.
+    TextAppendSearchOnly,
 }
 
 impl Bench {
-    const ALL: [Bench; 4] = [
+    const ALL: [Bench; 6] = [
         Bench::Register,
         Bench::PutGet,
         Bench::PutGetSearchOnly,
         Bench::ListAppend,
+        Bench::TextAppend,
+        Bench::TextAppendSearchOnly,
     ];
 
     fn store(self) -> Store {
@@ -40,6 +46,7 @@ impl Bench {
             Bench::Register => Store::Register,
             Bench::PutGet | Bench::PutGetSearchOnly => Store::PutGet,
             Bench::ListAppend => Store::ListAppend,
+            Bench::TextAppend | Bench::TextAppendSearchOnly => Store::TextAppend,
         }
     }
 
@@ -49,6 +56,8 @@ impl Bench {
             Bench::PutGet => "register put/get (zones)",
             Bench::PutGetSearchOnly => "register put/get (search only)",
             Bench::ListAppend => "list-append",
+            Bench::TextAppend => "register append (appends)",
+            Bench::TextAppendSearchOnly => "register append (search only)",
         }
     }
 
@@ -56,16 +65,20 @@ impl Bench {
     /// where the search runs out of budget, so `unknown` is their measurement.
     fn must_decide(self) -> bool {
         match self {
-            Bench::Register | Bench::PutGet | Bench::ListAppend => true,
-            Bench::PutGetSearchOnly => false,
+            Bench::Register | Bench::PutGet | Bench::ListAppend | Bench::TextAppend => true,
+            Bench::PutGetSearchOnly | Bench::TextAppendSearchOnly => false,
         }
     }
 
     fn check(self, history: &crate::judge::history::History) -> Report {
         let budget = Budget::default();
         match self {
-            Bench::Register | Bench::PutGet => check(Register::default(), history, &budget),
-            Bench::PutGetSearchOnly => check(Register::default().search_only(), history, &budget),
+            Bench::Register | Bench::PutGet | Bench::TextAppend => {
+                check(Register::default(), history, &budget)
+            }
+            Bench::PutGetSearchOnly | Bench::TextAppendSearchOnly => {
+                check(Register::default().search_only(), history, &budget)
+            }
             Bench::ListAppend => check(ListAppend::default(), history, &budget),
         }
     }
@@ -75,7 +88,10 @@ impl Bench {
     fn clients(self, clients: &[u64]) -> Vec<u64> {
         let mut all = clients.to_vec();
         match self {
-            Bench::PutGet | Bench::PutGetSearchOnly => all.push(PILE_UP_CLIENTS),
+            Bench::PutGet
+            | Bench::PutGetSearchOnly
+            | Bench::TextAppend
+            | Bench::TextAppendSearchOnly => all.push(PILE_UP_CLIENTS),
             Bench::Register | Bench::ListAppend => {}
         }
         all
@@ -141,7 +157,10 @@ pub fn render(rows: &[Row]) -> String {
          store that is linearizable by construction: 8 keys, random overlap, 1% `info` ops (half of \
          them took effect) and 2% `fail` ops. `register` is put/get/delete, decided by the search; \
          `register put/get` writes every value once, decided by zones, and the same histories again \
-         with the zones off (search only), also with {PILE_UP_CLIENTS} clients. *Steps* are \
+         with the zones off (search only), also with {PILE_UP_CLIENTS} clients; `register append` \
+         appends `+N` texts (a fresh `N` each time, as raftkv's clients do), decided by the order \
+         its reads show (`appends.rs`), and again by the search alone, also with \
+         {PILE_UP_CLIENTS} clients. `list-append` is Elle's lists, decided by the search. *Steps* are \
          specification steps of the search (a decided key costs one per op). `Unknown`: the budget of \
          10,000,000 steps ran out.\n\n\
          | model | ops | clients | info ops | check wall | steps | verdict |\n|---|---:|---:|---:|---:|---:|---|\n"

@@ -269,10 +269,12 @@ fn generated_linearizable_histories_pass() {
         (Store::PutGet, 100),
         (Store::ListAppend, 5),
         (Store::ListAppend, 20),
+        (Store::TextAppend, 5),
+        (Store::TextAppend, 100),
     ] {
         let history = generate(&Workload::new(store, 3_000, clients, 11));
         let report = match store {
-            Store::Register | Store::PutGet => {
+            Store::Register | Store::PutGet | Store::TextAppend => {
                 check(Register::default(), &history, &Budget::default())
             }
             Store::ListAppend => check(ListAppend::default(), &history, &Budget::default()),

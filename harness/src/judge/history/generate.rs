@@ -21,6 +21,10 @@ pub enum Store {
     PutGet,
     /// `append` of unique integers / `get` of the whole list, per key.
     ListAppend,
+    /// `append` of the text `+N`, a fresh `N` each time, / `get` of the
+    /// concatenated text (`not found` before the first), per key, as raftkv's
+    /// clients do (the histories the register checker decides by `appends.rs`).
+    TextAppend,
 }
 
 #[derive(Clone, Debug)]
@@ -97,7 +101,7 @@ pub fn generate(workload: &Workload) -> History {
                 let (f, arg) = match (workload.store, roll) {
                     (Store::Register, 0..45) | (Store::PutGet, 0..50) => ("put", Some(next_value)),
                     (Store::Register, 45..50) => ("delete", None),
-                    (Store::ListAppend, 0..50) => ("append", Some(next_value)),
+                    (Store::ListAppend | Store::TextAppend, 0..50) => ("append", Some(next_value)),
                     _ => ("get", None),
                 };
                 if arg.is_some() {
@@ -113,7 +117,10 @@ pub fn generate(workload: &Workload) -> History {
                 };
                 let mut args = json!({ "key": key });
                 if let Some(v) = arg {
-                    args["value"] = json!(v);
+                    args["value"] = match workload.store {
+                        Store::TextAppend => json!(format!("+{v}")),
+                        Store::Register | Store::PutGet | Store::ListAppend => json!(v),
+                    };
                 }
                 let id = history
                     .invoke(client, f, args, None, now)
@@ -190,6 +197,13 @@ fn apply(
             None => (Value::Null, Some("not found".into())),
         },
         (_, Store::ListAppend) => (json!(lists.get(&op.key).cloned().unwrap_or_default()), None),
+        (_, Store::TextAppend) => match lists.get(&op.key) {
+            Some(list) => (
+                json!(list.iter().map(|v| format!("+{v}")).collect::<String>()),
+                None,
+            ),
+            None => (Value::Null, Some("not found".into())),
+        },
     }
 }
 
