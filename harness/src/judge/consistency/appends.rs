@@ -85,6 +85,23 @@ struct Tokens<'t> {
 }
 
 impl Tokens<'_> {
+    /// The appends read `i`'s text shows, or the answer when it does not split
+    /// one way into different appends.
+    fn split_one(&self, text: &str, i: usize, work: &mut u64) -> Result<Vec<usize>, Appends> {
+        match self.split(text, work) {
+            None | Some(Split::Many) => Err(Appends::Undecided),
+            Some(Split::None) => Err(Appends::Violation(vec![i])),
+            Some(Split::One(shown)) => {
+                let distinct: BTreeSet<usize> = shown.iter().copied().collect();
+                if distinct.len() < shown.len() {
+                    // An append taken twice: the read and its appends alone fail.
+                    return Err(sorted(distinct.into_iter().chain([i])));
+                }
+                Ok(shown)
+            }
+        }
+    }
+
     fn split(&self, text: &str, work: &mut u64) -> Option<Split> {
         let n = text.len();
         // ways[p]: in how many ways text[p..] splits (0, 1, or 2 for "more");
@@ -150,62 +167,77 @@ pub fn decide(ops: &[Timed]) -> Appends {
             tokens.len_of.insert(i, text.len());
         }
     }
-    // Each determinate read as the appends it shows, in order.
-    let mut reads: Vec<(usize, Vec<usize>)> = Vec::new();
-    let mut work = 0u64;
+    // The determinate reads' texts (`None`: absent).
+    let mut texts: Vec<(usize, Option<&str>)> = Vec::new();
     for (i, t) in ops.iter().enumerate() {
         if t.ret.is_none() {
             continue;
         }
-        let shown = match t.op {
-            AppendOp::Append(_) => continue,
-            AppendOp::ReadAbsent => Vec::new(),
+        match t.op {
+            AppendOp::Append(_) => {}
+            AppendOp::ReadAbsent => texts.push((i, None)),
             // From absent, appends of non-empty texts never make "" or a value
             // that is not a text: the read cannot be linearized even alone.
             AppendOp::ReadOther | AppendOp::Read("") => return Appends::Violation(vec![i]),
-            AppendOp::Read(text) => match tokens.split(text, &mut work) {
-                None | Some(Split::Many) => return Appends::Undecided,
-                Some(Split::None) => return Appends::Violation(vec![i]),
-                Some(Split::One(shown)) => {
-                    let distinct: BTreeSet<usize> = shown.iter().copied().collect();
-                    if distinct.len() < shown.len() {
-                        // An append taken twice: the read and its appends alone fail.
-                        return sorted(distinct.into_iter().chain([i]));
-                    }
-                    shown
+            AppendOp::Read(text) => texts.push((i, Some(text))),
+        }
+    }
+    // S: the appends the longest text shows. Only it is split in full; a read
+    // whose text is a prefix of it ending between two appends shows those
+    // before the end (one way only, as the whole splits one way only), and any
+    // other read shows something S does not begin with.
+    let mut work = 0u64;
+    let longest = texts
+        .iter()
+        .filter_map(|&(i, text)| text.map(|t| (t.len(), std::cmp::Reverse(i), i, t)))
+        .max();
+    let (s, ends): (Vec<usize>, BTreeMap<usize, usize>) = match longest {
+        None => (Vec::new(), BTreeMap::new()),
+        Some((_, _, l, text)) => match tokens.split_one(text, l, &mut work) {
+            Err(answer) => return answer,
+            Ok(s) => {
+                let mut ends = BTreeMap::new();
+                let mut at = 0;
+                for (k, a) in s.iter().enumerate() {
+                    at += tokens.len_of[a];
+                    ends.insert(at, k + 1);
+                }
+                (s, ends)
+            }
+        },
+    };
+    let s_text = longest.map_or("", |(_, _, _, t)| t);
+    // Each read as how many appends of S it shows.
+    let mut reads: Vec<(usize, usize)> = Vec::with_capacity(texts.len());
+    for &(i, text) in &texts {
+        let shown = match text {
+            None => 0,
+            Some(t) => match ends.get(&t.len()).filter(|_| s_text.starts_with(t)) {
+                Some(&k) => k,
+                None => {
+                    let shown = match tokens.split_one(t, i, &mut work) {
+                        Err(answer) => return answer,
+                        Ok(shown) => shown,
+                    };
+                    // Not a prefix of S: the two reads cannot both be right.
+                    let l = longest.map(|(_, _, l, _)| l).expect("a text was read");
+                    return sorted(shown.into_iter().chain(s.iter().copied()).chain([i, l]));
                 }
             },
         };
         reads.push((i, shown));
     }
-    // S: the longest read's appends; every other read must show a prefix of it.
-    let longest = reads
-        .iter()
-        .max_by_key(|(i, shown)| (shown.len(), std::cmp::Reverse(*i)))
-        .cloned();
-    let s: Vec<usize> = longest
-        .as_ref()
-        .map(|(_, shown)| shown.clone())
-        .unwrap_or_default();
-    for (i, shown) in &reads {
-        // S is the longest: no read shows more.
-        if s[..shown.len()] != shown[..] {
-            let (l, s_shown) = longest.as_ref().expect("a read exists");
-            let ops = shown.iter().chain(s_shown).copied().chain([*i, *l]);
-            return sorted(ops);
-        }
-    }
     let cluster_of: BTreeMap<usize, usize> =
         s.iter().enumerate().map(|(k, &a)| (a, k + 1)).collect();
     let mut clusters: Vec<Vec<usize>> = vec![Vec::new(); s.len() + 1];
-    for (i, shown) in &reads {
-        clusters[shown.len()].push(*i);
+    for &(i, shown) in &reads {
+        clusters[shown].push(i);
     }
     for reads in &mut clusters {
         reads.sort_by_key(|&i| ops[i].call);
     }
     // What each read shows, for the witnesses.
-    let shows: BTreeMap<usize, usize> = reads.iter().map(|(i, shown)| (*i, shown.len())).collect();
+    let shows: BTreeMap<usize, usize> = reads.into_iter().collect();
     let witness = Witness {
         s: &s,
         shows: &shows,
