@@ -193,11 +193,11 @@ pub fn decide(ops: &[Timed]) -> Appends {
     let mut work = 0u64;
     let longest = texts
         .iter()
-        .filter_map(|&(i, text)| text.map(|t| (t.len(), std::cmp::Reverse(i), i, t)))
-        .max();
+        .filter_map(|&(i, text)| Some((i, text?)))
+        .max_by_key(|&(i, t)| (t.len(), std::cmp::Reverse(i)));
     let (s, ends): (Vec<usize>, BTreeMap<usize, usize>) = match longest {
         None => (Vec::new(), BTreeMap::new()),
-        Some((_, _, l, text)) => match tokens.split_one(text, l, &mut work) {
+        Some((l, text)) => match tokens.split_one(text, l, &mut work) {
             Err(answer) => return answer,
             Ok(s) => {
                 let mut ends = BTreeMap::new();
@@ -210,24 +210,21 @@ pub fn decide(ops: &[Timed]) -> Appends {
             }
         },
     };
-    let s_text = longest.map_or("", |(_, _, _, t)| t);
+    let s_text = longest.map_or("", |(_, t)| t);
     // Each read as how many appends of S it shows.
     let mut reads: Vec<(usize, usize)> = Vec::with_capacity(texts.len());
     for &(i, text) in &texts {
-        let shown = match text {
+        let shown = match text.map(|t| (t, ends.get(&t.len()))) {
             None => 0,
-            Some(t) => match ends.get(&t.len()).filter(|_| s_text.starts_with(t)) {
-                Some(&k) => k,
-                None => {
-                    let shown = match tokens.split_one(t, i, &mut work) {
-                        Err(answer) => return answer,
-                        Ok(shown) => shown,
-                    };
-                    // Not a prefix of S: the two reads cannot both be right.
-                    let l = longest.map(|(_, _, l, _)| l).expect("a text was read");
-                    return sorted(shown.into_iter().chain(s.iter().copied()).chain([i, l]));
-                }
-            },
+            Some((t, Some(&k))) if s_text.starts_with(t) => k,
+            Some((t, _)) => {
+                // Not a prefix of S: the two reads cannot both be right.
+                let (l, _) = longest.expect("a text was read");
+                return match tokens.split_one(t, i, &mut work) {
+                    Err(answer) => answer,
+                    Ok(shown) => sorted(shown.into_iter().chain(s.iter().copied()).chain([i, l])),
+                };
+            }
         };
         reads.push((i, shown));
     }
