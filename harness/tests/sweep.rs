@@ -493,6 +493,13 @@ fn a_guided_sweeps_failing_derived_run_replays_from_its_report() {
         record.replay
     );
     let report = out.join(record.report.as_ref().expect("a failing run has a report"));
+    // It ran under its parent's configuration, and its report says whose.
+    let saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let config_seed = saved["swarm"]["config_seed"]
+        .as_u64()
+        .expect("a derived run records the seed of its configuration");
+    assert!(config_seed < record.seed, "an earlier run's: {config_seed}");
     let output = common::faultline(&["replay", report.to_str().unwrap()]);
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(

@@ -112,6 +112,16 @@ pub fn serve(command: ChildCommand) -> u8 {
                     }
                 };
                 inputs.record_ops = doc.get("record_ops").and_then(|r| r.as_bool()) == Some(true);
+                match doc.get("config_seed") {
+                    None => {}
+                    Some(seed) => match seed.as_u64() {
+                        Some(seed) => inputs.config_seed = Some(seed),
+                        None => {
+                            eprintln!("error: the run's config_seed is not a seed: {seed}");
+                            return exit::BAD_INPUT;
+                        }
+                    },
+                }
                 if let Some(bugs) = doc.get("bugs") {
                     match serde_json::from_value(bugs.clone()) {
                         Ok(bugs) => inputs.bugs = bugs,

@@ -623,7 +623,8 @@ pub fn export_history(
 }
 
 /// The inputs a saved run had besides its scenario, variant and seed: its bug
-/// overrides, and its schedule when the schedule was given rather than drawn.
+/// overrides, its schedule when the schedule was given rather than drawn, and
+/// the seed its chaos configuration was drawn from when not its own.
 /// A report written before overrides were recorded has only its bug modes:
 /// those the variant does not have are laid over it again.
 fn replay_inputs(
@@ -659,6 +660,7 @@ fn replay_inputs(
     Ok(runner::Inputs {
         schedule,
         bugs,
+        config_seed: saved.swarm.as_ref().and_then(|d| d.config_seed),
         ..Default::default()
     })
 }

@@ -113,7 +113,14 @@ pub fn bare_run(scenario: &Scenario, result: &RunResult) -> f64 {
     let actions = result.trail.actions();
     let end = Duration::from_millis(result.sim_elapsed_ms);
     // The run's own params: a chaos section may draw some per seed.
-    let params = runner::swarm::plan(scenario, variant, result.seed, None).params;
+    let params = runner::swarm::plan(
+        scenario,
+        variant,
+        result.seed,
+        result.swarm.as_ref().and_then(|d| d.config_seed),
+        None,
+    )
+    .params;
     let ((), ms) = timed(|| {
         let mut sim = sim_builder(&scenario.settings, result.seed).build();
         let names: Vec<String> = scenario.nodes.iter().map(|n| n.name.clone()).collect();

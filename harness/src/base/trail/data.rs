@@ -440,6 +440,10 @@ pub enum ChaosMark {
 pub struct SwarmDraw {
     /// Whether the section asked for swarm testing (else only params were drawn).
     pub swarm: bool,
+    /// The seed this was drawn from when it is not the run's own (a derived
+    /// run of guided search takes its parent's, a file may name one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config_seed: Option<u64>,
     /// Fault kinds on, with their weights.
     pub faults: Vec<(String, u32)>,
     /// Fail points the `failpoint` kind may arm (`point: action`).
@@ -488,6 +492,9 @@ impl SwarmDraw {
         };
         if !params.is_empty() {
             text.push_str(&format!(", params {{{}}}", params.join(", ")));
+        }
+        if let Some(seed) = self.config_seed {
+            text.push_str(&format!(" (configured by seed {seed})"));
         }
         text
     }

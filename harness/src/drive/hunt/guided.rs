@@ -11,13 +11,13 @@
 //! A derived run plays its parent's schedule with one edit
 //! ([`crate::lang::scenario::schedule::edit`]: shift, swap, drop, add, retarget,
 //! lengthen, or, half the time, a splice: the parent's faults up to a drawn
-//! time, then the faults the run's own seed draws from that time on)
-//! under the search's next seed, as a fresh run would: the seed draws the
-//! workload, the params and everything else outside the schedule. Every run of
-//! the search takes the next seed, so its runs have the seeds a swarm sweep of
-//! the same range has, and a derived one differs from that sweep's run only by
-//! the schedule it plays. It replays from its seed and its schedule (written
-//! out, as a scenario file that plays it, when it is a find).
+//! time, then the faults the run's own seed draws from that time on) under its
+//! parent's *configuration* (the swarm weights, pacing and drawn params its
+//! seed drew: [`Inputs::config_seed`]) and the search's next seed, which draws
+//! the workload and every node's randomness. Every run of the search takes the
+//! next seed, so its runs have the seeds a swarm sweep of the same range has.
+//! It replays from its seed, its configuration's seed and its schedule (written
+//! out, as a scenario file with `config_seed:` that plays it, when it is a find).
 //!
 //! Why not the parent's seed (the parent exactly, with one change): measured on
 //! zookeeper-auto and hdds-reports-auto (docs/exploration.md, "What a derived
@@ -25,9 +25,21 @@
 //! ZOOKEEPER-4541 in 2 of 216 runs and HDDS-17062 in 2 of 216, against 10 and 5
 //! of 84 for fresh seeds: a run that did not find stays a run that does not
 //! find under one edit, whatever its schedule. Under a new seed the same
-//! searches found them in 7 and 30 of 216. A find's schedule is what carries
-//! it (played under 20 other seeds, five of six ZooKeeper finds found again in
-//! 13 to 20 of them), so the schedule is what a search keeps and edits.
+//! searches found them in 7 and 30 of 216.
+//!
+//! Why the parent's configuration: a seed's configuration is much of what
+//! makes it find (docs/exploration.md, "A seed's configuration"): the swarm
+//! draws of ten ZOOKEEPER-4541 finds, each run under 30 other seeds, failed in
+//! 58 of 300 runs, those of ten seeds that did not find in 23 of 300. A
+//! derived run that took its seed's own configuration kept the parent's faults
+//! but not the weights and params they were drawn for. Over 3,000-run guided
+//! sweeps, runs derived from a find failed again in 67 % (ZOOKEEPER-4541) and
+//! 31 % (HDDS-17062) under the parent's configuration, against 8 % and 15 % under
+//! their own. Runs derived from runs that did not find failed about as often
+//! either way (ZOOKEEPER-4541 6.5 % against 6.7 %, HDDS-17062 9.9 % against
+//! 11.1 %), near fresh seeds (8.6 % each): the configuration does not make a
+//! search reach its first find sooner, but what a derived run is, and what it
+//! finds next to a find, is its parent's with one edit.
 //!
 //! Why splices: a corpus schedule played under another seed loses the fit
 //! between its faults and the draws of its own seed (params, ops). Over 20
@@ -220,6 +232,7 @@ pub struct Setup<'s> {
 /// One corpus entry: a run that reached something new.
 struct Entry {
     seed: u64,
+    config_seed: u64,
     schedule: Schedule,
     features: BTreeSet<String>,
 }
@@ -232,6 +245,7 @@ pub struct Next {
     pub seed: u64,
     /// `None`: a fresh run of `seed`, which draws its own schedule.
     pub schedule: Option<Schedule>,
+    pub config_seed: Option<u64>,
     pub origin: Origin,
 }
 
@@ -289,7 +303,7 @@ impl Guide {
     /// edit. `None` when the edit draws found nothing that applies (the run is
     /// counted, as it used budget). `own` gives the schedule a seed draws
     /// ([`own_schedule`]), which a splice continues with.
-    pub fn next_run(&mut self, own: &dyn Fn(u64) -> Option<Schedule>) -> Option<Next> {
+    pub fn next_run(&mut self, own: &dyn Fn(u64, u64) -> Option<Schedule>) -> Option<Next> {
         self.runs += 1;
         let run = self.runs;
         let fresh = self.corpus.is_empty() || run <= WARMUP_RUNS || run.is_multiple_of(FRESH_EVERY);
@@ -301,6 +315,7 @@ impl Guide {
                 run,
                 seed,
                 schedule: None,
+                config_seed: None,
                 origin: Origin::Fresh,
             });
         }
@@ -314,7 +329,10 @@ impl Guide {
             .iter()
             .flat_map(|e| e.schedule.faults.iter())
             .collect();
-        let own = own(self.next_seed);
+        // The parent's configuration (swarm weights, pacing, params) comes
+        // with its schedule; a splice goes on with what this run's seed draws
+        // under that configuration.
+        let own = own(self.next_seed, parent.config_seed);
         let derived = (0..EDIT_TRIES).find_map(|_| {
             let mut schedule = parent.schedule.clone();
             edit::mutate(
@@ -338,6 +356,7 @@ impl Guide {
             run,
             seed,
             schedule: Some(schedule),
+            config_seed: Some(parent.config_seed),
             origin: Origin::Derived {
                 parent: parent.seed,
                 edit: edit.to_string(),
@@ -361,6 +380,11 @@ impl Guide {
             }
             self.corpus.push(Entry {
                 seed,
+                config_seed: result
+                    .swarm
+                    .as_ref()
+                    .and_then(|d| d.config_seed)
+                    .unwrap_or(seed),
                 schedule,
                 features: reached,
             });
@@ -375,6 +399,7 @@ impl Guide {
             .map(|e| {
                 serde_json::json!({
                     "seed": e.seed,
+                    "config_seed": e.config_seed,
                     "schedule": e.schedule.to_json(&self.names),
                     "features": e.features,
                 })
@@ -413,6 +438,10 @@ impl Guide {
         #[serde(deny_unknown_fields)]
         struct SavedEntry {
             seed: u64,
+            /// Absent in a state written before entries kept their
+            /// configuration: the entry's own seed configured it.
+            #[serde(default)]
+            config_seed: Option<u64>,
             schedule: serde_json::Value,
             features: BTreeSet<String>,
         }
@@ -433,6 +462,7 @@ impl Guide {
             .map_err(|e| e.to_string())?;
             guide.corpus.push(Entry {
                 seed: e.seed,
+                config_seed: e.config_seed.unwrap_or(e.seed),
                 schedule,
                 features: e.features,
             });
@@ -453,7 +483,8 @@ pub fn search(setup: &Setup, budget: usize, first_seed: u64, search_seed: u64) -
     let mut guide = Guide::new(setup.scenario, first_seed, search_seed);
     let mut out = Search::default();
     while guide.runs < budget {
-        let Some(next) = guide.next_run(&|seed| own_schedule(setup.scenario, setup.variant, seed))
+        let Some(next) =
+            guide.next_run(&|seed, cfg| own_schedule(setup.scenario, setup.variant, seed, cfg))
         else {
             continue;
         };
@@ -464,7 +495,7 @@ pub fn search(setup: &Setup, budget: usize, first_seed: u64, search_seed: u64) -
             .or_else(|| schedule_of(setup.scenario, &result));
         if is_find(&result) {
             let target = Target::of(&result).expect("a find has a target");
-            let fixed_passed = Some(fixed_rerun(setup, next.seed, next.schedule.as_ref()));
+            let fixed_passed = Some(fixed_rerun(setup, &next));
             let scenario_text = played
                 .as_ref()
                 .map(|s| find_scenario(setup, &result, next.seed, s, &next.origin));
@@ -492,22 +523,23 @@ pub fn search(setup: &Setup, budget: usize, first_seed: u64, search_seed: u64) -
 
 /// Run what a guide asked for: a fresh seed, or a seed with its schedule.
 pub fn play(scenario: &Scenario, variant: &Variant, next: &Next) -> RunResult {
-    match &next.schedule {
-        None => runner::run(scenario, variant, next.seed),
-        Some(schedule) => {
-            let inputs = Inputs {
-                schedule: Some(schedule.clone()),
-                ..Default::default()
-            };
-            runner::run_with(scenario, variant, next.seed, &inputs)
-        }
-    }
+    let inputs = Inputs {
+        schedule: next.schedule.clone(),
+        config_seed: next.config_seed,
+        ..Default::default()
+    };
+    runner::run_with(scenario, variant, next.seed, &inputs)
 }
 
 /// The schedule a fresh run of `seed` plays: what its seed draws (or the
 /// file's own schedule).
-pub fn own_schedule(scenario: &Scenario, variant: &Variant, seed: u64) -> Option<Schedule> {
-    crate::sim::runner::swarm::plan(scenario, variant, seed, None).schedule
+pub fn own_schedule(
+    scenario: &Scenario,
+    variant: &Variant,
+    seed: u64,
+    config_seed: u64,
+) -> Option<Schedule> {
+    crate::sim::runner::swarm::plan(scenario, variant, seed, Some(config_seed), None).schedule
 }
 
 /// The schedule a run's window played, as the run recorded it.
@@ -556,7 +588,7 @@ fn find_scenario(
     let how = match origin {
         Origin::Fresh => "a fresh seed".to_string(),
         Origin::Derived { parent, edit } => format!(
-            "the schedule of its parent run (seed {parent}) with one edit, {edit}, under seed {seed}"
+            "the schedule of its parent run (seed {parent}) with one edit, {edit}, under seed {seed} and the parent's configuration"
         ),
     };
     let comment = format!(
@@ -572,23 +604,15 @@ fn find_scenario(
         &name,
         &serde_json::Value::Object(variants),
         seed,
+        result.swarm.as_ref().and_then(|d| d.config_seed),
         &schedule.to_json(&names),
         &comment,
     )
 }
 
 /// Run the find's schedule again with every bug fixed; whether it passed.
-fn fixed_rerun(setup: &Setup, seed: u64, schedule: Option<&Schedule>) -> bool {
-    let inputs = Inputs {
-        schedule: schedule.cloned(),
-        ..Default::default()
-    };
-    !is_find(&runner::run_with(
-        setup.scenario,
-        setup.fixed,
-        seed,
-        &inputs,
-    ))
+fn fixed_rerun(setup: &Setup, next: &Next) -> bool {
+    !is_find(&play(setup.scenario, setup.fixed, next))
 }
 
 #[cfg(test)]
@@ -635,6 +659,12 @@ chaos: {auto: true, window: 8s}
         let find = search.find.expect("the canary is found within 12 runs");
         assert_eq!(find.fixed_passed, Some(true), "attributable");
         let text = find.scenario_text.expect("a find is written out");
+        if let Origin::Derived { .. } = find.origin {
+            assert!(
+                text.contains("config_seed: "),
+                "a derived find names its configuration's seed:\n{text}"
+            );
+        }
         let replayed = scenario::load_str("find.yaml", &text).expect("the find loads");
         let r = runner::run(&replayed, &replayed.variants[0], find.seed);
         assert_eq!(

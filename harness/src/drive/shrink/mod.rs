@@ -401,9 +401,11 @@ fn shrink_chaos(
         options.budget
     ));
     // The run again, with its ops recorded: the shrink starts from exactly it.
+    let config_seed = original.swarm.as_ref().and_then(|d| d.config_seed);
     let inputs = runner::Inputs {
         schedule: Some(schedule),
         record_ops: true,
+        config_seed,
         ..Default::default()
     };
     let again = runner::run_with(scenario, &variant, original.seed, &inputs);
@@ -420,6 +422,7 @@ fn shrink_chaos(
         scenario,
         &variant,
         original.seed,
+        config_seed,
         target,
         played,
         options.budget.saturating_sub(1),
@@ -447,6 +450,7 @@ fn shrink_chaos(
         name,
         &serde_json::Value::Object(variants),
         original.seed,
+        config_seed,
         &kept.schedule.to_json(&names),
         &comment,
     );

@@ -53,6 +53,8 @@ struct Tries<'s> {
     variant: &'s Variant,
     seed: u64,
     target: &'s Target,
+    /// The seed the run's chaos configuration was drawn from, when not its own.
+    config_seed: Option<u64>,
     budget: usize,
     runs: usize,
     exhausted: bool,
@@ -73,6 +75,7 @@ impl Tries<'_> {
         self.runs += 1;
         let inputs = Inputs {
             schedule: Some(s.clone()),
+            config_seed: self.config_seed,
             ..Default::default()
         };
         let result = runner::run_with(self.scenario, self.variant, self.seed, &inputs);
@@ -80,13 +83,16 @@ impl Tries<'_> {
     }
 }
 
-/// Shrink a run of `variant` (with the run's bug modes) under `seed`: `played`
+/// Shrink a run of `variant` (with the run's bug modes) under `seed` (its
+/// chaos configured by `config_seed` when that is not the run's own): `played`
 /// is its schedule with its ops (a run recorded with `record_ops`) and fails
 /// as `target`.
+#[expect(clippy::too_many_arguments, reason = "one run's inputs, each its own")]
 pub fn shrink(
     scenario: &Scenario,
     variant: &Variant,
     seed: u64,
+    config_seed: Option<u64>,
     target: &Target,
     played: Schedule,
     budget: usize,
@@ -100,6 +106,7 @@ pub fn shrink(
         variant,
         seed,
         target,
+        config_seed,
         budget,
         runs: 0,
         exhausted: false,

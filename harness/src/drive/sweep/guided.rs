@@ -109,7 +109,7 @@ pub(super) fn execute(
             while batch.len() < BATCH && search.guide.runs < search.budget {
                 if let Some(next) = search
                     .guide
-                    .next_run(&|seed| guided::own_schedule(scenario, variant, seed))
+                    .next_run(&|seed, cfg| guided::own_schedule(scenario, variant, seed, cfg))
                 {
                     batch.push(next);
                 }
@@ -225,7 +225,9 @@ fn record(
         run: next.run as u64,
         origin: match &next.origin {
             Origin::Fresh => "fresh".into(),
-            Origin::Derived { parent, edit } => format!("seed {parent}'s schedule: {edit}"),
+            Origin::Derived { parent, edit } => {
+                format!("seed {parent}'s schedule and configuration: {edit}")
+            }
         },
     });
     if !record.passed {

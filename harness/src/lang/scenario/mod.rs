@@ -543,6 +543,9 @@ pub struct Chaos {
     /// Swarm testing: each seed also picks which fault kinds, fail points and
     /// workload ops are on, their weights, and sub-ranges of spacing and duration.
     pub swarm: bool,
+    /// The seed whose swarm stream draws that configuration and the drawn
+    /// params (`config_seed:`); `None`: the run's own seed.
+    pub config_seed: Option<u64>,
     pub concurrent_max: usize,
     /// Time between the starts of two faults.
     pub spacing: (Duration, Duration),

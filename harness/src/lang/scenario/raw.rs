@@ -551,6 +551,9 @@ pub struct Chaos {
     pub auto: Option<Spanned<bool>>,
     /// Swarm testing (default: on with `auto`, else off).
     pub swarm: Option<bool>,
+    /// The seed whose draw configures the section (swarm weights, pacing,
+    /// drawn params); default: the run's own seed.
+    pub config_seed: Option<u64>,
     /// Faults active at once (default 2).
     #[schemars(range(min = 1))]
     pub concurrent_max: Option<Spanned<u32>>,

@@ -12,7 +12,7 @@
 //!   JSON line; exit 0 whenever the run happened (whatever its outcome), 2 on bad
 //!   input (the reason on stderr). The scenario's text may be followed by a NUL
 //!   and a JSON object of the run's other inputs, each optional:
-//!   `{"schedule": {...}, "bugs": {"KEY": "buggy"}, "record_ops": true}`.
+//!   `{"schedule": {...}, "bugs": {"KEY": "buggy"}, "record_ops": true, "config_seed": 7}`.
 
 use super::RunResult;
 use crate::judge::check::Finding;
@@ -65,9 +65,16 @@ pub(crate) fn run(
     let wall = std::time::Instant::now(); // wall-clock ok: reported, never in the trail
     let args = args("run", scenario, variant, seed);
     let mut stdin = scenario.source.to_string();
-    if inputs.schedule.is_some() || inputs.record_ops || !inputs.bugs.0.is_empty() {
+    if inputs.schedule.is_some()
+        || inputs.record_ops
+        || !inputs.bugs.0.is_empty()
+        || inputs.config_seed.is_some()
+    {
         let names: Vec<String> = scenario.nodes.iter().map(|n| n.name.clone()).collect();
         let mut doc = serde_json::json!({ "record_ops": inputs.record_ops });
+        if let Some(seed) = inputs.config_seed {
+            doc["config_seed"] = seed.into();
+        }
         if let Some(schedule) = &inputs.schedule {
             doc["schedule"] = schedule.to_json(&names);
         }

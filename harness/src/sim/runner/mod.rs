@@ -93,6 +93,11 @@ pub struct Inputs {
     /// Bug modes laid over the variant's (`faultline run --bug KEY=MODE`). The
     /// result records them and its replay command passes them again.
     pub bugs: faultline_api::BugSet,
+    /// The seed whose draw configures the chaos section (swarm weights,
+    /// pacing, drawn params) instead of the run's own: a derived run of guided
+    /// search runs under its parent's configuration. The result records it
+    /// (`swarm.config_seed`) and a replay passes it again.
+    pub config_seed: Option<u64>,
 }
 
 /// [`run`] with more inputs.
@@ -201,7 +206,13 @@ fn run_here(scenario: &Scenario, variant: &Variant, seed: u64, inputs: &Inputs) 
     set_sim_now(Some(Duration::ZERO));
     panic::reset();
     tracing::info!("start");
-    let plan = swarm::plan(scenario, variant, seed, inputs.schedule.as_ref());
+    let plan = swarm::plan(
+        scenario,
+        variant,
+        seed,
+        inputs.config_seed,
+        inputs.schedule.as_ref(),
+    );
     let mut driver = Driver::new(scenario, variant, seed, &plan);
     driver.schedule_given = inputs.schedule.is_some();
     driver.record_ops = inputs.record_ops;

@@ -40,7 +40,10 @@ pub struct Plan {
     pub schedule: Option<crate::lang::scenario::schedule::Schedule>,
 }
 
-/// Draw this seed's configuration.
+/// Draw this seed's configuration. `config_seed` (a derived run's parent's,
+/// else the section's `config_seed:`, else the run's own seed) is the seed whose
+/// swarm stream draws the weights, pacing and params; the run's own seed draws
+/// the schedule from them (unless one is `given`).
 #[expect(
     clippy::wildcard_enum_match_arm,
     reason = "serde_json::Value is not our enum: every other JSON shape takes the same arm"
@@ -49,6 +52,7 @@ pub fn plan(
     scenario: &Scenario,
     variant: &Variant,
     seed: u64,
+    config_seed: Option<u64>,
     given: Option<&crate::lang::scenario::schedule::Schedule>,
 ) -> Plan {
     let Some(chaos) = &scenario.chaos else {
@@ -59,10 +63,12 @@ pub fn plan(
             schedule: None,
         };
     };
-    let mut rng = Stream::Swarm.rng(seed);
+    let config_seed = config_seed.or(chaos.config_seed).unwrap_or(seed);
+    let mut rng = Stream::Swarm.rng(config_seed);
     let mut chaos = chaos.clone();
     let mut draw = SwarmDraw {
         swarm: chaos.swarm,
+        config_seed: (config_seed != seed).then_some(config_seed),
         ..SwarmDraw::default()
     };
     if chaos.swarm {
@@ -280,12 +286,12 @@ chaos:
     fn the_draw_is_a_function_of_the_seed_and_seeds_differ() {
         let scenario = load_str("swarm.yaml", TEXT).expect("valid");
         let variant = &scenario.variants[0];
-        let a = plan(&scenario, variant, 7, None).draw.expect("drawn");
-        let b = plan(&scenario, variant, 7, None).draw.expect("drawn");
+        let a = plan(&scenario, variant, 7, None, None).draw.expect("drawn");
+        let b = plan(&scenario, variant, 7, None, None).draw.expect("drawn");
         assert_eq!(a, b);
         let draws: std::collections::BTreeSet<String> = (1..=40)
             .map(|s| {
-                plan(&scenario, variant, s, None)
+                plan(&scenario, variant, s, None, None)
                     .draw
                     .expect("drawn")
                     .describe()
@@ -299,7 +305,7 @@ chaos:
         let scenario = load_str("swarm.yaml", TEXT).expect("valid");
         let variant = &scenario.variants[0];
         for seed in 1..=200 {
-            let p = plan(&scenario, variant, seed, None);
+            let p = plan(&scenario, variant, seed, None, None);
             let chaos = p.chaos.expect("chaos");
             assert!(!chaos.faults.is_empty());
             assert!(!chaos.workload.as_ref().expect("workload").ops.is_empty());
@@ -330,7 +336,7 @@ chaos:
             info.op(f).expect("declared").consistency != Consistency::Unjudged
         };
         let workload = |seed| {
-            plan(&scenario, variant, seed, None)
+            plan(&scenario, variant, seed, None, None)
                 .chaos
                 .expect("chaos")
                 .workload
@@ -346,10 +352,45 @@ chaos:
     fn without_swarm_only_params_are_drawn() {
         let text = TEXT.replace("  swarm: true\n", "");
         let scenario = load_str("swarm.yaml", &text).expect("valid");
-        let p = plan(&scenario, &scenario.variants[0], 3, None);
+        let p = plan(&scenario, &scenario.variants[0], 3, None, None);
         assert_eq!(p.chaos.expect("chaos").faults.len(), 4);
         let draw = p.draw.expect("params drawn");
         assert!(!draw.swarm);
         assert!(draw.params.contains_key("heartbeat_ms"));
+    }
+
+    #[test]
+    fn a_config_seed_draws_the_configuration_and_the_run_s_seed_the_schedule() {
+        let scenario = load_str("swarm.yaml", TEXT).expect("valid");
+        let variant = &scenario.variants[0];
+        let own = plan(&scenario, variant, 3, None, None);
+        let borrowed = plan(&scenario, variant, 9, Some(3), None);
+        let (own_draw, borrowed_draw) = (own.draw.expect("drawn"), borrowed.draw.expect("drawn"));
+        assert_eq!(own_draw.config_seed, None, "seed 3's own configuration");
+        assert_eq!(borrowed_draw.config_seed, Some(3));
+        assert!(borrowed_draw.describe().ends_with("(configured by seed 3)"));
+        assert_eq!(
+            SwarmDraw {
+                config_seed: None,
+                ..borrowed_draw
+            },
+            own_draw,
+            "seed 9 under seed 3's configuration draws seed 3's weights, pacing and params"
+        );
+        assert_eq!(borrowed.params, own.params);
+        // The faults come from the run's own seed, drawn for that configuration.
+        assert_ne!(borrowed.schedule, own.schedule);
+        assert_ne!(
+            borrowed.schedule,
+            plan(&scenario, variant, 9, None, None).schedule
+        );
+        // A file's `config_seed:` does the same; a run's input overrides it.
+        let text = TEXT.replace("  swarm: true\n", "  swarm: true\n  config_seed: 3\n");
+        let named = load_str("swarm.yaml", &text).expect("valid");
+        let from_file = plan(&named, &named.variants[0], 9, None, None);
+        assert_eq!(from_file.draw.expect("drawn").config_seed, Some(3));
+        assert_eq!(from_file.schedule, borrowed.schedule);
+        let overridden = plan(&named, &named.variants[0], 9, Some(5), None);
+        assert_eq!(overridden.draw.expect("drawn").config_seed, Some(5));
     }
 }

@@ -8,13 +8,15 @@ use crate::lang::yaml::{flow, Node, Value};
 use serde_json::{json, Value as Json};
 
 /// The scenario `original` with `name`, these `variants` (a mapping from name
-/// to body), the seed as its default, and its chaos window playing `schedule`
-/// (a schedule document); `comment` goes on top, a `#` line each.
+/// to body), the seed as its default, its chaos configured by `config_seed` when
+/// that is given, and its chaos window playing `schedule` (a schedule
+/// document); `comment` goes on top, a `#` line each.
 pub fn scenario(
     original: &Node,
     name: &str,
     variants: &Json,
     seed: u64,
+    config_seed: Option<u64>,
     schedule: &Json,
     comment: &str,
 ) -> String {
@@ -53,6 +55,15 @@ pub fn scenario(
                 let mut chaos = value.to_json();
                 if let Some(window) = schedule.get("window") {
                     chaos["window"] = window.clone();
+                }
+                // The run's own configuration: a file's `config_seed` the run
+                // did not use would configure the replay otherwise.
+                match (config_seed, chaos.as_object_mut()) {
+                    (Some(config_seed), _) => chaos["config_seed"] = json!(config_seed),
+                    (None, Some(map)) => {
+                        map.remove("config_seed");
+                    }
+                    (None, None) => {}
                 }
                 out.push_str("chaos:\n");
                 if let Json::Object(map) = &chaos {

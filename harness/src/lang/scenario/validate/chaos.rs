@@ -96,6 +96,7 @@ impl Reader<'_, '_> {
             loc: node.loc,
             window,
             swarm: raw.swarm.unwrap_or(auto),
+            config_seed: raw.config_seed,
             concurrent_max,
             spacing,
             duration,
