@@ -235,8 +235,9 @@ pub fn markdown(rows: &[KeyCompare]) -> String {
         "The same budget both ways: the buggy arms' seeds are cut into blocks; per block, swarm \
          sampling's runs to the first find are read off the table above, and guided search gets \
          as many runs over the same seeds, from the block's start (one run in four plays its seed's \
-         own schedule after a warm-up of four; the rest play a corpus schedule with one edit, half \
-         of them a splice that goes on with the run's own schedule from a drawn time). A cell \
+         own schedule after a warm-up of four; the rest play a corpus schedule with one edit \
+         under that run's configuration, half of them a splice that goes on with what the run's \
+         own seed draws from a drawn time). A cell \
          is runs up to and including the first find (`-`: none within the block). A guided find \
          is re-run with every bug fixed; `attributable` counts finds whose fixed re-run passed.\n\n",
     );

@@ -245,6 +245,8 @@ pub struct Next {
     pub seed: u64,
     /// `None`: a fresh run of `seed`, which draws its own schedule.
     pub schedule: Option<Schedule>,
+    /// The seed whose draw configures the run (a derived run's parent's
+    /// configuration); `None`: its own.
     pub config_seed: Option<u64>,
     pub origin: Origin,
 }
@@ -301,8 +303,9 @@ impl Guide {
     /// The next run: a fresh seed during the warm-up, every `FRESH_EVERY`-th
     /// run and while the corpus is empty; otherwise a corpus entry with one
     /// edit. `None` when the edit draws found nothing that applies (the run is
-    /// counted, as it used budget). `own` gives the schedule a seed draws
-    /// ([`own_schedule`]), which a splice continues with.
+    /// counted, as it used budget). `own(seed, config_seed)` gives the schedule
+    /// a seed draws under a configuration ([`own_schedule`]), which a splice
+    /// continues with.
     pub fn next_run(&mut self, own: &dyn Fn(u64, u64) -> Option<Schedule>) -> Option<Next> {
         self.runs += 1;
         let run = self.runs;
@@ -531,8 +534,8 @@ pub fn play(scenario: &Scenario, variant: &Variant, next: &Next) -> RunResult {
     runner::run_with(scenario, variant, next.seed, &inputs)
 }
 
-/// The schedule a fresh run of `seed` plays: what its seed draws (or the
-/// file's own schedule).
+/// The schedule a run of `seed` plays under the configuration of
+/// `config_seed`: what its seed draws (or the file's own schedule).
 pub fn own_schedule(
     scenario: &Scenario,
     variant: &Variant,

@@ -4,7 +4,8 @@
 //! Each scenario and variant gets a search of its own, whose budget is the
 //! number of seeds in `--seeds`: every run takes the next seed from the range's
 //! start (which also seeds the search's choices); a fresh run plays the seed's
-//! own schedule, a derived run a corpus entry's schedule with one edit. Every run is
+//! own schedule, a derived run a corpus entry's schedule with one edit under that
+//! entry's configuration. Every run is
 //! recorded in `results.jsonl` like a plain sweep's, with `guided` giving its
 //! number and origin; a failing derived run's report holds the schedule it was
 //! given, and its replay command is `faultline replay` on that report.
