@@ -58,6 +58,7 @@ const SHAPE: &[&str] = &[
     "95-except-not-a-mapping",     // except: {key, checker} or a list
     "18-unknown-outcome",          // outcomes
     "96-unknown-model-says-the-rest-waits", // its `expect: convergd` (validate waits for the model)
+    "100-chaos-config-seed-negative", // config_seed: a u64
 ];
 
 /// Cases that need the model, the scenario's own names, or what a value means
