@@ -112,15 +112,12 @@ pub fn serve(command: ChildCommand) -> u8 {
                     }
                 };
                 inputs.record_ops = doc.get("record_ops").and_then(|r| r.as_bool()) == Some(true);
-                match doc.get("config_seed") {
-                    None => {}
-                    Some(seed) => match seed.as_u64() {
-                        Some(seed) => inputs.config_seed = Some(seed),
-                        None => {
-                            eprintln!("error: the run's config_seed is not a seed: {seed}");
-                            return exit::BAD_INPUT;
-                        }
-                    },
+                if let Some(seed) = doc.get("config_seed") {
+                    let Some(seed) = seed.as_u64() else {
+                        eprintln!("error: the run's config_seed is not a seed: {seed}");
+                        return exit::BAD_INPUT;
+                    };
+                    inputs.config_seed = Some(seed);
                 }
                 if let Some(bugs) = doc.get("bugs") {
                     match serde_json::from_value(bugs.clone()) {

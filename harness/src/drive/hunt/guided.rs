@@ -633,6 +633,41 @@ chaos: {auto: true, window: 8s}
 "#;
 
     #[test]
+    fn a_derived_run_plays_under_its_parent_s_configuration() {
+        let scenario = scenario::load_str("g.yaml", TEXT).expect("valid");
+        let variant = &scenario.variants[0];
+        let mut guide = Guide::new(&scenario, 1, 1);
+        let own = |seed, cfg| own_schedule(&scenario, variant, seed, cfg);
+        // Fresh runs until the first derived one (the corpus then holds only
+        // fresh runs, each configured by its own seed).
+        let (next, parent) = loop {
+            let Some(next) = guide.next_run(&own) else {
+                continue;
+            };
+            if let Origin::Derived { parent, .. } = next.origin {
+                break (next, parent);
+            }
+            let result = play(&scenario, variant, &next);
+            guide.observe(next.seed, schedule_of(&scenario, &result), &result);
+        };
+        assert_ne!(next.seed, parent);
+        assert_eq!(next.config_seed, Some(parent));
+        let drew = play(&scenario, variant, &next).swarm.expect("drawn");
+        assert_eq!(drew.config_seed, Some(parent));
+        let parents = crate::sim::runner::swarm::plan(&scenario, variant, parent, None, None)
+            .draw
+            .expect("drawn");
+        assert_eq!(
+            crate::base::trail::SwarmDraw {
+                config_seed: None,
+                ..drew
+            },
+            parents,
+            "the derived run's weights, pacing and params are its parent's"
+        );
+    }
+
+    #[test]
     fn a_derived_run_is_its_parent_with_one_edit_and_finds_replay() {
         let scenario = scenario::load_str("g.yaml", TEXT).expect("valid");
         let tree =

@@ -422,7 +422,7 @@ fn shrink_chaos(
         scenario,
         &variant,
         original.seed,
-        config_seed,
+        &inputs,
         target,
         played,
         options.budget.saturating_sub(1),

@@ -53,8 +53,9 @@ struct Tries<'s> {
     variant: &'s Variant,
     seed: u64,
     target: &'s Target,
-    /// The seed the run's chaos configuration was drawn from, when not its own.
-    config_seed: Option<u64>,
+    /// The run's inputs besides its schedule (its configuration's seed, ...):
+    /// every try plays them with its own schedule.
+    inputs: &'s Inputs,
     budget: usize,
     runs: usize,
     exhausted: bool,
@@ -75,24 +76,24 @@ impl Tries<'_> {
         self.runs += 1;
         let inputs = Inputs {
             schedule: Some(s.clone()),
-            config_seed: self.config_seed,
-            ..Default::default()
+            record_ops: false,
+            ..self.inputs.clone()
         };
         let result = runner::run_with(self.scenario, self.variant, self.seed, &inputs);
         self.target.met_by(&result)
     }
 }
 
-/// Shrink a run of `variant` (with the run's bug modes) under `seed` (its
-/// chaos configured by `config_seed` when that is not the run's own): `played`
-/// is its schedule with its ops (a run recorded with `record_ops`) and fails
-/// as `target`.
+/// Shrink a run of `variant` (with the run's bug modes) under `seed` and its
+/// other `inputs` (every try replaces only the schedule): `played` is its
+/// schedule with its ops (a run recorded with `record_ops`) and fails as
+/// `target`.
 #[expect(clippy::too_many_arguments, reason = "one run's inputs, each its own")]
 pub fn shrink(
     scenario: &Scenario,
     variant: &Variant,
     seed: u64,
-    config_seed: Option<u64>,
+    inputs: &Inputs,
     target: &Target,
     played: Schedule,
     budget: usize,
@@ -106,7 +107,7 @@ pub fn shrink(
         variant,
         seed,
         target,
-        config_seed,
+        inputs,
         budget,
         runs: 0,
         exhausted: false,

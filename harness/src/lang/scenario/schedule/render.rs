@@ -58,12 +58,11 @@ pub fn scenario(
                 }
                 // The run's own configuration: a file's `config_seed` the run
                 // did not use would configure the replay otherwise.
-                match (config_seed, chaos.as_object_mut()) {
-                    (Some(config_seed), _) => chaos["config_seed"] = json!(config_seed),
-                    (None, Some(map)) => {
-                        map.remove("config_seed");
-                    }
-                    (None, None) => {}
+                if let Json::Object(map) = &mut chaos {
+                    match config_seed {
+                        Some(seed) => map.insert("config_seed".into(), json!(seed)),
+                        None => map.remove("config_seed"),
+                    };
                 }
                 out.push_str("chaos:\n");
                 if let Json::Object(map) = &chaos {
