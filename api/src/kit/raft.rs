@@ -12,7 +12,11 @@
 //!   index (log matching on committed entries; a lost committed entry);
 //! - [`COMMITTED_ON_QUORUM`]: when a leader commits an entry, a majority of each
 //!   voter configuration holds it durably;
-//! - [`LEADER_COMPLETENESS`]: a new leader holds every entry committed before;
+//! - [`LEADER_COMPLETENESS`]: a new leader holds every entry committed in an
+//!   earlier term (Raft's Leader Completeness: "present in the logs of the
+//!   leaders for all higher-numbered terms"; a candidate of a stale term may
+//!   still win with a late vote, and is not bound by what a later term
+//!   committed);
 //! - [`LEADER_MEMBERSHIP`]: a new leader's membership config comes from an entry
 //!   no other committed entry replaced at its index;
 //! - [`LOG_CONTIGUOUS`]: an append continues or overwrites a node's log, never
@@ -65,7 +69,7 @@ pub const INVARIANTS: [InvariantInfo; 7] = [
     ),
     safety(
         LEADER_COMPLETENESS,
-        "a node that becomes leader holds every entry committed before",
+        "a node that becomes leader holds every entry committed in an earlier term",
     ),
     safety(
         LEADER_MEMBERSHIP,
@@ -194,8 +198,9 @@ impl<Id: PartialEq> NodeLog<Id> {
 /// The oracle (see the module docs).
 pub struct RaftOracle<Id> {
     logs: BTreeMap<u64, NodeLog<Id>>,
-    /// index -> (id, the first node that reported it committed).
-    committed: BTreeMap<u64, (Id, u64)>,
+    /// index -> (id, the first node that reported it committed, the highest
+    /// term led by then).
+    committed: BTreeMap<u64, (Id, u64, Option<u64>)>,
     /// term -> the node that led it.
     leaders: BTreeMap<u64, u64>,
     /// invariant -> message, the first of each.
@@ -357,8 +362,8 @@ impl<Id: Copy + PartialEq + Display> RaftOracle<Id> {
         (index, id): (u64, Id),
         name: Namer<'_>,
     ) -> Option<Found> {
-        let (committed, by) = self.committed.get(&index)?;
-        if *committed == id {
+        let (committed, by, when) = self.committed.get(&index)?;
+        if *committed == id || !self.bound(node, *when) {
             return None;
         }
         let message = format!(
@@ -464,9 +469,10 @@ impl<Id: Copy + PartialEq + Display> RaftOracle<Id> {
         for (index, id) in entries {
             match self.committed.get(&index) {
                 None => {
-                    self.committed.insert(index, (id, node));
+                    let when = self.leaders.keys().next_back().copied();
+                    self.committed.insert(index, (id, node, when));
                 }
-                Some((first, by)) if *first != id => {
+                Some((first, by, _)) if *first != id => {
                     let message = format!(
                         "index {index} committed as {first} on {} and as {id} on {}",
                         name(*by),
@@ -487,10 +493,12 @@ impl<Id: Copy + PartialEq + Display> RaftOracle<Id> {
         covered: Option<u64>,
         name: Namer<'_>,
     ) -> Option<Found> {
-        let missing = self.committed.iter().find(|(index, (id, _))| {
-            covered.is_none_or(|s| **index > s) && log.get(index) != Some(id)
+        let missing = self.committed.iter().find(|(index, (id, _, when))| {
+            self.bound(node, *when)
+                && covered.is_none_or(|s| **index > s)
+                && log.get(index) != Some(id)
         });
-        let (index, (id, by)) = missing?;
+        let (index, (id, by, _)) = missing?;
         let message = format!(
             "{} became leader without committed entry {id} (index {index}, committed on {}); its log has {}",
             name(node),
@@ -500,6 +508,22 @@ impl<Id: Copy + PartialEq + Display> RaftOracle<Id> {
                 .unwrap_or_else(|| "nothing there".into())
         );
         self.violate(LEADER_COMPLETENESS, message)
+    }
+
+    /// Whether `node`, leading now, is bound to hold an entry first reported
+    /// committed when `when` was the highest term led: its own latest term is
+    /// above it. The entry was committed in that term or before, so a leader
+    /// of a later term must hold it (Raft's Leader Completeness); a leader of
+    /// that term or an earlier one (a stale candidate that won with a vote
+    /// that came late) need not.
+    fn bound(&self, node: u64, when: Option<u64>) -> bool {
+        let led = self
+            .leaders
+            .iter()
+            .rev()
+            .find(|(_, n)| **n == node)
+            .map(|(term, _)| *term);
+        when.is_none_or(|when| led.is_none_or(|led| led > when))
     }
 
     fn violate(&mut self, invariant: &'static str, message: String) -> Option<Found> {

@@ -124,6 +124,44 @@ fn a_leader_missing_a_committed_entry_breaks_completeness() {
     assert_eq!(again.observe(leader(3, 3, &empty, Some(2)), &name), None);
 }
 
+/// ozone-om, all fixed, with fault kinds at equal weight, seed 614: om2 asked
+/// for votes in term 8; om3, just restarted, granted it, then voted for om1 in
+/// term 10; om1 led term 10 and committed index 47; om3's term-8 vote came
+/// late over a slow link and om2 led term 8 without that entry. Raft allows
+/// it (a leader of term 8 is not bound by what term 10 committed, and cannot
+/// commit anything itself), so it is no violation; a leader of term 11 is.
+#[test]
+fn a_stale_term_leader_need_not_hold_what_a_later_term_committed() {
+    let leader = |node, term, log| RaftEvent::Leader {
+        node,
+        term,
+        log,
+        covered: None,
+    };
+    let old = BTreeMap::from([(1, Id(5, 1))]);
+    let new = BTreeMap::from([(1, Id(5, 1)), (2, Id(10, 2))]);
+    let mut oracle = RaftOracle::default();
+    assert_eq!(oracle.observe(leader(1, 10, &new), &name), None);
+    assert_eq!(oracle.observe(committed(1, vec![at(10, 2)]), &name), None);
+    assert_eq!(oracle.observe(leader(2, 8, &old), &name), None);
+    // Nor by a membership config that term 10 replaced at its index.
+    let config = |node| RaftEvent::LeaderMembership {
+        node,
+        entry: Some(at(8, 2)),
+    };
+    assert_eq!(oracle.observe(config(2), &name), None);
+    let found = oracle
+        .observe(leader(3, 11, &old), &name)
+        .expect("a later term's leader must hold it");
+    assert_eq!(found.invariant, LEADER_COMPLETENESS);
+    assert_eq!(
+        found.message,
+        "n3 became leader without committed entry 10.2 (index 2, committed on n1); its log has nothing there"
+    );
+    let found = oracle.observe(config(3), &name).expect("replaced");
+    assert_eq!(found.invariant, LEADER_MEMBERSHIP);
+}
+
 #[test]
 fn two_leaders_of_one_term_break_election_safety_and_a_restored_leader_does_not() {
     let log: BTreeMap<u64, Id> = BTreeMap::new();
