@@ -512,10 +512,12 @@ impl<Id: Copy + PartialEq + Display> RaftOracle<Id> {
 
     /// Whether `node`, leading now, is bound to hold an entry first reported
     /// committed when `when` was the highest term led: its own latest term is
-    /// above it. The entry was committed in that term or before, so a leader
-    /// of a later term must hold it (Raft's Leader Completeness); a leader of
-    /// that term or an earlier one (a stale candidate that won with a vote
-    /// that came late) need not.
+    /// at least that. The entry was committed in that term or before, so a
+    /// leader of a later term must hold it (Raft's Leader Completeness), and
+    /// so must the leader of that very term (it never drops an entry it
+    /// holds: a leader restored in its old term without one is openraft's
+    /// leader-restore defect). A leader of an earlier term (a stale candidate
+    /// that won with a vote that came late) need not.
     fn bound(&self, node: u64, when: Option<u64>) -> bool {
         let led = self
             .leaders
@@ -523,7 +525,7 @@ impl<Id: Copy + PartialEq + Display> RaftOracle<Id> {
             .rev()
             .find(|(_, n)| **n == node)
             .map(|(term, _)| *term);
-        when.is_none_or(|when| led.is_none_or(|led| led > when))
+        when.is_none_or(|when| led.is_none_or(|led| led >= when))
     }
 
     fn violate(&mut self, invariant: &'static str, message: String) -> Option<Found> {

@@ -129,7 +129,8 @@ fn a_leader_missing_a_committed_entry_breaks_completeness() {
 /// term 10; om1 led term 10 and committed index 47; om3's term-8 vote came
 /// late over a slow link and om2 led term 8 without that entry. Raft allows
 /// it (a leader of term 8 is not bound by what term 10 committed, and cannot
-/// commit anything itself), so it is no violation; a leader of term 11 is.
+/// commit anything itself), so it is no violation; a leader of term 11 is,
+/// and so is term 10's own leader restored without it.
 #[test]
 fn a_stale_term_leader_need_not_hold_what_a_later_term_committed() {
     let leader = |node, term, log| RaftEvent::Leader {
@@ -160,6 +161,15 @@ fn a_stale_term_leader_need_not_hold_what_a_later_term_committed() {
     );
     let found = oracle.observe(config(3), &name).expect("replaced");
     assert_eq!(found.invariant, LEADER_MEMBERSHIP);
+    // The leader of the committing term itself, restored in that term without
+    // the entry (openraft's leader restore), is bound.
+    let mut restored = RaftOracle::default();
+    assert_eq!(restored.observe(leader(1, 10, &new), &name), None);
+    assert_eq!(restored.observe(committed(1, vec![at(10, 2)]), &name), None);
+    let found = restored
+        .observe(leader(1, 10, &old), &name)
+        .expect("a restored leader of the committing term must hold it");
+    assert_eq!(found.invariant, LEADER_COMPLETENESS);
 }
 
 #[test]
