@@ -198,8 +198,9 @@ impl<Id: PartialEq> NodeLog<Id> {
 /// The oracle (see the module docs).
 pub struct RaftOracle<Id> {
     logs: BTreeMap<u64, NodeLog<Id>>,
-    /// index -> (id, the first node that reported it committed, the highest
-    /// term led by then).
+    /// index -> (id, the first node that reported it committed, the term it
+    /// was committed in or a later one: the highest term led when it was
+    /// first reported, or its leader's term when that is lower).
     committed: BTreeMap<u64, (Id, u64, Option<u64>)>,
     /// term -> the node that led it.
     leaders: BTreeMap<u64, u64>,
@@ -312,6 +313,7 @@ impl<Id: Copy + PartialEq + Display> RaftOracle<Id> {
                 voters,
                 earlier,
             } => {
+                self.led_commit(node, entry);
                 if earlier.is_some_and(|e| e.iter().all(|c| self.majority_holds(c, &entry))) {
                     return None;
                 }
@@ -510,6 +512,31 @@ impl<Id: Copy + PartialEq + Display> RaftOracle<Id> {
         self.violate(LEADER_COMPLETENESS, message)
     }
 
+    /// A leader's commit dates the entry's commit to its own latest term (a
+    /// node's report of a commit dates it only to the highest term led then,
+    /// which a deposed leader's late commit can exceed).
+    fn led_commit(&mut self, node: u64, (index, id): (u64, Id)) {
+        let led = self.led(node);
+        match self.committed.get_mut(&index) {
+            None => {
+                self.committed.insert(index, (id, node, led));
+            }
+            Some((first, _, when)) if *first == id => {
+                *when = [*when, led].into_iter().flatten().min();
+            }
+            Some(_) => {}
+        }
+    }
+
+    /// The latest term `node` led.
+    fn led(&self, node: u64) -> Option<u64> {
+        self.leaders
+            .iter()
+            .rev()
+            .find(|(_, n)| **n == node)
+            .map(|(term, _)| *term)
+    }
+
     /// Whether `node`, leading now, is bound to hold an entry first reported
     /// committed when `when` was the highest term led: its own latest term is
     /// at least that. The entry was committed in that term or before, so a
@@ -519,12 +546,7 @@ impl<Id: Copy + PartialEq + Display> RaftOracle<Id> {
     /// leader-restore defect). A leader of an earlier term (a stale candidate
     /// that won with a vote that came late) need not.
     fn bound(&self, node: u64, when: Option<u64>) -> bool {
-        let led = self
-            .leaders
-            .iter()
-            .rev()
-            .find(|(_, n)| **n == node)
-            .map(|(term, _)| *term);
+        let led = self.led(node);
         when.is_none_or(|when| led.is_none_or(|led| led >= when))
     }
 

@@ -170,6 +170,38 @@ fn a_stale_term_leader_need_not_hold_what_a_later_term_committed() {
         .observe(leader(1, 10, &old), &name)
         .expect("a restored leader of the committing term must hold it");
     assert_eq!(found.invariant, LEADER_COMPLETENESS);
+    // A deposed leader's late commit, reported after a later term began: its
+    // own commit dates it to its term, so restored in that term it is bound.
+    let voters = [BTreeSet::from([1, 2, 3])];
+    let mut late = RaftOracle::default();
+    late.observe(
+        RaftEvent::Flushed {
+            node: 2,
+            entries: vec![at(3, 2)],
+        },
+        &name,
+    );
+    late.observe(
+        RaftEvent::Flushed {
+            node: 3,
+            entries: vec![at(3, 2)],
+        },
+        &name,
+    );
+    assert_eq!(late.observe(leader(1, 3, &old), &name), None);
+    assert_eq!(late.observe(leader(2, 4, &old), &name), None);
+    assert_eq!(late.observe(committed(1, vec![at(3, 2)]), &name), None);
+    let commit = RaftEvent::LeaderCommitted {
+        node: 1,
+        entry: at(3, 2),
+        voters: &voters,
+        earlier: None,
+    };
+    assert_eq!(late.observe(commit, &name), None);
+    let found = late
+        .observe(leader(1, 3, &old), &name)
+        .expect("restored in the term it committed in, without the entry");
+    assert_eq!(found.invariant, LEADER_COMPLETENESS);
 }
 
 #[test]
