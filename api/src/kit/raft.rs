@@ -12,11 +12,11 @@
 //!   index (log matching on committed entries; a lost committed entry);
 //! - [`COMMITTED_ON_QUORUM`]: when a leader commits an entry, a majority of each
 //!   voter configuration holds it durably;
-//! - [`LEADER_COMPLETENESS`]: a new leader holds every entry committed in an
-//!   earlier term (Raft's Leader Completeness: "present in the logs of the
-//!   leaders for all higher-numbered terms"; a candidate of a stale term may
-//!   still win with a late vote, and is not bound by what a later term
-//!   committed);
+//! - [`LEADER_COMPLETENESS`]: a new leader holds every entry committed in its
+//!   term or an earlier one (Raft's Leader Completeness: "present in the logs
+//!   of the leaders for all higher-numbered terms", and a leader never drops
+//!   an entry of its own term; a candidate of a stale term may still win with
+//!   a late vote, and is not bound by what a later term committed);
 //! - [`LEADER_MEMBERSHIP`]: a new leader's membership config comes from an entry
 //!   no other committed entry replaced at its index;
 //! - [`LOG_CONTIGUOUS`]: an append continues or overwrites a node's log, never
@@ -69,7 +69,7 @@ pub const INVARIANTS: [InvariantInfo; 7] = [
     ),
     safety(
         LEADER_COMPLETENESS,
-        "a node that becomes leader holds every entry committed in an earlier term",
+        "a node that becomes leader holds every entry committed in its term or an earlier one",
     ),
     safety(
         LEADER_MEMBERSHIP,
@@ -537,9 +537,9 @@ impl<Id: Copy + PartialEq + Display> RaftOracle<Id> {
             .map(|(term, _)| *term)
     }
 
-    /// Whether `node`, leading now, is bound to hold an entry first reported
-    /// committed when `when` was the highest term led: its own latest term is
-    /// at least that. The entry was committed in that term or before, so a
+    /// Whether `node`, leading now, is bound to hold an entry whose commit is
+    /// dated `when` (the term it was committed in, or a later one): its own
+    /// latest term is at least that. The entry was committed in that term or before, so a
     /// leader of a later term must hold it (Raft's Leader Completeness), and
     /// so must the leader of that very term (it never drops an entry it
     /// holds: a leader restored in its old term without one is openraft's
