@@ -124,27 +124,29 @@ fn a_leader_missing_a_committed_entry_breaks_completeness() {
     assert_eq!(again.observe(leader(3, 3, &empty, Some(2)), &name), None);
 }
 
+fn leader_of(node: u64, term: u64, log: &BTreeMap<u64, Id>) -> RaftEvent<'_, Id> {
+    RaftEvent::Leader {
+        node,
+        term,
+        log,
+        covered: None,
+    }
+}
+
 /// ozone-om, all fixed, with fault kinds at equal weight, seed 614: om2 asked
 /// for votes in term 8; om3, just restarted, granted it, then voted for om1 in
 /// term 10; om1 led term 10 and committed index 47; om3's term-8 vote came
 /// late over a slow link and om2 led term 8 without that entry. Raft allows
 /// it (a leader of term 8 is not bound by what term 10 committed, and cannot
-/// commit anything itself), so it is no violation; a leader of term 11 is,
-/// and so is term 10's own leader restored without it.
+/// commit anything itself), so it is no violation; a leader of term 11 is.
 #[test]
 fn a_stale_term_leader_need_not_hold_what_a_later_term_committed() {
-    let leader = |node, term, log| RaftEvent::Leader {
-        node,
-        term,
-        log,
-        covered: None,
-    };
-    let old = BTreeMap::from([(1, Id(5, 1))]);
-    let new = BTreeMap::from([(1, Id(5, 1)), (2, Id(10, 2))]);
+    let stale = BTreeMap::from([(1, Id(5, 1))]);
+    let current = BTreeMap::from([(1, Id(5, 1)), (2, Id(10, 2))]);
     let mut oracle = RaftOracle::default();
-    assert_eq!(oracle.observe(leader(1, 10, &new), &name), None);
+    assert_eq!(oracle.observe(leader_of(1, 10, &current), &name), None);
     assert_eq!(oracle.observe(committed(1, vec![at(10, 2)]), &name), None);
-    assert_eq!(oracle.observe(leader(2, 8, &old), &name), None);
+    assert_eq!(oracle.observe(leader_of(2, 8, &stale), &name), None);
     // Nor by a membership config that term 10 replaced at its index.
     let config = |node| RaftEvent::LeaderMembership {
         node,
@@ -152,7 +154,7 @@ fn a_stale_term_leader_need_not_hold_what_a_later_term_committed() {
     };
     assert_eq!(oracle.observe(config(2), &name), None);
     let found = oracle
-        .observe(leader(3, 11, &old), &name)
+        .observe(leader_of(3, 11, &stale), &name)
         .expect("a later term's leader must hold it");
     assert_eq!(found.invariant, LEADER_COMPLETENESS);
     assert_eq!(
@@ -161,45 +163,52 @@ fn a_stale_term_leader_need_not_hold_what_a_later_term_committed() {
     );
     let found = oracle.observe(config(3), &name).expect("replaced");
     assert_eq!(found.invariant, LEADER_MEMBERSHIP);
-    // The leader of the committing term itself, restored in that term without
-    // the entry (openraft's leader restore), is bound.
-    let mut restored = RaftOracle::default();
-    assert_eq!(restored.observe(leader(1, 10, &new), &name), None);
-    assert_eq!(restored.observe(committed(1, vec![at(10, 2)]), &name), None);
-    let found = restored
-        .observe(leader(1, 10, &old), &name)
+}
+
+/// The leader of the committing term itself, restored in that term without
+/// the entry (openraft's leader restore), is bound: a leader never drops an
+/// entry of its own term.
+#[test]
+fn a_leader_restored_in_its_term_without_an_entry_it_committed_breaks_completeness() {
+    let lost = BTreeMap::from([(1, Id(10, 1))]);
+    let full = BTreeMap::from([(1, Id(10, 1)), (2, Id(10, 2))]);
+    let mut oracle = RaftOracle::default();
+    assert_eq!(oracle.observe(leader_of(1, 10, &full), &name), None);
+    assert_eq!(oracle.observe(committed(1, vec![at(10, 2)]), &name), None);
+    let found = oracle
+        .observe(leader_of(1, 10, &lost), &name)
         .expect("a restored leader of the committing term must hold it");
     assert_eq!(found.invariant, LEADER_COMPLETENESS);
-    // A deposed leader's late commit, reported after a later term began: its
-    // own commit dates it to its term, so restored in that term it is bound.
+}
+
+/// A deposed leader's late commit, reported after a later term began, is
+/// dated by its leader's own report to the leader's term, so the leader
+/// restored in that term without it is bound (a node's report alone dates it
+/// only to the highest term led then, 4).
+#[test]
+fn a_leader_s_own_commit_dates_the_entry_to_its_term() {
     let voters = [BTreeSet::from([1, 2, 3])];
-    let mut late = RaftOracle::default();
-    late.observe(
-        RaftEvent::Flushed {
-            node: 2,
+    let lost = BTreeMap::from([(1, Id(3, 1))]);
+    let mut oracle = RaftOracle::default();
+    for node in [2, 3] {
+        let flushed = RaftEvent::Flushed {
+            node,
             entries: vec![at(3, 2)],
-        },
-        &name,
-    );
-    late.observe(
-        RaftEvent::Flushed {
-            node: 3,
-            entries: vec![at(3, 2)],
-        },
-        &name,
-    );
-    assert_eq!(late.observe(leader(1, 3, &old), &name), None);
-    assert_eq!(late.observe(leader(2, 4, &old), &name), None);
-    assert_eq!(late.observe(committed(1, vec![at(3, 2)]), &name), None);
+        };
+        assert_eq!(oracle.observe(flushed, &name), None);
+    }
+    assert_eq!(oracle.observe(leader_of(1, 3, &lost), &name), None);
+    assert_eq!(oracle.observe(leader_of(2, 4, &lost), &name), None);
+    assert_eq!(oracle.observe(committed(1, vec![at(3, 2)]), &name), None);
     let commit = RaftEvent::LeaderCommitted {
         node: 1,
         entry: at(3, 2),
         voters: &voters,
         earlier: None,
     };
-    assert_eq!(late.observe(commit, &name), None);
-    let found = late
-        .observe(leader(1, 3, &old), &name)
+    assert_eq!(oracle.observe(commit, &name), None);
+    let found = oracle
+        .observe(leader_of(1, 3, &lost), &name)
         .expect("restored in the term it committed in, without the entry");
     assert_eq!(found.invariant, LEADER_COMPLETENESS);
 }
