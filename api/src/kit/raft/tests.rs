@@ -89,26 +89,29 @@ fn two_nodes_committing_different_entries_at_one_index_disagree() {
     assert!(oracle.violations().contains_key(COMMITTED_AGREE));
 }
 
+/// `node` became leader of `term` with `log`, entries up to `covered` in its
+/// snapshot.
+fn leader_of(
+    node: u64,
+    term: u64,
+    log: &BTreeMap<u64, Id>,
+    covered: Option<u64>,
+) -> RaftEvent<'_, Id> {
+    RaftEvent::Leader {
+        node,
+        term,
+        log,
+        covered,
+    }
+}
+
 #[test]
 fn a_leader_missing_a_committed_entry_breaks_completeness() {
-    fn leader(
-        node: u64,
-        term: u64,
-        log: &BTreeMap<u64, Id>,
-        covered: Option<u64>,
-    ) -> RaftEvent<'_, Id> {
-        RaftEvent::Leader {
-            node,
-            term,
-            log,
-            covered,
-        }
-    }
     let mut oracle = RaftOracle::default();
     oracle.observe(committed(1, vec![at(1, 1), at(1, 2)]), &name);
     let mut log = BTreeMap::from([(1, Id(1, 1))]);
     let found = oracle
-        .observe(leader(2, 2, &log, None), &name)
+        .observe(leader_of(2, 2, &log, None), &name)
         .expect("incomplete");
     assert_eq!(found.invariant, LEADER_COMPLETENESS);
     assert_eq!(
@@ -118,19 +121,10 @@ fn a_leader_missing_a_committed_entry_breaks_completeness() {
     log.insert(2, Id(1, 2));
     let mut again = RaftOracle::default();
     again.observe(committed(1, vec![at(1, 1), at(1, 2)]), &name);
-    assert_eq!(again.observe(leader(2, 2, &log, None), &name), None);
+    assert_eq!(again.observe(leader_of(2, 2, &log, None), &name), None);
     // Entries under the leader's snapshot are held there.
     let empty = BTreeMap::new();
-    assert_eq!(again.observe(leader(3, 3, &empty, Some(2)), &name), None);
-}
-
-fn leader_of(node: u64, term: u64, log: &BTreeMap<u64, Id>) -> RaftEvent<'_, Id> {
-    RaftEvent::Leader {
-        node,
-        term,
-        log,
-        covered: None,
-    }
+    assert_eq!(again.observe(leader_of(3, 3, &empty, Some(2)), &name), None);
 }
 
 /// ozone-om, all fixed, with fault kinds at equal weight, seed 614: om2 asked
@@ -144,9 +138,12 @@ fn a_stale_term_leader_need_not_hold_what_a_later_term_committed() {
     let stale = BTreeMap::from([(1, Id(5, 1))]);
     let current = BTreeMap::from([(1, Id(5, 1)), (2, Id(10, 2))]);
     let mut oracle = RaftOracle::default();
-    assert_eq!(oracle.observe(leader_of(1, 10, &current), &name), None);
+    assert_eq!(
+        oracle.observe(leader_of(1, 10, &current, None), &name),
+        None
+    );
     assert_eq!(oracle.observe(committed(1, vec![at(10, 2)]), &name), None);
-    assert_eq!(oracle.observe(leader_of(2, 8, &stale), &name), None);
+    assert_eq!(oracle.observe(leader_of(2, 8, &stale, None), &name), None);
     // Nor by a membership config that term 10 replaced at its index.
     let config = |node| RaftEvent::LeaderMembership {
         node,
@@ -154,7 +151,7 @@ fn a_stale_term_leader_need_not_hold_what_a_later_term_committed() {
     };
     assert_eq!(oracle.observe(config(2), &name), None);
     let found = oracle
-        .observe(leader_of(3, 11, &stale), &name)
+        .observe(leader_of(3, 11, &stale, None), &name)
         .expect("a later term's leader must hold it");
     assert_eq!(found.invariant, LEADER_COMPLETENESS);
     assert_eq!(
@@ -173,10 +170,10 @@ fn a_leader_restored_in_its_term_without_an_entry_it_committed_breaks_completene
     let lost = BTreeMap::from([(1, Id(10, 1))]);
     let full = BTreeMap::from([(1, Id(10, 1)), (2, Id(10, 2))]);
     let mut oracle = RaftOracle::default();
-    assert_eq!(oracle.observe(leader_of(1, 10, &full), &name), None);
+    assert_eq!(oracle.observe(leader_of(1, 10, &full, None), &name), None);
     assert_eq!(oracle.observe(committed(1, vec![at(10, 2)]), &name), None);
     let found = oracle
-        .observe(leader_of(1, 10, &lost), &name)
+        .observe(leader_of(1, 10, &lost, None), &name)
         .expect("a restored leader of the committing term must hold it");
     assert_eq!(found.invariant, LEADER_COMPLETENESS);
 }
@@ -197,8 +194,8 @@ fn a_leader_s_own_commit_dates_the_entry_to_its_term() {
         };
         assert_eq!(oracle.observe(flushed, &name), None);
     }
-    assert_eq!(oracle.observe(leader_of(1, 3, &lost), &name), None);
-    assert_eq!(oracle.observe(leader_of(2, 4, &lost), &name), None);
+    assert_eq!(oracle.observe(leader_of(1, 3, &lost, None), &name), None);
+    assert_eq!(oracle.observe(leader_of(2, 4, &lost, None), &name), None);
     assert_eq!(oracle.observe(committed(1, vec![at(3, 2)]), &name), None);
     let commit = RaftEvent::LeaderCommitted {
         node: 1,
@@ -208,7 +205,7 @@ fn a_leader_s_own_commit_dates_the_entry_to_its_term() {
     };
     assert_eq!(oracle.observe(commit, &name), None);
     let found = oracle
-        .observe(leader_of(1, 3, &lost), &name)
+        .observe(leader_of(1, 3, &lost, None), &name)
         .expect("restored in the term it committed in, without the entry");
     assert_eq!(found.invariant, LEADER_COMPLETENESS);
 }
