@@ -365,7 +365,7 @@ impl<Id: Copy + PartialEq + Display> RaftOracle<Id> {
         name: Namer<'_>,
     ) -> Option<Found> {
         let (committed, by, when) = self.committed.get(&index)?;
-        if *committed == id || !self.bound(node, *when) {
+        if *committed == id || !bound(self.led(node), *when) {
             return None;
         }
         let message = format!(
@@ -495,10 +495,9 @@ impl<Id: Copy + PartialEq + Display> RaftOracle<Id> {
         covered: Option<u64>,
         name: Namer<'_>,
     ) -> Option<Found> {
+        let led = self.led(node);
         let missing = self.committed.iter().find(|(index, (id, _, when))| {
-            self.bound(node, *when)
-                && covered.is_none_or(|s| **index > s)
-                && log.get(index) != Some(id)
+            bound(led, *when) && covered.is_none_or(|s| **index > s) && log.get(index) != Some(id)
         });
         let (index, (id, by, _)) = missing?;
         let message = format!(
@@ -537,19 +536,6 @@ impl<Id: Copy + PartialEq + Display> RaftOracle<Id> {
             .map(|(term, _)| *term)
     }
 
-    /// Whether `node`, leading now, is bound to hold an entry whose commit is
-    /// dated `when` (the term it was committed in, or a later one): its own
-    /// latest term is at least that. The entry was committed in that term or before, so a
-    /// leader of a later term must hold it (Raft's Leader Completeness), and
-    /// so must the leader of that very term (it never drops an entry it
-    /// holds: a leader restored in its old term without one is openraft's
-    /// leader-restore defect). A leader of an earlier term (a stale candidate
-    /// that won with a vote that came late) need not.
-    fn bound(&self, node: u64, when: Option<u64>) -> bool {
-        let led = self.led(node);
-        when.is_none_or(|when| led.is_none_or(|led| led >= when))
-    }
-
     fn violate(&mut self, invariant: &'static str, message: String) -> Option<Found> {
         if self.violations.contains_key(invariant) {
             return None;
@@ -557,6 +543,18 @@ impl<Id: Copy + PartialEq + Display> RaftOracle<Id> {
         self.violations.insert(invariant, message.clone());
         Some(Found { invariant, message })
     }
+}
+
+/// Whether a node leading now, whose latest term led is `led`, is bound to
+/// hold an entry whose commit is dated `when` (the term it was committed in,
+/// or a later one): `led` is at least that. The entry was committed in that
+/// term or before, so a leader of a later term must hold it (Raft's Leader
+/// Completeness), and so must the leader of that very term (it never drops an
+/// entry it holds: a leader restored in its old term without one is
+/// openraft's leader-restore defect). A leader of an earlier term (a stale
+/// candidate that won with a vote that came late) need not.
+fn bound(led: Option<u64>, when: Option<u64>) -> bool {
+    when.is_none_or(|when| led.is_none_or(|led| led >= when))
 }
 
 #[cfg(test)]
