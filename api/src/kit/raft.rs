@@ -195,13 +195,22 @@ impl<Id: PartialEq> NodeLog<Id> {
     }
 }
 
+/// An entry reported committed.
+struct Commit<Id> {
+    id: Id,
+    /// The first node that reported it.
+    by: u64,
+    /// The term it was committed in, or a later one: the highest term led when
+    /// it was first reported, or its leader's term when that is lower (`None`:
+    /// no term had a leader then).
+    term: Option<u64>,
+}
+
 /// The oracle (see the module docs).
 pub struct RaftOracle<Id> {
     logs: BTreeMap<u64, NodeLog<Id>>,
-    /// index -> (id, the first node that reported it committed, the term it
-    /// was committed in or a later one: the highest term led when it was
-    /// first reported, or its leader's term when that is lower).
-    committed: BTreeMap<u64, (Id, u64, Option<u64>)>,
+    /// index -> the entry reported committed there.
+    committed: BTreeMap<u64, Commit<Id>>,
     /// term -> the node that led it.
     leaders: BTreeMap<u64, u64>,
     /// invariant -> message, the first of each.
@@ -364,14 +373,15 @@ impl<Id: Copy + PartialEq + Display> RaftOracle<Id> {
         (index, id): (u64, Id),
         name: Namer<'_>,
     ) -> Option<Found> {
-        let (committed, by, when) = self.committed.get(&index)?;
-        if *committed == id || !bound(self.led(node), *when) {
+        let commit = self.committed.get(&index)?;
+        if commit.id == id || !bound(self.led(node), commit.term) {
             return None;
         }
         let message = format!(
-            "{} became leader under the membership config of entry {id} (index {index}), which the cluster replaced: {committed} is committed there (on {})",
+            "{} became leader under the membership config of entry {id} (index {index}), which the cluster replaced: {} is committed there (on {})",
             name(node),
-            name(*by)
+            commit.id,
+            name(commit.by)
         );
         self.violate(LEADER_MEMBERSHIP, message)
     }
@@ -471,13 +481,14 @@ impl<Id: Copy + PartialEq + Display> RaftOracle<Id> {
         for (index, id) in entries {
             match self.committed.get(&index) {
                 None => {
-                    let when = self.leaders.keys().next_back().copied();
-                    self.committed.insert(index, (id, node, when));
+                    let term = self.leaders.keys().next_back().copied();
+                    self.committed.insert(index, Commit { id, by: node, term });
                 }
-                Some((first, by, _)) if *first != id => {
+                Some(first) if first.id != id => {
                     let message = format!(
-                        "index {index} committed as {first} on {} and as {id} on {}",
-                        name(*by),
+                        "index {index} committed as {} on {} and as {id} on {}",
+                        first.id,
+                        name(first.by),
                         name(node)
                     );
                     found = found.or(self.violate(COMMITTED_AGREE, message));
@@ -496,10 +507,12 @@ impl<Id: Copy + PartialEq + Display> RaftOracle<Id> {
         name: Namer<'_>,
     ) -> Option<Found> {
         let led = self.led(node);
-        let missing = self.committed.iter().find(|(index, (id, _, when))| {
-            bound(led, *when) && covered.is_none_or(|s| **index > s) && log.get(index) != Some(id)
+        let missing = self.committed.iter().find(|(index, c)| {
+            bound(led, c.term)
+                && covered.is_none_or(|s| **index > s)
+                && log.get(index) != Some(&c.id)
         });
-        let (index, (id, by, _)) = missing?;
+        let (index, Commit { id, by, .. }) = missing?;
         let message = format!(
             "{} became leader without committed entry {id} (index {index}, committed on {}); its log has {}",
             name(node),
@@ -518,10 +531,11 @@ impl<Id: Copy + PartialEq + Display> RaftOracle<Id> {
         let led = self.led(node);
         match self.committed.get_mut(&index) {
             None => {
-                self.committed.insert(index, (id, node, led));
+                let term = led;
+                self.committed.insert(index, Commit { id, by: node, term });
             }
-            Some((first, _, when)) if *first == id => {
-                *when = [*when, led].into_iter().flatten().min();
+            Some(first) if first.id == id => {
+                first.term = [first.term, led].into_iter().flatten().min();
             }
             Some(_) => {}
         }
@@ -546,8 +560,8 @@ impl<Id: Copy + PartialEq + Display> RaftOracle<Id> {
 }
 
 /// Whether a node leading now, whose latest term led is `led`, is bound to
-/// hold an entry whose commit is dated `when` (the term it was committed in,
-/// or a later one): `led` is at least that. The entry was committed in that
+/// hold an entry whose commit is dated `when` ([`Commit::term`]): `led` is at
+/// least that. The entry was committed in that
 /// term or before, so a leader of a later term must hold it (Raft's Leader
 /// Completeness), and so must the leader of that very term (it never drops an
 /// entry it holds: a leader restored in its old term without one is
