@@ -65,6 +65,25 @@ fn foca_25_never_merges_on_0_11_and_merges_on_0_12_and_2_0() {
     }
 }
 
+/// A member whose `receive` loses every datagram is still heard by its peers
+/// while they hold it Down; it cannot hear that it is Down, so members_merge's
+/// clock waits for it to hear again (foca-auto with seven members on 2.0.0,
+/// seed 167, failed before). Every release then merges, n1 renewing its
+/// identity (the scenario's trail expectation).
+#[test]
+fn a_member_that_cannot_hear_is_judged_from_when_it_hears_again_and_merges() {
+    foca_builds();
+    let deaf = "scenarios/foca/foca-deaf-member.yaml";
+    for variant in ["v0_11", "v0_12", "v2_0"] {
+        let (code, out) = faultline(&["run", deaf, "--variant", variant, "-v"]);
+        assert_eq!(code, Some(0), "{out}");
+        assert!(
+            out.contains(&format!("[{variant}] converged (expected converged)")),
+            "{out}"
+        );
+    }
+}
+
 #[test]
 fn a_foca_run_replays_byte_for_byte_on_each_build() {
     foca_builds();

@@ -99,7 +99,7 @@ fn params() -> Vec<ParamInfo> {
             "merge_within_ms",
             (100, 600_000),
             Some(10_000),
-            "members_merge's bound: from first contact to seeing the peer Alive",
+            "members_merge's bound: from first contact (or the last datagram of either that a fault lost) to seeing the peer Alive",
         ),
     ]
 }
@@ -153,6 +153,10 @@ fn info() -> ModelInfo {
             ObservationInfo::fact(
                 "heard_lacking.<node>",
                 "when the node first heard from <node> while not seeing it Alive",
+            ),
+            ObservationInfo::fact(
+                oracle::FACT_LOST,
+                "when a send or receive fault last lost one of the node's datagrams",
             ),
         ],
         reports_removed: false,

@@ -9,7 +9,7 @@ use crate::Params;
 use crate::id::{Effects, Id, Notice, SeededRng};
 use crate::oracle::{self, Ground};
 use crate::points::{FocaProbe, Point};
-use faultline_api::{Command, NodeCtx, Observation, OpResult};
+use faultline_api::{Command, Fault, NodeCtx, Observation, OpResult};
 use foca::{Codec, Foca, Message, PostcardCodec, Timer};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
@@ -45,6 +45,9 @@ struct Node {
     down: BTreeSet<Id>,
     /// Per node this one lacks Alive: when it first heard from that node since.
     heard_lacking: BTreeMap<u8, u64>,
+    /// When a `send` or `receive` fault last lost a datagram of this node: a
+    /// node that cannot hear or be heard cannot merge until it recovers.
+    lost_at: Option<u64>,
     last: Option<Observation>,
 }
 
@@ -74,6 +77,7 @@ pub async fn run(ctx: NodeCtx) -> turmoil::Result {
         active: BTreeSet::new(),
         down: BTreeSet::new(),
         heard_lacking: BTreeMap::new(),
+        lost_at: None,
         last: None,
     };
     node.announce();
@@ -127,6 +131,7 @@ impl Node {
         match self.ctx.faults().eval(Point::Receive) {
             None => self.handle_data(&from, &data),
             Some(fault) => {
+                self.note_loss(&fault);
                 let (ctx, input) = (self.ctx.clone(), self.input.clone());
                 tokio::task::spawn_local(async move {
                     if ctx.faults().act(fault).await.is_ok() {
@@ -214,7 +219,15 @@ impl Node {
         self.refresh();
     }
 
-    fn send(&self, to: Id, data: Vec<u8>) {
+    /// A fault that loses the datagram (rather than holding it) restarts
+    /// `members_merge`'s clock for every pair this node is in.
+    fn note_loss(&mut self, fault: &Fault) {
+        if matches!(fault, Fault::Error(_)) {
+            self.lost_at = Some(self.ctx.now_ms());
+        }
+    }
+
+    fn send(&mut self, to: Id, data: Vec<u8>) {
         let Some(name) = self.names.get(usize::from(to.node)).cloned() else {
             return;
         };
@@ -224,6 +237,7 @@ impl Node {
             let _ = self.socket.try_send_to(&data, (name.as_str(), PORT));
             return;
         };
+        self.note_loss(&fault);
         let (ctx, socket) = (self.ctx.clone(), self.socket.clone());
         tokio::task::spawn_local(async move {
             if ctx.faults().act(fault).await.is_ok() {
@@ -311,6 +325,9 @@ impl Node {
             oracle::FACT_RETRY.into(),
             self.params.announce_ms().to_string(),
         );
+        if let Some(at) = self.lost_at {
+            facts.insert(oracle::FACT_LOST.into(), at.to_string());
+        }
         for (node, since) in &self.heard_lacking {
             let name = &self.names[usize::from(*node)];
             facts.insert(format!("{}{name}", oracle::FACT_HEARD), since.to_string());

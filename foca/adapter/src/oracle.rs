@@ -10,10 +10,15 @@
 //!   makes a timer), its suspicion period, and slack.
 //! - `members_merge` (liveness, judged on the published views): every up node
 //!   sees every other up node's current identity Alive within `merge_within_ms`
-//!   of first hearing from that node while it lacked it. The clock starts at
-//!   contact, not at the heal: two nodes that cannot reach each other are not
-//!   judged (the run waits, then says so), and two that talk and never merge
-//!   (caio/foca#25) fail it.
+//!   of first hearing from that node while it lacked it, or of the last time a
+//!   fault lost a datagram either of the two sent or received, whichever is
+//!   later. The clock starts at contact, not at the heal: two nodes that
+//!   cannot reach each other are not judged (the run waits, then says so), and
+//!   two that talk and never merge (caio/foca#25) fail it. Hearing is not
+//!   talking: a node whose `receive` loses every datagram still sends, so its
+//!   peers hear it for as long as the fault lasts, but it cannot hear their
+//!   answer that it is Down, so it cannot renew and be seen again until the
+//!   fault ends (`foca-deaf-member.yaml`).
 
 use crate::Params;
 use crate::id::Id;
@@ -25,6 +30,7 @@ pub const MEMBERS_MERGE: &str = "members_merge";
 pub const FACT_MERGE_WITHIN: &str = "merge_within_ms";
 pub const FACT_RETRY: &str = "announce_ms";
 pub const FACT_HEARD: &str = "heard_lacking.";
+pub const FACT_LOST: &str = "lost_at";
 
 #[derive(Default)]
 pub struct Ground {
@@ -80,7 +86,7 @@ pub fn members_merge(cluster: &ClusterView) -> Check {
                 continue;
             }
             let heard = facts.fact_u64(&format!("{FACT_HEARD}{}", b.name));
-            let Some(since) = heard else {
+            let Some(heard) = heard else {
                 let retry = facts.fact_u64(FACT_RETRY).unwrap_or(1_000);
                 unjudged.get_or_insert(Check::Unjudged {
                     why: format!(
@@ -91,10 +97,22 @@ pub fn members_merge(cluster: &ClusterView) -> Check {
                 });
                 continue;
             };
+            let lost = [facts, &b.observation]
+                .into_iter()
+                .filter_map(|o| o.fact_u64(FACT_LOST))
+                .max();
+            let since = lost.map_or(heard, |lost| lost.max(heard));
             let waited = cluster.now_ms.saturating_sub(since);
             if waited > bound {
+                let from = if since == heard {
+                    String::new()
+                } else {
+                    format!(
+                        ", counted from {since} ms, when a fault last lost a datagram of either"
+                    )
+                };
                 return Check::Fail(format!(
-                    "{} has heard from {} for {waited} ms (bound {bound} ms) and still does not see {id} Alive (it sees [{}])",
+                    "{} has heard from {} for {waited} ms (bound {bound} ms{from}) and still does not see {id} Alive (it sees [{}])",
                     a.name,
                     b.name,
                     facts.fact("alive").unwrap_or("")
@@ -107,4 +125,101 @@ pub fn members_merge(cluster: &ClusterView) -> Check {
         }
     }
     unjudged.unwrap_or(Check::Pass)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use faultline_api::{NodeView, Observation};
+
+    /// A node's published view: its identity, whom it sees Alive, and facts.
+    fn node(name: &str, alive: &str, facts: &[(&str, u64)]) -> NodeView {
+        let mut observation = Observation::default();
+        observation
+            .facts
+            .insert("identity".into(), format!("{name}:0.0"));
+        observation.facts.insert("alive".into(), alive.into());
+        observation
+            .facts
+            .insert(FACT_MERGE_WITHIN.into(), "10000".into());
+        for (key, value) in facts {
+            observation.facts.insert((*key).into(), value.to_string());
+        }
+        NodeView {
+            name: name.into(),
+            role: "member".into(),
+            up: true,
+            observation,
+        }
+    }
+
+    fn at(now_ms: u64, nodes: Vec<NodeView>) -> ClusterView {
+        ClusterView {
+            now_ms,
+            nodes,
+            violations: Vec::new(),
+        }
+    }
+
+    /// n2 heard from n1 at 8 s while it held n1 Down, and at 23 s still does
+    /// not see it.
+    fn n2_lacks_n1(n1_lost_at: Option<u64>, now_ms: u64) -> ClusterView {
+        let n1_facts: Vec<(&str, u64)> = n1_lost_at.map(|t| (FACT_LOST, t)).into_iter().collect();
+        at(
+            now_ms,
+            vec![
+                node("n1", "n2:0.0", &n1_facts),
+                node("n2", "", &[("heard_lacking.n1", 8_000)]),
+            ],
+        )
+    }
+
+    #[test]
+    fn talking_without_merging_past_the_bound_fails() {
+        let check = members_merge(&n2_lacks_n1(None, 23_000));
+        let Check::Fail(message) = check else {
+            panic!("{check:?}")
+        };
+        assert!(
+            message.starts_with("n2 has heard from n1 for 15000 ms (bound 10000 ms) and still does not see n1:0.0 Alive"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn a_peer_that_lost_datagrams_restarts_the_clock() {
+        // n1 was deaf until 22 s (its receive lost every datagram): 1 s of the
+        // bound has passed, not 15 s.
+        let check = members_merge(&n2_lacks_n1(Some(22_000), 23_000));
+        assert_eq!(
+            check,
+            Check::Unjudged {
+                why: "n2 had heard from n1 for 1000 ms of the 10000 ms bound without seeing n1:0.0 Alive".into(),
+                wait_ms: Some(9_001),
+            }
+        );
+        // The bound still holds from then on.
+        let check = members_merge(&n2_lacks_n1(Some(22_000), 32_001));
+        let Check::Fail(message) = check else {
+            panic!("{check:?}")
+        };
+        assert!(
+            message.contains("for 10001 ms (bound 10000 ms, counted from 22000 ms, when a fault last lost a datagram of either)"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn the_judging_node_s_own_losses_count_too_and_an_early_loss_does_not() {
+        // n2's own send lost a datagram at 20 s: n1 may not have heard it.
+        let mut cluster = n2_lacks_n1(None, 23_000);
+        cluster.nodes[1]
+            .observation
+            .facts
+            .insert(FACT_LOST.into(), "20000".into());
+        assert!(matches!(members_merge(&cluster), Check::Unjudged { .. }));
+        // A loss before the contact changes nothing.
+        let check = members_merge(&n2_lacks_n1(Some(5_000), 23_000));
+        assert!(matches!(check, Check::Fail(_)), "{check:?}");
+    }
 }
