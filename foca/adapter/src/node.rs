@@ -48,6 +48,9 @@ struct Node {
     /// When a `send` or `receive` fault last lost a datagram of this node: a
     /// node that cannot hear or be heard cannot merge until it recovers.
     lost_at: Option<u64>,
+    /// When this node last renewed its own identity (its start, before any):
+    /// foca starts detecting failures again from there.
+    renewed_at: u64,
     last: Option<Observation>,
 }
 
@@ -78,6 +81,7 @@ pub async fn run(ctx: NodeCtx) -> turmoil::Result {
         down: BTreeSet::new(),
         heard_lacking: BTreeMap::new(),
         lost_at: None,
+        renewed_at: ctx.now_ms(),
         last: None,
     };
     node.announce();
@@ -263,6 +267,7 @@ impl Node {
                 self.ctx
                     .note(format!("renewed its identity to {}", id.show(&self.names)));
                 self.ground.borrow_mut().hold(id, self.ctx.now_ms());
+                self.renewed_at = self.ctx.now_ms();
             }
             #[cfg(feature = "foca2")]
             Notice::Rename(old, new) => {
@@ -286,15 +291,24 @@ impl Node {
         let me = *self.foca.identity();
         self.ground.borrow_mut().hold(me, now);
         let bound = oracle::down_bound_ms(&self.params, self.names.len());
-        let stale = self
-            .ground
-            .borrow()
-            .gone_longer_than(&self.active, now, bound);
+        let stale =
+            self.ground
+                .borrow()
+                .gone_longer_than(&self.active, now, bound, self.renewed_at);
         if let Some((id, gone)) = stale {
+            let counted = if gone.ran_at >= self.renewed_at {
+                "after that identity last ran".to_string()
+            } else {
+                format!(
+                    "after this node last renewed its own identity (that identity last ran at {} ms)",
+                    gone.ran_at
+                )
+            };
             let message = format!(
-                "{} sees {} alive, {gone} ms after that identity last ran (bound {bound} ms)",
+                "{} sees {} alive, {} ms {counted} (bound {bound} ms)",
                 self.ctx.name(),
-                id.show(&self.names)
+                id.show(&self.names),
+                gone.ms,
             );
             self.ctx.violation(oracle::DOWN_NOT_ALIVE, &message);
         }

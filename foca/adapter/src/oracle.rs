@@ -7,7 +7,10 @@
 //!   or renewed it) longer ago than the detection bound: foca's probe round
 //!   (each active member once per round, in a shuffled order, so at most two
 //!   rounds between two probes of one member; each period as late as chaos
-//!   makes a timer), its suspicion period, and slack.
+//!   makes a timer), its suspicion period, and slack. Counted from when the
+//!   identity last ran, or from when the observing node last renewed its own
+//!   identity if that is later: a renewal resets foca's probe state and drops
+//!   its pending suspect-to-down timers, so detection starts again.
 //! - `members_merge` (liveness, judged on the published views): every up node
 //!   sees every other up node's current identity Alive within `merge_within_ms`
 //!   of first hearing from that node while it lacked it, or of the last time a
@@ -49,18 +52,40 @@ impl Ground {
         self.current.get(&node).copied()
     }
 
-    /// An identity of `active` that last ran more than `bound` ms ago.
+    /// An identity of `active` that last ran more than `bound` ms ago, or
+    /// before `since` and `since` is more than `bound` ms ago: with how long it
+    /// has been gone, counted from the later of the two.
+    ///
+    /// `since` is when the observing node last renewed its own identity. A
+    /// renewal resets foca's probe state and timer token (`Foca::reset`, 0.12.0
+    /// and 2.0.0): every pending suspect-to-down timer is dropped and probing
+    /// starts again, so the node's detection of a dead member starts again too.
     pub fn gone_longer_than(
         &self,
         active: &BTreeSet<Id>,
         now: u64,
         bound: u64,
-    ) -> Option<(Id, u64)> {
+        since: u64,
+    ) -> Option<(Id, Gone)> {
         active.iter().find_map(|id| {
-            let gone = now.saturating_sub(*self.ran_at.get(id)?);
-            (gone > bound).then_some((*id, gone))
+            let ran_at = *self.ran_at.get(id)?;
+            let gone = Gone {
+                ms: now.saturating_sub(ran_at.max(since)),
+                ran_at,
+            };
+            (gone.ms > bound).then_some((*id, gone))
         })
     }
+}
+
+/// How long an identity a node sees Alive has been gone, for that node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Gone {
+    /// Since the identity last ran, or since the node last renewed its own
+    /// identity, whichever is later.
+    pub ms: u64,
+    /// When the identity last ran.
+    pub ran_at: u64,
 }
 
 /// How long a dead identity may still be seen Alive.
@@ -131,6 +156,47 @@ pub fn members_merge(cluster: &ClusterView) -> Check {
 mod tests {
     use super::*;
     use faultline_api::{NodeView, Observation};
+
+    fn id(node: u8, bump: u16) -> Id {
+        Id {
+            node,
+            start: 0,
+            bump,
+        }
+    }
+
+    /// n2:0.0 last ran at 8.2 s (n2 renewed to n2:0.1); n5 still sees n2:0.0
+    /// and n1:0.0 (running) Alive at 27.4 s. The bound is 19.1 s.
+    fn seen_by_n5(renewed_at: u64) -> Option<(Id, Gone)> {
+        let mut ground = Ground::default();
+        ground.hold(id(2, 0), 8_220);
+        ground.hold(id(2, 1), 27_400);
+        ground.hold(id(1, 0), 27_400);
+        let active = BTreeSet::from([id(1, 0), id(2, 0)]);
+        ground.gone_longer_than(&active, 27_420, 19_131, renewed_at)
+    }
+
+    #[test]
+    fn a_dead_identity_seen_alive_past_the_bound_is_found() {
+        assert_eq!(
+            seen_by_n5(0),
+            Some((
+                id(2, 0),
+                Gone {
+                    ms: 19_200,
+                    ran_at: 8_220
+                }
+            ))
+        );
+    }
+
+    #[test]
+    fn the_observer_s_own_renewal_restarts_its_detection() {
+        // n5 renewed at 22.06 s (foca seed 940 on 0.12.0): 5.4 s of the bound.
+        assert_eq!(seen_by_n5(22_060), None);
+        // A renewal before the identity died changes nothing.
+        assert_eq!(seen_by_n5(5_000).map(|(_, gone)| gone.ms), Some(19_200));
+    }
 
     /// A node's published view: its identity, whom it sees Alive, and facts.
     fn node(name: &str, alive: &str, facts: &[(&str, u64)]) -> NodeView {
