@@ -84,6 +84,25 @@ fn a_member_that_cannot_hear_is_judged_from_when_it_hears_again_and_merges() {
     }
 }
 
+/// Every release tells a member whose suspicion was refuted that it is Down,
+/// and the member renews a live identity
+/// (docs/findings/foca-turn-undead-after-refutation.md): the scenario expects
+/// the probe of a TurnUndead from a member that does not hold the receiver
+/// Down, then the renewal, and the three members merge again.
+#[test]
+fn every_release_sends_turn_undead_after_a_refuted_suspicion_and_the_member_renews() {
+    foca_builds();
+    let scenario = "scenarios/foca/foca-refuted-suspicion.yaml";
+    for variant in ["v0_11", "v0_12", "v2_0"] {
+        let (code, out) = faultline(&["run", scenario, "--variant", variant, "-v"]);
+        assert_eq!(code, Some(0), "{out}");
+        assert!(
+            out.contains(&format!("[{variant}] converged (expected converged)")),
+            "{out}"
+        );
+    }
+}
+
 #[test]
 fn a_foca_run_replays_byte_for_byte_on_each_build() {
     foca_builds();

@@ -158,6 +158,18 @@ impl Node {
             if header.message == Message::TurnUndead && self.down.contains(&header.src) {
                 self.ctx.probe(FocaProbe::TurnUndeadFromDown);
             }
+            let me = *self.foca.identity();
+            if header.message == Message::TurnUndead
+                && header.dst == me
+                && !self.ground.borrow().has_down(header.src.node, me)
+            {
+                self.ctx.probe(FocaProbe::TurnUndeadWhileUp);
+                self.ctx.note(format!(
+                    "got TurnUndead from {}, which does not hold {} Down",
+                    header.src.show(&self.names),
+                    me.show(&self.names)
+                ));
+            }
         }
         let mut fx = Effects::default();
         // Errors are foca refusing a datagram (from ourselves, malformed):
@@ -317,6 +329,8 @@ impl Node {
 
     /// Forget contact with nodes no longer lacked; publish what changed.
     fn refresh(&mut self) {
+        let me = self.foca.identity().node;
+        self.ground.borrow_mut().holds_down(me, &self.down);
         let lacking: Vec<u8> = self
             .heard_lacking
             .keys()

@@ -39,6 +39,8 @@ pub const FACT_LOST: &str = "lost_at";
 pub struct Ground {
     current: BTreeMap<u8, Id>,
     ran_at: BTreeMap<Id, u64>,
+    /// Per node, the identities it holds Down.
+    down: BTreeMap<u8, BTreeSet<Id>>,
 }
 
 impl Ground {
@@ -46,6 +48,18 @@ impl Ground {
     pub fn hold(&mut self, id: Id, now: u64) {
         self.current.insert(id.node, id);
         self.ran_at.insert(id, now);
+    }
+
+    /// `node` holds exactly these identities Down.
+    pub fn holds_down(&mut self, node: u8, down: &BTreeSet<Id>) {
+        if self.down.get(&node) != Some(down) {
+            self.down.insert(node, down.clone());
+        }
+    }
+
+    /// Whether `node` holds `id` Down.
+    pub fn has_down(&self, node: u8, id: Id) -> bool {
+        self.down.get(&node).is_some_and(|down| down.contains(&id))
     }
 
     pub fn current(&self, node: u8) -> Option<Id> {
@@ -188,6 +202,21 @@ mod tests {
                 }
             ))
         );
+    }
+
+    #[test]
+    fn a_node_holds_down_what_it_last_published_and_nothing_else() {
+        let mut ground = Ground::default();
+        assert!(!ground.has_down(1, id(2, 0)));
+        ground.holds_down(1, &BTreeSet::from([id(2, 0)]));
+        assert!(ground.has_down(1, id(2, 0)));
+        // Another node's verdicts, and another identity of the same node, are
+        // not this node's.
+        assert!(!ground.has_down(3, id(2, 0)));
+        assert!(!ground.has_down(1, id(2, 1)));
+        // A node that sees it Alive again no longer holds it Down.
+        ground.holds_down(1, &BTreeSet::new());
+        assert!(!ground.has_down(1, id(2, 0)));
     }
 
     #[test]

@@ -73,6 +73,11 @@ faultline_api::probes! {
             rare: true,
             summary: "a TurnUndead arrived from a member this node holds Down: the sides of a healed partition see each other Down (caio/foca#25)",
         },
+        TurnUndeadWhileUp {
+            name: "foca_turn_undead_while_up",
+            rare: true,
+            summary: "a TurnUndead arrived from a member that does not hold this node's identity Down: foca's ChangeSuspectToDown sends one even when the suspicion was refuted and nothing was declared Down, and the node renews a live identity",
+        },
         IdentityRenewed {
             name: "foca_identity_renewed",
             rare: true,
