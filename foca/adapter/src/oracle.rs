@@ -1,6 +1,7 @@
 //! The membership oracle. Ground truth the nodes of a run keep together
-//! ([`Ground`], `NodeCtx::shared`): each node's current identity and when each
-//! identity last ran. Two invariants:
+//! ([`Ground`], `NodeCtx::shared`): each node's current identity, when each
+//! identity last ran, and the identities each node holds Down (for the probe
+//! of a TurnUndead from a member that does not). Two invariants:
 //!
 //! - `down_not_alive` (safety, checked by every node each 100 ms): no node
 //!   holds a member Alive whose identity stopped running (its node crashed,
