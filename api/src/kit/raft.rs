@@ -528,14 +528,14 @@ impl<Id: Copy + PartialEq + Display> RaftOracle<Id> {
     /// node's report of a commit dates it only to the highest term led then,
     /// which a deposed leader's late commit can exceed).
     fn led_commit(&mut self, node: u64, (index, id): (u64, Id)) {
-        let led = self.led(node);
+        // The leader's own latest term.
+        let term = self.led(node);
         match self.committed.get_mut(&index) {
             None => {
-                let term = led;
                 self.committed.insert(index, Commit { id, by: node, term });
             }
             Some(first) if first.id == id => {
-                first.term = [first.term, led].into_iter().flatten().min();
+                first.term = [first.term, term].into_iter().flatten().min();
             }
             Some(_) => {}
         }
@@ -561,12 +561,12 @@ impl<Id: Copy + PartialEq + Display> RaftOracle<Id> {
 
 /// Whether a node leading now, whose latest term led is `led`, is bound to
 /// hold an entry whose commit is dated `when` ([`Commit::term`]): `led` is at
-/// least that. The entry was committed in that
-/// term or before, so a leader of a later term must hold it (Raft's Leader
-/// Completeness), and so must the leader of that very term (it never drops an
-/// entry it holds: a leader restored in its old term without one is
-/// openraft's leader-restore defect). A leader of an earlier term (a stale
-/// candidate that won with a vote that came late) need not.
+/// least that. The entry was committed in that term or before, so a leader of
+/// a later term must hold it (Raft's Leader Completeness), and so must the
+/// leader of that very term (it never drops an entry it holds: a leader
+/// restored in its old term without one is openraft's leader-restore defect).
+/// A leader of an earlier term (a stale candidate that won with a vote that
+/// came late) need not.
 fn bound(led: Option<u64>, when: Option<u64>) -> bool {
     when.is_none_or(|when| led.is_none_or(|led| led >= when))
 }

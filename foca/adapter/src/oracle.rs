@@ -137,11 +137,11 @@ pub fn members_merge(cluster: &ClusterView) -> Check {
                 });
                 continue;
             };
-            let lost = [facts, &b.observation]
+            // Contact, or the last datagram of either that a fault lost.
+            let since = [facts, &b.observation]
                 .into_iter()
                 .filter_map(|o| o.fact_u64(FACT_LOST))
-                .max();
-            let since = lost.map_or(heard, |lost| lost.max(heard));
+                .fold(heard, u64::max);
             let waited = cluster.now_ms.saturating_sub(since);
             if waited > bound {
                 let from = if since == heard {
