@@ -37,8 +37,8 @@ pub use env::{node_stream, Command, Env, Fault, NodeSpec, NodeStart, OpResult, S
 pub use event::{ApplyResult, NodeEvent, Role};
 pub use faults::{fail_point_name, FailPoint, FailPointInfo, FailScope};
 pub use model::{
-    parse_json, Check, ClusterView, IndexFormat, InvariantInfo, InvariantKind, Model, ModelInfo,
-    NodeView, OpInfo, ParsedOp, RoleInfo, Violation,
+    parse_json, Check, ClusterView, IndexFormat, InvariantInfo, InvariantKind, LinkFault, Model,
+    ModelInfo, NodeView, OpInfo, ParsedOp, RoleInfo, Violation,
 };
 pub use net::Net;
 pub use observe::{pattern_matches, Observation, ObservationInfo, ObservationKind};

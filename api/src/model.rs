@@ -200,11 +200,38 @@ pub struct ClusterView {
     /// first of each: the harness fails each one with its message.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub violations: Vec<Violation>,
+    /// Every link a network fault has touched so far, with the last time one
+    /// was in effect on it. A liveness bound that counts from when two nodes
+    /// could talk starts no earlier than that: a message lost to a cut, or
+    /// held, is not the node's failure to answer.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub link_faults: Vec<LinkFault>,
+}
+
+/// A link between two nodes that a network fault touched (a cut either way or
+/// one way, held messages, added latency), and the last time one was in
+/// effect on it, in either direction.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct LinkFault {
+    /// The two nodes, `a` before `b` in the scenario's node order.
+    pub a: String,
+    pub b: String,
+    /// Simulated ms since the start of the run: when the last fault on the
+    /// link ended, or the view's `now_ms` while one is still in effect.
+    pub until_ms: u64,
 }
 
 impl ClusterView {
     pub fn node(&self, name: &str) -> Option<&NodeView> {
         self.nodes.iter().find(|n| n.name == name)
+    }
+    /// The last time a network fault was in effect on the link between `a`
+    /// and `b`, either way; `None` if none ever was.
+    pub fn link_faulted_until(&self, a: &str, b: &str) -> Option<u64> {
+        self.link_faults
+            .iter()
+            .find(|l| (l.a == a && l.b == b) || (l.a == b && l.b == a))
+            .map(|l| l.until_ms)
     }
     /// The violation of `invariant` a node reported, if any.
     pub fn violation(&self, invariant: &str) -> Option<&Violation> {

@@ -75,6 +75,13 @@ fn a_member_that_cannot_hear_is_judged_from_when_it_hears_again_and_merges() {
     meets_its_expectation_on_every_release("scenarios/foca/foca-deaf-member.yaml");
 }
 
+/// The same with the links to the member cut one way: the clock waits for
+/// the last network fault on the pair's link (ended stuck before).
+#[test]
+fn a_member_cut_off_one_way_is_judged_from_the_repair_and_merges() {
+    meets_its_expectation_on_every_release("scenarios/foca/foca-deaf-by-link.yaml");
+}
+
 /// Every release tells a member whose suspicion was refuted that it is Down,
 /// and the member renews a live identity
 /// (docs/findings/foca-turn-undead-after-refutation.md): the scenario expects

@@ -99,7 +99,7 @@ fn params() -> Vec<ParamInfo> {
             "merge_within_ms",
             (100, 600_000),
             Some(10_000),
-            "members_merge's bound: from first contact (or the last datagram of either that a fault lost) to seeing the peer Alive",
+            "members_merge's bound: from first contact (or the last datagram of either that a fault lost, or the last network fault on their link) to seeing the peer Alive",
         ),
     ]
 }

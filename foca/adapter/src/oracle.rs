@@ -14,15 +14,17 @@
 //!   its pending suspect-to-down timers, so detection starts again.
 //! - `members_merge` (liveness, judged on the published views): every up node
 //!   sees every other up node's current identity Alive within `merge_within_ms`
-//!   of first hearing from that node while it lacked it, or of the last time a
-//!   fault lost a datagram either of the two sent or received, whichever is
-//!   later. The clock starts at contact, not at the heal: two nodes that
+//!   of first hearing from that node while it lacked it, of the last time a
+//!   fault lost a datagram either of the two sent or received, or of the last
+//!   time a network fault (a cut either way, held or slowed messages) was on
+//!   their link, whichever is latest. The clock starts at contact, not at the heal: two nodes that
 //!   cannot reach each other are not judged (the run waits, then says so), and
 //!   two that talk and never merge (caio/foca#25) fail it. Hearing is not
 //!   talking: a node whose `receive` loses every datagram still sends, so its
 //!   peers hear it for as long as the fault lasts, but it cannot hear their
 //!   answer that it is Down, so it cannot renew and be seen again until the
-//!   fault ends (`foca-deaf-member.yaml`).
+//!   fault ends (`foca-deaf-member.yaml`). The same holds when the network
+//!   cuts one way what the node would hear (`foca-deaf-by-link.yaml`).
 
 use crate::Params;
 use crate::id::Id;
@@ -137,18 +139,25 @@ pub fn members_merge(cluster: &ClusterView) -> Check {
                 });
                 continue;
             };
-            // Contact, or the last datagram of either that a fault lost.
-            let since = [facts, &b.observation]
+            // Contact, or the last datagram of either that a fault lost, or
+            // the last time a network fault was on their link.
+            let lost = [facts, &b.observation]
                 .into_iter()
                 .filter_map(|o| o.fact_u64(FACT_LOST))
                 .fold(heard, u64::max);
+            let link = cluster.link_faulted_until(&a.name, &b.name).unwrap_or(0);
+            let since = lost.max(link);
             let waited = cluster.now_ms.saturating_sub(since);
             if waited > bound {
                 let from = if since == heard {
                     String::new()
-                } else {
+                } else if since == lost {
                     format!(
                         ", counted from {since} ms, when a fault last lost a datagram of either"
+                    )
+                } else {
+                    format!(
+                        ", counted from {since} ms, when a network fault was last on their link"
                     )
                 };
                 return Check::Fail(format!(
@@ -170,7 +179,7 @@ pub fn members_merge(cluster: &ClusterView) -> Check {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use faultline_api::{NodeView, Observation};
+    use faultline_api::{LinkFault, NodeView, Observation};
 
     fn id(node: u8, bump: u16) -> Id {
         Id {
@@ -254,6 +263,7 @@ mod tests {
             now_ms,
             nodes,
             violations: Vec::new(),
+            link_faults: Vec::new(),
         }
     }
 
@@ -318,5 +328,44 @@ mod tests {
         assert!(matches!(members_merge(&cluster), Check::Unjudged { .. }));
         // A loss before the contact changes nothing.
         failure(members_merge(&n2_lacks_n1(Some(5_000), 23_000)));
+    }
+
+    fn link(a: &str, b: &str, until_ms: u64) -> LinkFault {
+        LinkFault {
+            a: a.into(),
+            b: b.into(),
+            until_ms,
+        }
+    }
+
+    #[test]
+    fn a_network_fault_on_the_pair_s_link_restarts_the_clock() {
+        // n2 heard from n1, but the link was cut one way (n2 to n1) until
+        // 20 s: n1 could not hear n2's answer.
+        let mut cluster = n2_lacks_n1(None, 23_000);
+        cluster.link_faults = vec![link("n2", "n1", 20_000)];
+        assert_eq!(
+            members_merge(&cluster),
+            Check::Unjudged {
+                why: "n2 had heard from n1 for 3000 ms of the 10000 ms bound without seeing n1:0.0 Alive".into(),
+                wait_ms: Some(7_001),
+            }
+        );
+        cluster.now_ms = 30_001;
+        let message = failure(members_merge(&cluster));
+        assert!(
+            message.contains("for 10001 ms (bound 10000 ms, counted from 20000 ms, when a network fault was last on their link)"),
+            "{message}"
+        );
+        // A fault on another link, or one that ended before the contact,
+        // changes nothing.
+        for faults in [
+            vec![link("n1", "n3", 22_000)],
+            vec![link("n1", "n2", 7_000)],
+        ] {
+            cluster.now_ms = 23_000;
+            cluster.link_faults = faults;
+            failure(members_merge(&cluster));
+        }
     }
 }

@@ -1088,6 +1088,7 @@ mod tests {
         ];
         ClusterView {
             violations: Vec::new(),
+            link_faults: Vec::new(),
             now_ms: 2_040_000,
             nodes: vec![
                 node("dn1", "datanode", &dn1),

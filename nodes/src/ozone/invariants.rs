@@ -295,6 +295,7 @@ mod tests {
     fn snapshot_tables_must_agree_at_a_common_index() {
         let view = ClusterView {
             violations: Vec::new(),
+            link_faults: Vec::new(),
             now_ms: 0,
             nodes: vec![
                 node(
@@ -342,6 +343,7 @@ mod tests {
         };
         let view = ClusterView {
             violations: Vec::new(),
+            link_faults: Vec::new(),
             now_ms: 0,
             nodes: vec![corrupted("om1"), ok("om2", "a"), ok("om3", "a")],
         };
@@ -349,6 +351,7 @@ mod tests {
         // The others' chains are still compared, and its snapshot table is.
         let view = ClusterView {
             violations: Vec::new(),
+            link_faults: Vec::new(),
             now_ms: 0,
             nodes: vec![corrupted("om1"), ok("om2", "a"), ok("om3", "a>b")],
         };
@@ -366,6 +369,7 @@ mod tests {
             .insert("snapshot./v/b/s1".into(), "DELETED".into());
         let view = ClusterView {
             violations: Vec::new(),
+            link_faults: Vec::new(),
             now_ms: 0,
             nodes: vec![table, ok("om2", "a"), ok("om3", "a")],
         };
@@ -377,6 +381,7 @@ mod tests {
         let facts = [(FACT_READY_BOUND, "60000"), (FACT_NOT_READY_SINCE, "1000")];
         let mut view = ClusterView {
             violations: Vec::new(),
+            link_faults: Vec::new(),
             now_ms: 30_000,
             nodes: vec![node("om1", 12, &[], &facts)],
         };
@@ -423,6 +428,7 @@ mod tests {
             .collect();
         ClusterView {
             violations: Vec::new(),
+            link_faults: Vec::new(),
             now_ms: 0,
             nodes: vec![node("om1", 20, &state, &[]), node("om2", 20, &state, &[])],
         }

@@ -150,6 +150,7 @@ mod tests {
     fn a_follower_missing_an_applied_committed_txn_fails() {
         let cluster = ClusterView {
             violations: Vec::new(),
+            link_faults: Vec::new(),
             now_ms: 0,
             nodes: vec![
                 node(
@@ -193,6 +194,7 @@ mod tests {
     fn complete_logs_and_snapshot_coverage_pass() {
         let cluster = ClusterView {
             violations: Vec::new(),
+            link_faults: Vec::new(),
             now_ms: 0,
             nodes: vec![
                 node(
@@ -222,6 +224,7 @@ mod tests {
         // 0xf00000001: the phantom stays in its log, under its snapshot.
         let cluster = ClusterView {
             violations: Vec::new(),
+            link_faults: Vec::new(),
             now_ms: 0,
             nodes: vec![
                 node(
@@ -252,6 +255,7 @@ mod tests {
             .insert("lost_zxids".into(), "0x100000003".into());
         let cluster = ClusterView {
             violations: Vec::new(),
+            link_faults: Vec::new(),
             now_ms: 0,
             nodes: vec![zk1],
         };
@@ -277,6 +281,7 @@ mod tests {
             .insert("lost_zxids".into(), "0x100000003".into());
         let cluster = ClusterView {
             violations: Vec::new(),
+            link_faults: Vec::new(),
             now_ms: 0,
             nodes: vec![zk1.clone()],
         };
@@ -288,6 +293,7 @@ mod tests {
         zk1.observation.applied = Some(0x2_0000_0002);
         let cluster = ClusterView {
             violations: Vec::new(),
+            link_faults: Vec::new(),
             now_ms: 0,
             nodes: vec![zk1],
         };
@@ -320,6 +326,7 @@ mod tests {
             .insert("log_unsynced_zxids".into(), "0x600000006".into());
         let cluster = ClusterView {
             violations: Vec::new(),
+            link_faults: Vec::new(),
             now_ms: 0,
             nodes: vec![leader.clone(), zk2.clone()],
         };
@@ -328,6 +335,7 @@ mod tests {
         zk2.observation.facts.remove("log_unsynced_zxids");
         let cluster = ClusterView {
             violations: Vec::new(),
+            link_faults: Vec::new(),
             now_ms: 0,
             nodes: vec![leader, zk2],
         };
@@ -344,6 +352,7 @@ mod tests {
         zk1.observation.pending = 2;
         let cluster = ClusterView {
             violations: Vec::new(),
+            link_faults: Vec::new(),
             now_ms: 0,
             nodes: vec![
                 zk1,

@@ -137,6 +137,7 @@ mod tests {
     fn equal_replicas_pass() {
         let view = ClusterView {
             violations: Vec::new(),
+            link_faults: Vec::new(),
             now_ms: 0,
             nodes: vec![
                 node("a", true, Some(3), &[("k", "1")]),
@@ -150,6 +151,7 @@ mod tests {
     fn names_the_first_differing_key_and_every_value() {
         let view = ClusterView {
             violations: Vec::new(),
+            link_faults: Vec::new(),
             now_ms: 0,
             nodes: vec![
                 node(
@@ -186,6 +188,7 @@ mod tests {
         broken.observation.unvouched.insert("chain.".into());
         let agreeing = ClusterView {
             violations: Vec::new(),
+            link_faults: Vec::new(),
             now_ms: 0,
             nodes: vec![
                 node("a", true, Some(5), &[("k", "1"), ("chain.x", "s1")]),
@@ -200,6 +203,7 @@ mod tests {
         other.observation.state.insert("k".into(), "2".into());
         let differing = ClusterView {
             violations: Vec::new(),
+            link_faults: Vec::new(),
             now_ms: 0,
             nodes: vec![
                 node("a", true, Some(5), &[("k", "1"), ("chain.x", "s1")]),
@@ -218,6 +222,7 @@ mod tests {
     fn down_nodes_are_not_compared() {
         let view = ClusterView {
             violations: Vec::new(),
+            link_faults: Vec::new(),
             now_ms: 0,
             nodes: vec![
                 node("a", true, Some(2), &[("k", "1")]),
@@ -231,6 +236,7 @@ mod tests {
     fn different_applied_indices_are_stuck_not_diverged() {
         let view = ClusterView {
             violations: Vec::new(),
+            link_faults: Vec::new(),
             now_ms: 0,
             nodes: vec![
                 node("a", true, Some(2), &[("k", "1")]),
@@ -247,6 +253,7 @@ mod tests {
     fn logless_models_compare_at_quiescence() {
         let view = ClusterView {
             violations: Vec::new(),
+            link_faults: Vec::new(),
             now_ms: 0,
             nodes: vec![
                 node("dn", true, None, &[("C1", "CLOSED")]),

@@ -142,6 +142,7 @@ mod tests {
             now_ms: 1_000,
             nodes: Vec::new(),
             violations,
+            link_faults: Vec::new(),
         }
     }
 

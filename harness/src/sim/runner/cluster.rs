@@ -451,6 +451,7 @@ impl Cluster {
                 })
                 .collect(),
             violations: state.violations.clone(),
+            link_faults: Vec::new(),
         }
     }
 

@@ -339,7 +339,10 @@ impl<'s> Driver<'s> {
     }
 
     pub(crate) fn view(&self) -> ClusterView {
-        self.cluster.view()
+        ClusterView {
+            link_faults: self.nemesis.link_faults(&self.cluster),
+            ..self.cluster.view()
+        }
     }
 
     pub(crate) fn event(&mut self, node: Option<usize>, data: Data) {

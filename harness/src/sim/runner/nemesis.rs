@@ -19,7 +19,7 @@ use crate::base::trail::{Data, HealStep};
 use crate::lang::scenario::{Cut, NodeId, Settings};
 use crate::lang::yaml::Loc;
 use crate::sim::faults::{Arm, ArmSummary, FaultTable};
-use faultline_api::{Command, FailPointInfo, Model};
+use faultline_api::{Command, FailPointInfo, LinkFault, Model};
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Duration;
@@ -255,6 +255,21 @@ impl Nemesis {
         }
         cluster.boot(node);
         ActionResult::Restarted { was_up, lost_held }
+    }
+
+    /// Every link a network fault touched so far, with the last time one was
+    /// in effect on it (what liveness checks read from the view).
+    pub(crate) fn link_faults(&self, cluster: &Cluster) -> Vec<LinkFault> {
+        let names = cluster.names();
+        self.net
+            .faulted_until(cluster.elapsed_ms())
+            .into_iter()
+            .map(|((a, b), until_ms)| LinkFault {
+                a: names[a].clone(),
+                b: names[b].clone(),
+                until_ms,
+            })
+            .collect()
     }
 
     /// Whether the messages between two nodes are held.

@@ -1,7 +1,7 @@
 //! What the scenario did to the network, so the heal phase can undo exactly that.
 
 use crate::lang::scenario::{Cut, NodeId};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use turmoil::Sim;
 
 #[derive(Default)]
@@ -9,6 +9,8 @@ pub struct NetState {
     pub cuts: BTreeSet<Cut>,
     pub holds: BTreeSet<(NodeId, NodeId)>,
     pub latencies: BTreeSet<(NodeId, NodeId)>,
+    /// When the last fault on each link (the pair in order) ended.
+    ended: BTreeMap<(NodeId, NodeId), u64>,
 }
 
 /// Messages on every link, not yet delivered.
@@ -27,6 +29,25 @@ fn pair(a: NodeId, b: NodeId) -> (NodeId, NodeId) {
 }
 
 impl NetState {
+    /// Every link a fault touched, with the last time one was in effect on it:
+    /// `now_ms` for a link still cut, held or slowed.
+    pub fn faulted_until(&self, now_ms: u64) -> BTreeMap<(NodeId, NodeId), u64> {
+        let mut links = self.ended.clone();
+        let active = self.cuts.iter().map(|c| pair(c.from, c.to));
+        for link in active
+            .chain(self.holds.iter().copied())
+            .chain(self.latencies.iter().copied())
+        {
+            links.insert(link, now_ms);
+        }
+        links
+    }
+
+    fn ended(&mut self, sim: &Sim<'_>, a: NodeId, b: NodeId) {
+        self.ended
+            .insert(pair(a, b), sim.elapsed().as_millis() as u64);
+    }
+
     pub fn cut(&mut self, sim: &Sim<'_>, names: &[String], cut: Cut) {
         if cut.oneway {
             sim.partition_oneway(names[cut.from].as_str(), names[cut.to].as_str());
@@ -49,6 +70,7 @@ impl NetState {
             } else {
                 sim.repair(from, to);
             }
+            self.ended(sim, cut.from, cut.to);
             if self.holds.contains(&pair(cut.from, cut.to)) {
                 sim.hold(from, to);
             }
@@ -97,6 +119,9 @@ impl NetState {
     pub fn release(&mut self, sim: &Sim<'_>, names: &[String], a: NodeId, b: NodeId) -> bool {
         let was_held = self.holds.remove(&pair(a, b));
         sim.release(names[a].as_str(), names[b].as_str());
+        if was_held {
+            self.ended(sim, a, b);
+        }
         for cut in self
             .cuts
             .iter()
@@ -143,7 +168,9 @@ impl NetState {
     ) {
         sim.set_link_latency(names[a].as_str(), names[b].as_str(), min);
         sim.set_link_max_message_latency(names[a].as_str(), names[b].as_str(), max);
-        self.latencies.remove(&pair(a, b));
+        if self.latencies.remove(&pair(a, b)) {
+            self.ended(sim, a, b);
+        }
     }
 
     /// Put every changed link back on the global latency range.
@@ -155,9 +182,10 @@ impl NetState {
         max: std::time::Duration,
     ) -> usize {
         let links = std::mem::take(&mut self.latencies);
-        for (a, b) in &links {
-            sim.set_link_latency(names[*a].as_str(), names[*b].as_str(), min);
-            sim.set_link_max_message_latency(names[*a].as_str(), names[*b].as_str(), max);
+        for &(a, b) in &links {
+            sim.set_link_latency(names[a].as_str(), names[b].as_str(), min);
+            sim.set_link_max_message_latency(names[a].as_str(), names[b].as_str(), max);
+            self.ended(sim, a, b);
         }
         links.len()
     }
@@ -293,5 +321,63 @@ mod tests {
         net.hold(&sim, &names, 1, 2);
         assert_eq!(net.lose_held_from(&sim, &names, 0), 0);
         assert!(net.holds.contains(&(1, 2)), "the other hold stays");
+    }
+
+    /// Steps `sim` until its clock has passed `ms`.
+    fn run_until(sim: &mut Sim<'_>, ms: u64) {
+        while (sim.elapsed().as_millis() as u64) < ms {
+            sim.step().expect("step");
+        }
+    }
+
+    #[test]
+    fn each_link_remembers_when_a_fault_was_last_on_it() {
+        let names: Vec<String> = ["a", "b", "c"].map(String::from).to_vec();
+        let mut sim = turmoil::Builder::new()
+            .rng_seed(1)
+            .simulation_duration(Duration::from_secs(10))
+            .build();
+        for name in &names {
+            sim.host(name.as_str(), std::future::pending);
+        }
+        let mut net = NetState::default();
+        assert!(net.faulted_until(0).is_empty(), "no fault yet");
+        // c -> a cut one way, a-b slowed, b-c held.
+        net.cut(
+            &sim,
+            &names,
+            Cut {
+                from: 2,
+                to: 0,
+                oneway: true,
+            },
+        );
+        net.set_latency(&sim, &names, 0, 1, Duration::from_millis(300));
+        net.hold(&sim, &names, 1, 2);
+        run_until(&mut sim, 500);
+        let repaired = sim.elapsed().as_millis() as u64;
+        assert_eq!(net.repair_all(&sim, &names), 1);
+        run_until(&mut sim, 900);
+        let reset = sim.elapsed().as_millis() as u64;
+        let (min, max) = (Duration::from_millis(1), Duration::from_millis(5));
+        net.reset_latency(&sim, &names, 1, 0, min, max);
+        run_until(&mut sim, 1_200);
+        let now = sim.elapsed().as_millis() as u64;
+        let links = net.faulted_until(now);
+        // The one-way cut counts for the pair, in order; the hold is still on.
+        assert_eq!(
+            links,
+            BTreeMap::from([((0, 1), reset), ((0, 2), repaired), ((1, 2), now)])
+        );
+        assert!(repaired >= 500 && reset >= 900 && now >= 1_200);
+        // Releasing ends it; releasing a link that was never held does not.
+        assert!(net.release(&sim, &names, 2, 1));
+        assert!(!net.release(&sim, &names, 0, 1));
+        run_until(&mut sim, 2_000);
+        let later = sim.elapsed().as_millis() as u64;
+        assert_eq!(
+            net.faulted_until(later),
+            BTreeMap::from([((0, 1), reset), ((0, 2), repaired), ((1, 2), now)])
+        );
     }
 }
