@@ -17,14 +17,15 @@
 //!   of first hearing from that node while it lacked it, of the last time a
 //!   fault lost a datagram either of the two sent or received, or of the last
 //!   time a network fault (a cut either way, held or slowed messages) was on
-//!   their link, whichever is latest. The clock starts at contact, not at the heal: two nodes that
-//!   cannot reach each other are not judged (the run waits, then says so), and
-//!   two that talk and never merge (caio/foca#25) fail it. Hearing is not
-//!   talking: a node whose `receive` loses every datagram still sends, so its
-//!   peers hear it for as long as the fault lasts, but it cannot hear their
-//!   answer that it is Down, so it cannot renew and be seen again until the
-//!   fault ends (`foca-deaf-member.yaml`). The same holds when the network
-//!   cuts one way what the node would hear (`foca-deaf-by-link.yaml`).
+//!   their link, whichever is latest. The clock starts at contact, not at the
+//!   heal: two nodes that cannot reach each other are not judged (the run
+//!   waits, then says so), and two that talk and never merge (caio/foca#25)
+//!   fail it. Hearing is not talking: a node whose `receive` loses every
+//!   datagram still sends, so its peers hear it for as long as the fault
+//!   lasts, but it cannot hear their answer that it is Down, so it cannot
+//!   renew and be seen again until the fault ends (`foca-deaf-member.yaml`).
+//!   The same holds when the network cuts one way what the node would hear
+//!   (`foca-deaf-by-link.yaml`).
 
 use crate::Params;
 use crate::id::Id;

@@ -451,6 +451,7 @@ impl Cluster {
                 })
                 .collect(),
             violations: state.violations.clone(),
+            // The nemesis knows the links; the driver's view adds them.
             link_faults: Vec::new(),
         }
     }
