@@ -154,15 +154,16 @@ impl Node {
                 self.heard_lacking.entry(node).or_insert(now);
             }
         }
-        if let Ok(header) = PostcardCodec.decode_header(data) {
-            if header.message == Message::TurnUndead && self.down.contains(&header.src) {
+        let turn_undead = PostcardCodec
+            .decode_header(data)
+            .ok()
+            .filter(|header| header.message == Message::TurnUndead);
+        if let Some(header) = turn_undead {
+            if self.down.contains(&header.src) {
                 self.ctx.probe(FocaProbe::TurnUndeadFromDown);
             }
             let me = *self.foca.identity();
-            if header.message == Message::TurnUndead
-                && header.dst == me
-                && !self.ground.borrow().has_down(header.src.node, me)
-            {
+            if header.dst == me && !self.ground.borrow().has_down(header.src.node, me) {
                 self.ctx.probe(FocaProbe::TurnUndeadWhileUp);
                 self.ctx.note(format!(
                     "got TurnUndead from {}, which does not hold {} Down",
