@@ -120,6 +120,18 @@ const EXPECTED: &[Pinned] = &[
         ],
     ),
     (
+        "hdds-17670-found-by-chaos",
+        "buggy",
+        Basis::Faults,
+        Some("19"),
+        &[
+            "dir_deleting.pre_submit fired on om2",
+            "submitted PurgeDirectories",
+            "at index 19 (t:3)",
+            "applied by om1, om2, om3",
+        ],
+    ),
+    (
         "hdds-17670-residual-window",
         "buggy",
         Basis::Faults,
