@@ -110,19 +110,30 @@ pub fn base_variant(scenario: &Scenario) -> Option<&Variant> {
         .find(|v| v.bugs.0.values().all(|m| *m == BugMode::Fixed))
 }
 
-/// Whether the scenario has a chaos section. A scenario whose model runs in a
-/// target's binary is not parsed here beyond dispatch, so its text is asked.
-fn has_chaos(scenario: &Scenario) -> bool {
-    scenario.chaos.is_some()
-        || crate::lang::yaml::parse(&scenario.source, &crate::lang::yaml::Limits::default())
+/// Whether the scenario has a chaos section that draws its schedule from the
+/// seed. One that plays a given schedule (a shrunk find, an edited replay) is
+/// a scripted run: every seed plays the same faults and ops, so a hunt, which
+/// sweeps seeds for what they draw, has nothing to explore there. A scenario
+/// whose model runs in a target's binary is not parsed here beyond dispatch,
+/// so its text is asked.
+fn draws_chaos(scenario: &Scenario) -> bool {
+    match &scenario.chaos {
+        Some(chaos) => chaos.schedule.is_none(),
+        None => crate::lang::yaml::parse(&scenario.source, &crate::lang::yaml::Limits::default())
             .ok()
-            .is_some_and(|root| root.get("chaos").is_some())
+            .and_then(|root| {
+                root.get("chaos")
+                    .map(|chaos| chaos.get("schedule").is_none())
+            })
+            .unwrap_or(false),
+    }
 }
 
-/// Whether a scenario takes part in a hunt: it has a chaos section, a variant
-/// with every bug fixed, and at least one bug key to switch.
+/// Whether a scenario takes part in a hunt: a chaos section that draws its
+/// schedule, a variant with every bug fixed, and at least one bug key to
+/// switch.
 pub fn huntable(scenario: &Scenario) -> bool {
-    has_chaos(scenario) && base_variant(scenario).is_some() && !keys(scenario).is_empty()
+    draws_chaos(scenario) && base_variant(scenario).is_some() && !keys(scenario).is_empty()
 }
 
 /// The arms of one scenario: every bug key of its model (optionally only those
@@ -275,5 +286,22 @@ chaos:
         let text = CHAOS.split("chaos:").next().expect("head");
         let scenario = load_str("scripted.yaml", text).expect("valid");
         assert!(!huntable(&scenario));
+    }
+
+    #[test]
+    fn a_chaos_section_that_plays_a_given_schedule_is_not_hunted() {
+        let bundled = |name: &str| {
+            let path = format!("{}/../scenarios/ozone/{name}", env!("CARGO_MANIFEST_DIR"));
+            let text = std::fs::read_to_string(&path).expect("bundled");
+            load_str(name, &text).expect("valid")
+        };
+        // A shrunk find: its chaos section gives the schedule and the ops.
+        let shrunk = bundled("hdds-17670-found-by-chaos.yaml");
+        assert!(shrunk.chaos.as_ref().is_some_and(|c| c.schedule.is_some()));
+        assert!(!huntable(&shrunk));
+        // The file it was found on draws them from the seed.
+        let auto = bundled("ozone-om-auto.yaml");
+        assert!(auto.chaos.as_ref().is_some_and(|c| c.schedule.is_none()));
+        assert!(huntable(&auto));
     }
 }
