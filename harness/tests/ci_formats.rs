@@ -425,3 +425,68 @@ fn json_lines_results_files_sweep_metadata_and_reports_match_their_published_sch
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A guided sweep writes what a plain one does not: each record's `guided`
+/// (its run and origin) and, for a derived run, a report whose swarm draw names
+/// the parent's configuration seed (`swarm.config_seed`). Both match the
+/// published schemas. The report schema once refused `config_seed`, and no
+/// test produced a report with it.
+#[test]
+fn a_guided_sweep_s_records_and_derived_runs_reports_match_their_published_schemas() {
+    let dir = temp_dir("guided-schema");
+    let out = faultline(&[
+        "sweep",
+        "scenarios/raftkv/raftkv-auto.yaml",
+        "--guided",
+        "--seeds",
+        "1..12",
+        "--jobs",
+        "1",
+        "--bug",
+        "CANARY-QUORUM=buggy",
+        "-q",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let results = dir.join("results.jsonl");
+    let records: Vec<Value> = std::fs::read_to_string(&results)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), 12);
+    let derived: Vec<&Value> = records
+        .iter()
+        .filter(|r| r["guided"]["origin"].as_str().is_some_and(|o| o != "fresh"))
+        .collect();
+    assert!(!derived.is_empty(), "no derived run among {records:?}");
+    // Every run of this key fails, so every one has a report. The derived
+    // runs' are what `run` cannot write (a fresh run's report is the one the
+    // test above checks), and validating a 40 s trail takes seconds.
+    let reports: Vec<PathBuf> = derived
+        .iter()
+        .map(|r| dir.join(r["report"].as_str().expect("a failing run's report")))
+        .collect();
+    let with_config_seed = reports
+        .iter()
+        .filter(|path| {
+            let report: Value =
+                serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+            report["swarm"]["config_seed"].as_u64().is_some()
+        })
+        .count();
+    assert_eq!(with_config_seed, derived.len());
+    let (ok, log) = validate("record.schema.json", &[&results]);
+    assert!(ok, "{log}");
+    assert!(log.contains("checked 12"), "{log}");
+    let files: Vec<&Path> = reports.iter().map(PathBuf::as_path).collect();
+    let (ok, log) = validate("report.schema.json", &files);
+    assert!(ok, "{log}");
+    assert!(log.contains(&format!("checked {}", derived.len())), "{log}");
+}
