@@ -744,3 +744,34 @@ fn openraft_1795_a_read_error_leaves_a_gap_in_the_followers_log_before_the_fix_o
         assert!(!block.contains("violated"), "{block}");
     }
 }
+
+/// A hunt takes a target-driven file by its text: a chaos section that plays a
+/// given schedule (a shrunk find of a real build) is a scripted run and is not
+/// hunted, while the same file drawing its schedule is.
+#[test]
+fn hunt_skips_a_target_driven_file_that_plays_a_given_schedule() {
+    let dir = common::temp_dir("targets", "hunt-schedule");
+    std::fs::write(
+        dir.join("faultline-targets.yaml"),
+        "targets:\n  sys@1.0:\n    binary: out/sys-1\n    build: ./make-sys\n    bugs: {SYS-1: buggy}\n  sys@2.0:\n    binary: out/sys-2\n    build: ./make-sys\n    bugs: {SYS-1: fixed}\n",
+    )
+    .unwrap();
+    let head = "model: sys\nnodes: [a]\nvariants:\n  buggy: {target: sys@1.0, expect: converged}\n  fixed: {target: sys@2.0, expect: converged}\nsteps:\n  - sleep: 1s\nchaos:\n  window: 1s\n";
+    let scenarios = dir.join("scenarios");
+    std::fs::create_dir_all(&scenarios).unwrap();
+    std::fs::write(
+        scenarios.join("drawn.yaml"),
+        format!("{head}  faults: {{crash: 1}}\n"),
+    )
+    .unwrap();
+    std::fs::write(
+        scenarios.join("given.yaml"),
+        format!(
+            "{head}  schedule:\n    window: 1s\n    faults:\n      - {{at: 500ms, crash: a}}\n"
+        ),
+    )
+    .unwrap();
+    let hunted = faultline::drive::hunt::hunted(&[scenarios], &[]).expect("both load");
+    let names: Vec<&str> = hunted.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["drawn"]);
+}
