@@ -134,17 +134,16 @@ fn a_sweep_skips_the_variants_of_a_missing_build_and_is_incomplete() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A manifest of two unbuilt releases of a system, `SYS-1` buggy in the first.
+const TWO_BUILDS: &str = "targets:\n  sys@1.0:\n    binary: out/sys-1\n    build: ./make-sys\n    bugs: {SYS-1: buggy}\n  sys@2.0:\n    binary: out/sys-2\n    build: ./make-sys\n    bugs: {SYS-1: fixed}\n";
+
 /// A chaos scenario of raftkv, small: the hunt's candidate beside the others.
 const RAFTKV_CHAOS: &str = "name: small-chaos\nmodel: raftkv\nnodes: [n1, n2, n3]\nvariants:\n  nightly: {bugs: {CANARY-QUORUM: fixed}, expect: converged}\nheal: {within: 30s, settle: 1s}\nsteps:\n  - await: {leader: any, within: 5s}\nchaos:\n  window: 2s\n  faults: {crash: 1}\n";
 
 #[test]
 fn hunt_with_keys_loads_only_the_files_that_can_hold_them_and_skips_unbuilt_arms() {
     let dir = common::temp_dir("targets", "hunt-keys");
-    std::fs::write(
-        dir.join("faultline-targets.yaml"),
-        "targets:\n  sys@1.0:\n    binary: out/sys-1\n    build: ./make-sys\n    bugs: {SYS-1: buggy}\n  sys@2.0:\n    binary: out/sys-2\n    build: ./make-sys\n    bugs: {SYS-1: fixed}\n",
-    )
-    .unwrap();
+    std::fs::write(dir.join("faultline-targets.yaml"), TWO_BUILDS).unwrap();
     std::fs::create_dir_all(dir.join("scenarios")).unwrap();
     std::fs::write(dir.join("scenarios/chaos.yaml"), RAFTKV_CHAOS).unwrap();
     std::fs::write(
@@ -751,11 +750,7 @@ fn openraft_1795_a_read_error_leaves_a_gap_in_the_followers_log_before_the_fix_o
 #[test]
 fn hunt_skips_a_target_driven_file_that_plays_a_given_schedule() {
     let dir = common::temp_dir("targets", "hunt-schedule");
-    std::fs::write(
-        dir.join("faultline-targets.yaml"),
-        "targets:\n  sys@1.0:\n    binary: out/sys-1\n    build: ./make-sys\n    bugs: {SYS-1: buggy}\n  sys@2.0:\n    binary: out/sys-2\n    build: ./make-sys\n    bugs: {SYS-1: fixed}\n",
-    )
-    .unwrap();
+    std::fs::write(dir.join("faultline-targets.yaml"), TWO_BUILDS).unwrap();
     let head = "model: sys\nnodes: [a]\nvariants:\n  buggy: {target: sys@1.0, expect: converged}\n  fixed: {target: sys@2.0, expect: converged}\nsteps:\n  - sleep: 1s\nchaos:\n  window: 1s\n";
     let scenarios = dir.join("scenarios");
     std::fs::create_dir_all(&scenarios).unwrap();
