@@ -86,8 +86,9 @@ impl std::fmt::Display for Error {
     }
 }
 
-/// The scenarios a hunt takes from `paths`: those with a chaos section and an
-/// all-fixed variant, in file order. With `keys`, only the files that can hold
+/// The scenarios a hunt takes from `paths`: those with a chaos section that
+/// draws its schedule (not one that plays a given schedule) and an all-fixed
+/// variant, in file order. With `keys`, only the files that can hold
 /// one of them are loaded (read for their model and targets first), so a file
 /// of another model, even one that does not load, is no concern of the hunt.
 pub fn hunted(paths: &[PathBuf], keys: &[String]) -> Result<Vec<Scenario>, Error> {
