@@ -489,4 +489,5 @@ fn a_guided_sweep_s_records_and_derived_runs_reports_match_their_published_schem
     let (ok, log) = validate("report.schema.json", &files);
     assert!(ok, "{log}");
     assert!(log.contains(&format!("checked {}", derived.len())), "{log}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }

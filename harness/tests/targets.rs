@@ -769,4 +769,5 @@ fn hunt_skips_a_target_driven_file_that_plays_a_given_schedule() {
     let hunted = faultline::drive::hunt::hunted(&[scenarios], &[]).expect("both load");
     let names: Vec<&str> = hunted.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, ["drawn"]);
+    std::fs::remove_dir_all(&dir).unwrap();
 }
