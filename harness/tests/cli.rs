@@ -287,7 +287,7 @@ fn leader_crash_report(name: &str) -> (PathBuf, String) {
 /// of it says how many ops it left out (issue 26, item 5).
 #[test]
 fn an_edn_shape_that_leaves_ops_out_says_so() {
-    let (_, report) = leader_crash_report("history-shape");
+    let (dir, report) = leader_crash_report("history-shape");
     let report = report.as_str();
     // list-append has a form for the append and the get, none for the puts.
     let out = faultline(&[
@@ -326,6 +326,7 @@ fn an_edn_shape_that_leaves_ops_out_says_so() {
         !stderr.contains(" put") && !stderr.contains(" get"),
         "{stderr}"
     );
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

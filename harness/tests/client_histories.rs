@@ -238,4 +238,5 @@ fn a_real_runs_history_exports_as_jsonl_and_as_the_edn_jepsen_reads() {
         first_get.get("value").and_then(|v| v.get("key")),
         Some(&Edn::Str("k".into()))
     );
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -281,6 +281,7 @@ fn a_liveness_bound_beyond_the_run_is_not_judged_and_fails_a_sweep() {
             assert!(not_judged.is_null() || not_judged.as_array().unwrap().is_empty());
         }
     }
+    std::fs::remove_dir_all(&root).unwrap();
 }
 
 #[test]

@@ -16,10 +16,33 @@ const GOLDEN: &str = "harness/tests/itf/hdds10798.golden.yaml";
 
 use common::faultline;
 
-fn temp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("faultline-import-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
+/// A file a test writes, removed when the test is done with it (a failing
+/// test's stays, to be read).
+struct TempFile(PathBuf);
+
+impl TempFile {
+    fn path(&self) -> &str {
+        self.0.to_str().unwrap()
+    }
+}
+
+impl std::ops::Deref for TempFile {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.path()
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+}
+
+fn temp(name: &str) -> TempFile {
+    TempFile(std::env::temp_dir().join(format!("faultline-import-{}-{name}", std::process::id())))
 }
 
 fn import(trace: &str, mapping: &str) -> (Option<i32>, String, String) {
@@ -161,14 +184,14 @@ fn a_malformed_mapping_is_rejected_with_every_line_and_column() {
 }
 
 /// The committed trace with one change, written to a temp file.
-fn trace_with(name: &str, change: impl FnOnce(&mut serde_json::Value)) -> String {
+fn trace_with(name: &str, change: impl FnOnce(&mut serde_json::Value)) -> TempFile {
     let path = common::workspace().join(TRACE);
     let mut trace: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     change(&mut trace);
     let out = temp(name);
-    std::fs::write(&out, trace.to_string()).unwrap();
-    out.display().to_string()
+    std::fs::write(&out.0, trace.to_string()).unwrap();
+    out
 }
 
 /// The 1-based line of the committed mapping that holds `needle`.
@@ -178,12 +201,12 @@ fn mapping_line(needle: &str) -> usize {
 }
 
 /// The committed mapping with one text replaced, written to a temp file.
-fn mapping_with(name: &str, from: &str, to: &str) -> String {
+fn mapping_with(name: &str, from: &str, to: &str) -> TempFile {
     let text = std::fs::read_to_string(common::workspace().join(MAPPING)).unwrap();
     assert!(text.contains(from), "{from}");
     let out = temp(name);
-    std::fs::write(&out, text.replace(from, to)).unwrap();
-    out.display().to_string()
+    std::fs::write(&out.0, text.replace(from, to)).unwrap();
+    out
 }
 
 #[test]
@@ -285,19 +308,12 @@ fn a_step_that_does_not_validate_is_reported_at_its_mapping_line() {
 #[test]
 fn an_output_file_is_written_only_when_valid() {
     let out = temp("written.yaml");
-    let _ = std::fs::remove_file(&out);
-    let result = faultline(&[
-        "import",
-        TRACE,
-        "--mapping",
-        MAPPING,
-        "-o",
-        out.to_str().unwrap(),
-    ]);
+    let _ = std::fs::remove_file(&out.0);
+    let result = faultline(&["import", TRACE, "--mapping", MAPPING, "-o", out.path()]);
     assert_eq!(result.status.code(), Some(0));
     let golden = std::fs::read_to_string(common::workspace().join(GOLDEN)).unwrap();
-    assert_eq!(std::fs::read_to_string(&out).unwrap(), golden);
-    let validated = faultline(&["validate", out.to_str().unwrap()]);
+    assert_eq!(std::fs::read_to_string(&out.0).unwrap(), golden);
+    let validated = faultline(&["validate", out.path()]);
     assert_eq!(validated.status.code(), Some(0));
 }
 
@@ -323,14 +339,14 @@ fn nondet_picks_become_typed_step_parameters_and_comments() {
         std::fs::read_to_string(common::workspace().join("specs/hdds17062.map.yaml")).unwrap();
     let changed = temp("changed.map.yaml");
     std::fs::write(
-        &changed,
+        &changed.0,
         text.replace(
             "refinement: {variants: [buggy], within: 5s}",
             "refinement: {variants: [buggy], within: 5s, check: changed}",
         ),
     )
     .unwrap();
-    let (code, stdout, stderr) = import(trace, changed.to_str().unwrap());
+    let (code, stdout, stderr) = import(trace, changed.path());
     assert_eq!(code, Some(0), "{stderr}");
     let fewer = stdout.matches("refines").count();
     assert!(fewer > 8 && fewer < all, "{fewer} of {all}");

@@ -211,6 +211,7 @@ fn a_built_in_model_variant_on_an_unlisted_target_is_bad_input() {
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("lists no target raftkv@2.0"), "{stderr}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -307,6 +308,7 @@ fn a_run_on_a_target_build_shrinks_from_faultline_and_the_scenario_keeps_its_tar
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}");
     assert!(stdout.contains("crashed (expected crashed)"), "{stdout}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// openraft-chaos's alpha24 variant declares openraft#1802 as a known defect
@@ -516,6 +518,8 @@ fn bench_measures_target_variants_in_their_own_binaries_and_goes_on_without_a_mi
         stdout.contains("| raftkv-leader-crash | default |"),
         "{stdout}"
     );
+    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::remove_dir_all(&tree).unwrap();
 }
 
 /// openraft#1802's first find on `openraft-auto.yaml` (seed 25, issue 25): the
