@@ -169,6 +169,7 @@ fn a_sweep_goes_on_after_a_crashed_run() {
         variant: None,
         fail_fast: false,
         guided: false,
+        corpus: None,
         overrides: Default::default(),
         quiet: true,
     };

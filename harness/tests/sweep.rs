@@ -28,6 +28,7 @@ fn options(paths: Vec<PathBuf>, seeds: std::ops::RangeInclusive<u64>, out: &Path
         variant: None,
         fail_fast: false,
         guided: false,
+        corpus: None,
         overrides: Default::default(),
         quiet: true,
     }
@@ -471,6 +472,193 @@ fn a_guided_sweep_derives_runs_by_editing_schedules_and_is_the_same_on_any_jobs_
     let done = sweep::sweep(&again).unwrap();
     assert!(done.complete(), "{:?}", done.incomplete());
     assert_eq!(guided_runs(&resumed), runs);
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+/// The one state file a guided sweep of one scenario and variant wrote.
+fn state_file(out: &Path) -> PathBuf {
+    let guided = out.join(sweep::guided::GUIDE_DIR);
+    let dirs: Vec<_> = std::fs::read_dir(&guided)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    let files: Vec<_> = std::fs::read_dir(&dirs[0])
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    files[0].clone()
+}
+
+/// The seed of the run a derived run's origin names.
+fn parent_of(origin: &str) -> Option<u64> {
+    origin
+        .strip_prefix("seed ")
+        .and_then(|rest| rest.split('\'').next())
+        .and_then(|n| n.parse().ok())
+}
+
+#[test]
+fn a_guided_sweep_goes_on_from_an_earlier_sweeps_corpus_without_its_finds() {
+    let root = temp_dir("guided-corpus");
+    let file = root.join("guided.yaml");
+    std::fs::write(&file, GUIDED).unwrap();
+    // The canary fails every run of this file; with it fixed, none fails.
+    let night1 = root.join("night-1");
+    sweep::sweep(&SweepOptions {
+        overrides: faultline::lang::scenario::Overrides {
+            bugs: vec!["CANARY-QUORUM=fixed".into()],
+            params: Vec::new(),
+        },
+        ..guided_options(&file, &night1, 2)
+    })
+    .unwrap();
+    let state_path = state_file(&night1);
+    let bytes = std::fs::read(&state_path).unwrap();
+    let state: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    let entries = state["corpus"].as_array().unwrap();
+    let seeds_where = |find: bool| -> BTreeSet<u64> {
+        entries
+            .iter()
+            .filter(|e| e["find"].as_bool() == Some(find))
+            .map(|e| e["seed"].as_u64().unwrap())
+            .collect()
+    };
+    let kept = seeds_where(false);
+    assert_eq!(
+        kept.len(),
+        entries.len(),
+        "no find, and every entry says so"
+    );
+    assert!(!kept.is_empty());
+
+    // The next night, with the scenario given by another path to the same
+    // file (the earlier sweep ran from elsewhere): its own seeds, the night
+    // before's corpus.
+    let next = |out: &Path, corpus: Option<&Path>, jobs: usize| SweepOptions {
+        seeds: 25..=48,
+        corpus: corpus.map(Path::to_path_buf),
+        ..guided_options(&root.join(".").join("guided.yaml"), out, jobs)
+    };
+    let night2 = root.join("night-2");
+    let summary = sweep::sweep(&next(&night2, Some(&night1), 2)).unwrap();
+    assert!(summary.complete(), "{:?}", summary.incomplete());
+    let runs = guided_runs(&night2);
+    assert!(
+        runs.iter().all(|r| (25..=48).contains(&r.2)),
+        "this night's seeds: {runs:?}"
+    );
+    let parents: Vec<u64> = runs.iter().filter_map(|r| parent_of(&r.1)).collect();
+    assert!(
+        parents.iter().any(|p| kept.contains(p)),
+        "no run derived from the night before's corpus: {parents:?}"
+    );
+    // sweep.json records the corpus read, as an input of the sweep.
+    let meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(night2.join("sweep.json")).unwrap()).unwrap();
+    let carried = &meta["guided_corpus"][0];
+    assert_eq!(carried["state"], state_path.display().to_string());
+    let digest = <sha2::Sha256 as sha2::Digest>::digest(&bytes);
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    assert_eq!(carried["digest"], hex);
+    assert_eq!(carried["entries"], kept.len());
+
+    // Same inputs, same night, on one thread.
+    let again = root.join("night-2-again");
+    sweep::sweep(&next(&again, Some(&night1), 1)).unwrap();
+    assert_eq!(guided_runs(&again), runs);
+    // Without the corpus the same seeds make another search.
+    let alone = root.join("night-2-alone");
+    sweep::sweep(&next(&alone, None, 2)).unwrap();
+    assert_ne!(guided_runs(&alone), runs);
+
+    // A night whose every run was a find leaves nothing to carry: the next
+    // night derives only from its own runs.
+    let found = root.join("night-1-buggy");
+    sweep::sweep(&guided_options(&file, &found, 2)).unwrap();
+    let finds =
+        serde_json::from_slice::<serde_json::Value>(&std::fs::read(state_file(&found)).unwrap())
+            .unwrap()["corpus"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["find"] == true)
+            .count();
+    assert!(finds > 0);
+    let after = root.join("night-2-after-finds");
+    sweep::sweep(&next(&after, Some(&found), 2)).unwrap();
+    let meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(after.join("sweep.json")).unwrap()).unwrap();
+    assert_eq!(
+        meta["guided_corpus"][0]["entries"], 0,
+        "{finds} finds left behind"
+    );
+    let parents: Vec<u64> = guided_runs(&after)
+        .iter()
+        .filter_map(|r| parent_of(&r.1))
+        .collect();
+    assert!(
+        parents.iter().all(|p| (25..=48).contains(p)),
+        "a run derived from the night before's finds: {parents:?}"
+    );
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+#[test]
+fn a_guided_sweeps_corpus_flag_refuses_what_it_cannot_read() {
+    let root = temp_dir("guided-corpus-refuse");
+    let file = root.join("guided.yaml");
+    std::fs::write(&file, GUIDED).unwrap();
+    let file = file.to_str().unwrap();
+    let sweep_with = |corpus: &Path, guided: bool| {
+        let out = root.join("out");
+        let mut args = vec!["sweep", file, "--seeds", "1..2", "--out"];
+        args.push(out.to_str().unwrap());
+        args.extend(["--corpus", corpus.to_str().unwrap()]);
+        if guided {
+            args.push("--guided");
+        }
+        let output = common::faultline(&args);
+        let _ = std::fs::remove_dir_all(&out);
+        (
+            output.status.code(),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        )
+    };
+    let (code, stderr) = sweep_with(&root, false);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("it needs --guided"), "{stderr}");
+    let (code, stderr) = sweep_with(&root, true);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("no guided/ there"), "{stderr}");
+
+    // A state that does not read back is named.
+    let bad = root.join("bad");
+    let state = bad
+        .join(sweep::guided::GUIDE_DIR)
+        .join(faultline::report::safe_component(file))
+        .join("buggy.json");
+    std::fs::create_dir_all(state.parent().unwrap()).unwrap();
+    std::fs::write(&state, "{\"corpus\": [").unwrap();
+    let (code, stderr) = sweep_with(&bad, true);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("buggy.json: not a guided search's state"),
+        "{stderr}"
+    );
+
+    // Two earlier paths ending in the file's name: which one is not guessed.
+    let two = root.join("two");
+    for dir in ["a%2Fguided.yaml", "b%2Fguided.yaml"] {
+        let at = two.join(sweep::guided::GUIDE_DIR).join(dir);
+        std::fs::create_dir_all(&at).unwrap();
+        std::fs::write(at.join("buggy.json"), "{}").unwrap();
+    }
+    let (code, stderr) = sweep_with(&two, true);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("2 states there could be"), "{stderr}");
+    std::fs::remove_dir_all(&root).unwrap();
 }
 
 #[test]
@@ -507,6 +695,7 @@ fn a_guided_sweeps_failing_derived_run_replays_from_its_report() {
         "the derived run replays with its schedule:\n{stdout}\n{}",
         String::from_utf8_lossy(&output.stderr)
     );
+    std::fs::remove_dir_all(&root).unwrap();
 }
 
 #[test]
@@ -522,6 +711,7 @@ fn a_guided_sweep_refuses_shards_and_the_determinism_sample() {
     sampled.check_determinism = 5.0;
     let e = sweep::sweep(&sampled).unwrap_err().to_string();
     assert!(e.contains("--check-determinism with --guided"), "{e}");
+    std::fs::remove_dir_all(&root).unwrap();
 }
 
 /// reports/README.md, which the README points at, names every file a sweep
@@ -556,6 +746,7 @@ fn reports_readme_names_every_file_a_sweep_writes() {
             "reports/README.md does not name {name}"
         );
     }
+    std::fs::remove_dir_all(&root).unwrap();
 }
 
 /// `expect.except` (issue 26, item 19): a failure with a known defect's
@@ -635,6 +826,7 @@ fn a_known_defect_is_counted_not_failed_and_any_other_failure_fails() {
         2,
         "{junit}"
     );
+    std::fs::remove_dir_all(&root).unwrap();
 }
 
 #[test]

@@ -48,6 +48,12 @@ pub struct SweepArgs {
     /// corpus is kept in --out (guided/), and --resume continues it.
     #[arg(long)]
     pub guided: bool,
+    /// With --guided: start each search with the corpus of the same scenario
+    /// and variant in an earlier guided sweep's --out (its guided/ states),
+    /// so a nightly sweep goes on from what the nights before it reached;
+    /// its runs take this sweep's seeds.
+    #[arg(long, value_name = "DIR")]
+    pub corpus: Option<PathBuf>,
     /// Override a bug mode in every run, as `run --bug` (repeatable).
     #[arg(long = "bug", value_name = "KEY=MODE")]
     pub bugs: Vec<String>,
@@ -68,6 +74,13 @@ fn sweep_options(args: SweepArgs, quiet: bool) -> Result<SweepOptions, String> {
             .map(|n| n.get())
             .unwrap_or(1)
     });
+    if args.corpus.is_some() && !args.guided {
+        return Err(
+            "--corpus starts guided searches from an earlier guided sweep's corpus: it needs \
+             --guided"
+                .into(),
+        );
+    }
     if jobs == 0 || jobs > 256 {
         return Err("--jobs is 1..=256".into());
     }
@@ -92,6 +105,7 @@ fn sweep_options(args: SweepArgs, quiet: bool) -> Result<SweepOptions, String> {
         },
         quiet,
         guided: args.guided,
+        corpus: args.corpus,
     })
 }
 

@@ -387,6 +387,7 @@ fn sweep_rate(path: &std::path::Path, seeds: u64, jobs: usize) -> Result<f64, Er
         variant: None,
         fail_fast: false,
         guided: false,
+        corpus: None,
         overrides: Default::default(),
         quiet: true,
     };

@@ -73,8 +73,9 @@ pub const WARMUP_RUNS: usize = 4;
 /// Draws of an edit before a derived run gives up on its parent (an edit
 /// that does not apply, such as a swap in a schedule of one fault).
 pub const EDIT_TRIES: usize = 8;
-/// Most entries the corpus keeps (new ones replace the oldest derived ones
-/// beyond this, so memory stays bounded whatever the budget).
+/// Most entries the corpus keeps, so memory stays bounded whatever the budget
+/// (beyond this a new entry replaces the one whose features are the most
+/// common: [`Guide::observe`]).
 pub const CORPUS_MAX: usize = 256;
 
 /// What a run reached, as a set of names.
@@ -152,16 +153,7 @@ fn choose<'c>(
     corpus: &'c [Entry],
     hits: &BTreeMap<String, u64>,
 ) -> &'c Entry {
-    let weights: Vec<f64> = corpus
-        .iter()
-        .map(|e| {
-            e.features
-                .iter()
-                .map(|f| 1.0 / hits.get(f).copied().unwrap_or(1).max(1) as f64)
-                .sum::<f64>()
-                .max(1e-9)
-        })
-        .collect();
+    let weights: Vec<f64> = corpus.iter().map(|e| rarity(e, hits)).collect();
     let total: f64 = weights.iter().sum();
     let mut draw = rng.random_range(0.0..total);
     for (entry, w) in corpus.iter().zip(&weights) {
@@ -171,6 +163,34 @@ fn choose<'c>(
         draw -= w;
     }
     corpus.last().expect("not empty")
+}
+
+/// An entry's weight: each of its features counts one over the number of runs
+/// that reached it.
+fn rarity(entry: &Entry, hits: &BTreeMap<String, u64>) -> f64 {
+    entry
+        .features
+        .iter()
+        .map(|f| 1.0 / hits.get(f).copied().unwrap_or(1).max(1) as f64)
+        .sum::<f64>()
+        .max(1e-9)
+}
+
+/// The entry a full corpus gives up for a new one: the lowest [`rarity`], the
+/// oldest of equals. Under a first-in, first-out rule a long search (a
+/// nightly campaign that carries its corpus on) lost its near misses, the
+/// entries that reached what a handful of runs reached, first.
+fn evicted(corpus: &[Entry], hits: &BTreeMap<String, u64>) -> usize {
+    let mut at = 0;
+    let mut lowest = f64::INFINITY;
+    for (i, entry) in corpus.iter().enumerate() {
+        let weight = rarity(entry, hits);
+        if weight < lowest {
+            lowest = weight;
+            at = i;
+        }
+    }
+    at
 }
 
 /// How a run of the search came about.
@@ -235,6 +255,8 @@ struct Entry {
     config_seed: u64,
     schedule: Schedule,
     features: BTreeSet<String>,
+    /// The run was a find ([`is_find`]).
+    find: bool,
 }
 
 /// The next run a guide asks for.
@@ -379,7 +401,8 @@ impl Guide {
         if let (true, Some(schedule)) = (new, played) {
             self.seen.extend(reached.iter().cloned());
             if self.corpus.len() >= CORPUS_MAX {
-                self.corpus.remove(0);
+                let at = evicted(&self.corpus, &self.hits);
+                self.corpus.remove(at);
             }
             self.corpus.push(Entry {
                 seed,
@@ -389,8 +412,30 @@ impl Guide {
                     .and_then(|d| d.config_seed)
                     .unwrap_or(seed),
                 schedule,
+                find: is_find(result),
                 features: reached,
             });
+        }
+    }
+
+    /// This guide's corpus and counts of what runs reached, carried into a new
+    /// search whose runs' seeds count up from `first_seed` (which also seeds
+    /// its choices): a nightly sweep that goes on from the night before's
+    /// (`sweep --guided --corpus`). Its own counters start at zero. The finds
+    /// stay behind (as AFL keeps its crashes out of its queue): a run derived
+    /// from a find mostly finds the same thing again (67 % of those derived
+    /// from a ZOOKEEPER-4541 find, docs/exploration.md), and a night spent on
+    /// yesterday's find is a night not spent on what nobody has found.
+    pub fn carried(mut self, first_seed: u64) -> Guide {
+        self.corpus.retain(|e| !e.find);
+        Guide {
+            search_seed: first_seed,
+            next_seed: first_seed,
+            runs: 0,
+            fresh: 0,
+            derived: 0,
+            invalid: 0,
+            ..self
         }
     }
 
@@ -405,6 +450,7 @@ impl Guide {
                     "config_seed": e.config_seed,
                     "schedule": e.schedule.to_json(&self.names),
                     "features": e.features,
+                    "find": e.find,
                 })
             })
             .collect();
@@ -447,6 +493,9 @@ impl Guide {
             config_seed: Option<u64>,
             schedule: serde_json::Value,
             features: BTreeSet<String>,
+            /// Absent in a state written before entries said so.
+            #[serde(default)]
+            find: bool,
         }
         let saved: Saved = serde_json::from_value(json.clone()).map_err(|e| e.to_string())?;
         if saved.corpus.len() > CORPUS_MAX {
@@ -468,6 +517,7 @@ impl Guide {
                 config_seed: e.config_seed.unwrap_or(e.seed),
                 schedule,
                 features: e.features,
+                find: e.find,
             });
         }
         guide.seen = saved.seen;
@@ -709,5 +759,100 @@ chaos: {auto: true, window: 8s}
             r.outcome, find.outcome,
             "the written find ends as the find did"
         );
+    }
+
+    fn entry(seed: u64, features: &[&str], find: bool) -> Entry {
+        Entry {
+            seed,
+            config_seed: seed,
+            schedule: Schedule {
+                window: std::time::Duration::from_secs(1),
+                faults: Vec::new(),
+                ops: None,
+            },
+            features: features.iter().map(|f| f.to_string()).collect(),
+            find,
+        }
+    }
+
+    #[test]
+    fn a_full_corpus_gives_up_its_most_common_entry_and_keeps_near_misses() {
+        let scenario = scenario::load_str("g.yaml", TEXT).expect("valid");
+        let variant = &scenario.variants[0];
+        let mut guide = Guide::new(&scenario, 1, 1);
+        // The oldest entry reached a probe one run in a thousand reached; the
+        // others only what every run reaches.
+        guide
+            .corpus
+            .push(entry(1, &["common", "probe:near_miss"], false));
+        for seed in 2..CORPUS_MAX as u64 + 1 {
+            guide.corpus.push(entry(seed, &["common"], false));
+        }
+        guide.hits.insert("common".into(), 1000);
+        guide.hits.insert("probe:near_miss".into(), 1);
+        assert_eq!(guide.corpus.len(), CORPUS_MAX);
+        assert_eq!(
+            evicted(&guide.corpus, &guide.hits),
+            1,
+            "the oldest of the common ones"
+        );
+        // A run with something new joins the full corpus: the near miss stays.
+        let result = play(
+            &scenario,
+            variant,
+            &Next {
+                run: 1,
+                seed: 9_999,
+                schedule: None,
+                config_seed: None,
+                origin: Origin::Fresh,
+            },
+        );
+        guide.observe(9_999, schedule_of(&scenario, &result), &result);
+        assert_eq!(guide.corpus.len(), CORPUS_MAX);
+        assert_eq!(guide.corpus[0].seed, 1, "the near miss is kept");
+        assert!(
+            guide.corpus.iter().all(|e| e.seed != 2),
+            "seed 2's entry gave way"
+        );
+        assert_eq!(guide.corpus.last().map(|e| e.seed), Some(9_999));
+    }
+
+    #[test]
+    fn a_carried_corpus_leaves_its_finds_behind_and_restarts_the_count() {
+        let scenario = scenario::load_str("g.yaml", TEXT).expect("valid");
+        let mut guide = Guide::new(&scenario, 1, 1);
+        guide.corpus.push(entry(3, &["a"], false));
+        guide.corpus.push(entry(7, &["b", "violated"], true));
+        guide.corpus.push(entry(9, &["c"], false));
+        guide
+            .seen
+            .extend(["a", "b", "c", "violated"].map(String::from));
+        guide.hits.insert("a".into(), 4);
+        guide.runs = 12;
+        guide.fresh = 5;
+        guide.derived = 6;
+        guide.invalid = 1;
+        guide.next_seed = 13;
+        // Through its saved state, as `sweep --corpus` reads it.
+        let saved = guide.to_json();
+        assert_eq!(saved["corpus"][1]["find"], true);
+        let carried = Guide::from_json(&scenario, &saved)
+            .expect("reads back")
+            .carried(101);
+        let seeds: Vec<u64> = carried.corpus.iter().map(|e| e.seed).collect();
+        assert_eq!(seeds, [3, 9], "the find stays behind");
+        assert_eq!(carried.seen.len(), 4, "what was reached stays reached");
+        assert_eq!(carried.hits.get("a"), Some(&4));
+        assert_eq!(
+            (
+                carried.runs,
+                carried.fresh,
+                carried.derived,
+                carried.invalid
+            ),
+            (0, 0, 0, 0)
+        );
+        assert_eq!((carried.next_seed, carried.search_seed), (101, 101));
     }
 }

@@ -39,6 +39,23 @@ pub(super) struct Search {
     pub variant: usize,
     pub guide: Guide,
     pub budget: usize,
+    /// The earlier sweep's state its corpus came from (`--corpus`).
+    pub carried: Option<Carried>,
+}
+
+/// A corpus a guided search started with, as sweep.json records it: the
+/// earlier sweep's state file and its digest (an input of the sweep, like its
+/// seeds and overrides).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Carried {
+    pub scenario: String,
+    pub variant: String,
+    /// The state file read, as given.
+    pub state: String,
+    /// SHA-256 of its bytes, hex.
+    pub digest: String,
+    /// Corpus entries carried from it (its finds stay behind).
+    pub entries: usize,
 }
 
 /// The state file of one search, relative to `--out`.
@@ -48,36 +65,134 @@ fn state_path(scenario: &Scenario, variant: &str) -> PathBuf {
         .join(format!("{}.json", report::safe_component(variant)))
 }
 
+/// Most entries of a `--corpus` directory's `guided/` looked through for a
+/// scenario given by another path.
+const CORPUS_DIRS_MAX: usize = 10_000;
+
+/// The state of this scenario's variant in an earlier guided sweep's `dir`:
+/// under the path the scenario was given by, else under the one path there
+/// that ends in the same file name (the earlier sweep ran from another
+/// directory); `None` when there is none. Two such paths are an error that
+/// names them.
+fn corpus_state(dir: &Path, scenario: &Scenario, variant: &str) -> Result<Option<PathBuf>, String> {
+    let exact = dir.join(state_path(scenario, variant));
+    if std::fs::symlink_metadata(&exact).is_ok() {
+        return Ok(Some(exact));
+    }
+    let Some(name) = Path::new(&scenario.file).file_name() else {
+        return Ok(None);
+    };
+    let name = report::safe_component(&name.to_string_lossy());
+    let suffix = format!("%2F{name}");
+    let state = format!("{}.json", report::safe_component(variant));
+    let guided = dir.join(GUIDE_DIR);
+    let entries = std::fs::read_dir(&guided).map_err(|e| {
+        format!(
+            "--corpus: reading {}: {}",
+            crate::base::text::printable(&guided.display().to_string()),
+            crate::base::fsio::io_text(&e)
+        )
+    })?;
+    let mut found: Vec<PathBuf> = entries
+        .take(CORPUS_DIRS_MAX)
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|d| *d == name || d.ends_with(&suffix))
+        .map(|d| guided.join(d).join(&state))
+        .filter(|p| std::fs::symlink_metadata(p).is_ok())
+        .collect();
+    found.sort();
+    match found.len() {
+        0 => Ok(None),
+        1 => Ok(found.pop()),
+        _ => Err(format!(
+            "--corpus: {} states there could be {}'s ({}); run from the directory the earlier sweep \
+             ran from, so that the scenario's path is the same",
+            found.len(),
+            crate::base::text::printable(&scenario.file),
+            found
+                .iter()
+                .take(5)
+                .map(|p| crate::base::text::printable(&p.display().to_string()).into_owned())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
+}
+
+/// A guide from a state file, and the file's digest; an error names the file.
+fn read_state(scenario: &Scenario, path: &Path) -> Result<(Guide, String), String> {
+    let shown = crate::base::text::printable(&path.display().to_string()).into_owned();
+    let bytes = crate::base::fsio::read_capped(path, STATE_BYTES_MAX).map_err(|e| e.to_string())?;
+    let json: serde_json::Value = serde_json::from_slice(&bytes)
+        .map_err(|e| format!("{shown}: not a guided search's state: {e}"))?;
+    let guide = Guide::from_json(scenario, &json).map_err(|e| format!("{shown}: {e}"))?;
+    let digest = crate::base::trail::hex(&<sha2::Sha256 as sha2::Digest>::digest(&bytes));
+    Ok((guide, digest))
+}
+
 /// Every search of the sweep, resumed from `--out` when `resume` is set and a
-/// state was written; an error names a state file that does not read back.
+/// state was written, else started from `--corpus`'s state of the same
+/// scenario and variant when there is one; an error names a state file that
+/// does not read back, or a `--corpus` that holds no guided sweep's states.
 pub(super) fn searches(
     options: &SweepOptions,
     scenarios: &[Scenario],
 ) -> Result<Vec<Search>, String> {
     let budget = (options.seeds.end() - options.seeds.start() + 1) as usize;
     let first = *options.seeds.start();
+    if let Some(dir) = &options.corpus {
+        if !dir.join(GUIDE_DIR).is_dir() {
+            return Err(format!(
+                "--corpus {}: no {GUIDE_DIR}/ there; give the --out of an earlier `sweep --guided`",
+                crate::base::text::printable(&dir.display().to_string())
+            ));
+        }
+    }
     let mut out = Vec::new();
     for (file, scenario) in scenarios.iter().enumerate() {
         for (variant, v) in scenario.variants.iter().enumerate() {
             if options.variant.as_ref().is_some_and(|name| *name != v.name) {
                 continue;
             }
+            let from = match &options.corpus {
+                Some(dir) => corpus_state(dir, scenario, &v.name)?,
+                None => None,
+            };
+            let carried = match &from {
+                Some(path) => {
+                    let (guide, digest) = read_state(scenario, path)?;
+                    Some((guide.carried(first), digest))
+                }
+                None => None,
+            };
+            let record = |guide: &Guide, digest: &str, path: &Path| Carried {
+                scenario: scenario.file.clone(),
+                variant: v.name.clone(),
+                state: path.display().to_string(),
+                digest: digest.to_string(),
+                entries: guide.corpus_len(),
+            };
             let path = options.out.join(state_path(scenario, &v.name));
-            let guide = if options.resume && std::fs::symlink_metadata(&path).is_ok() {
-                let shown = crate::base::text::printable(&path.display().to_string()).into_owned();
-                let bytes = crate::base::fsio::read_capped(&path, STATE_BYTES_MAX)
-                    .map_err(|e| e.to_string())?;
-                let json: serde_json::Value = serde_json::from_slice(&bytes)
-                    .map_err(|e| format!("{shown}: not a guided search's state: {e}"))?;
-                Guide::from_json(scenario, &json).map_err(|e| format!("{shown}: {e}"))?
+            let (guide, carried) = if options.resume && std::fs::symlink_metadata(&path).is_ok() {
+                // The resumed state holds the corpus it started with.
+                let carried = carried
+                    .as_ref()
+                    .zip(from.as_ref())
+                    .map(|((g, d), p)| record(g, d, p));
+                (read_state(scenario, &path)?.0, carried)
+            } else if let (Some((guide, digest)), Some(path)) = (carried, from.as_ref()) {
+                let shown = record(&guide, &digest, path);
+                (guide, Some(shown))
             } else {
-                Guide::new(scenario, first, first)
+                (Guide::new(scenario, first, first), None)
             };
             out.push(Search {
                 file,
                 variant,
                 guide,
                 budget,
+                carried,
             });
         }
     }

@@ -177,6 +177,9 @@ pub fn merge(options: &MergeOptions) -> Result<MergeSummary, Error> {
         files: first_meta
             .as_ref()
             .map_or_else(Vec::new, |m| m.files.clone()),
+        guided_corpus: first_meta
+            .as_ref()
+            .map_or_else(Vec::new, |m| m.guided_corpus.clone()),
         plan_digest: first_meta.map_or_else(String::new, |m| m.plan_digest),
         planned: planned.unwrap_or(0),
         recorded: summary.records.len() as u64,

@@ -45,6 +45,9 @@ pub struct Meta {
     /// while running, and in sweeps from before the ledger).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub coverage: Option<CoverageReport>,
+    /// The corpora a guided sweep's searches started with (`--corpus`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub guided_corpus: Vec<super::guided::Carried>,
 }
 
 /// The ledger and its verdict, as sweep.json carries them.

@@ -57,6 +57,9 @@ pub struct SweepOptions {
     /// Spend the runs on guided search ([`guided`]) instead of one fresh seed
     /// each.
     pub guided: bool,
+    /// A guided sweep's `--out` whose searches' corpora this one's start
+    /// with (a nightly campaign that goes on from the night before).
+    pub corpus: Option<PathBuf>,
 }
 
 /// Why a sweep stopped.
@@ -213,6 +216,8 @@ pub fn sweep(options: &SweepOptions) -> Result<Summary, Error> {
         runnable.len() - todo.len()
     };
     let mut meta = first_meta(options, &scenarios, items.len(), done_before);
+    meta.guided_corpus = searches.iter().filter_map(|s| s.carried.clone()).collect();
+    announce_corpus(options, &scenarios, &searches);
     meta::write(&options.out, &meta)?;
     let mut records = previous.records;
     announce(options, items.len(), done_before);
@@ -366,6 +371,7 @@ fn first_meta(
         stopped_by: "running".into(),
         incomplete: None,
         coverage: None,
+        guided_corpus: Vec::new(),
     }
 }
 
@@ -422,6 +428,33 @@ fn announce(options: &SweepOptions, planned: usize, done_before: usize) {
             planned - done_before,
             options.jobs
         );
+    }
+}
+
+/// With `--corpus`: which searches start from a carried corpus, and which find
+/// none of their scenario and variant there and start empty (unless quiet).
+fn announce_corpus(options: &SweepOptions, scenarios: &[Scenario], searches: &[guided::Search]) {
+    let Some(dir) = &options.corpus else {
+        return;
+    };
+    if options.quiet {
+        return;
+    }
+    let dir = crate::base::text::printable(&dir.display().to_string()).into_owned();
+    for search in searches {
+        let scenario = &scenarios[search.file];
+        let name = crate::base::text::printable(&scenario.file).into_owned();
+        let variant =
+            crate::base::text::printable(&scenario.variants[search.variant].name).into_owned();
+        match &search.carried {
+            Some(c) => eprintln!(
+                "sweep: {name} [{variant}] starts from {dir}'s corpus ({} entries)",
+                c.entries
+            ),
+            None => eprintln!(
+                "sweep: {name} [{variant}]: no corpus of it in {dir}; its search starts empty"
+            ),
+        }
     }
 }
 
