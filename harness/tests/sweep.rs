@@ -440,11 +440,8 @@ fn a_guided_sweep_derives_runs_by_editing_schedules_and_is_the_same_on_any_jobs_
         "each run its own seed, in order: {seeds:?}"
     );
     for d in &derived {
-        let parent: u64 =
-            d.1.strip_prefix("seed ")
-                .and_then(|rest| rest.split('\'').next())
-                .and_then(|n| n.parse().ok())
-                .unwrap_or_else(|| panic!("a derived run names its parent's seed: {d:?}"));
+        let parent = parent_of(&d.1)
+            .unwrap_or_else(|| panic!("a derived run names its parent's seed: {d:?}"));
         assert!(
             parent < d.2 && seeds.contains(&parent),
             "a derived run edits an earlier run's schedule: {d:?}"
