@@ -565,6 +565,20 @@ fn a_guided_sweep_goes_on_from_an_earlier_sweeps_corpus_without_its_finds() {
     let again = root.join("night-2-again");
     sweep::sweep(&next(&again, Some(&night1), 1)).unwrap();
     assert_eq!(guided_runs(&again), runs);
+    // Stopped after its first batch and resumed without --corpus: the same
+    // night, and sweep.json still names the corpus it started from.
+    let resumed = root.join("night-2-resumed");
+    let mut stopped = next(&resumed, Some(&night1), 2);
+    stopped.time_budget = Some(Duration::from_millis(1));
+    assert!(!sweep::sweep(&stopped).unwrap().complete());
+    let mut rest = next(&resumed, None, 2);
+    rest.resume = true;
+    assert!(sweep::sweep(&rest).unwrap().complete());
+    assert_eq!(guided_runs(&resumed), runs);
+    let meta_resumed: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(resumed.join("sweep.json")).unwrap())
+            .unwrap();
+    assert_eq!(meta_resumed["guided_corpus"], meta["guided_corpus"]);
     // Without the corpus the same seeds make another search.
     let alone = root.join("night-2-alone");
     sweep::sweep(&next(&alone, None, 2)).unwrap();

@@ -217,6 +217,15 @@ pub fn sweep(options: &SweepOptions) -> Result<Summary, Error> {
     };
     let mut meta = first_meta(options, &scenarios, items.len(), done_before);
     meta.guided_corpus = searches.iter().filter_map(|s| s.carried.clone()).collect();
+    if options.resume {
+        // A resumed search holds the corpus it started with, whatever
+        // `--corpus` says now: so does the record of it.
+        if let Some(before) = meta::read(&options.out).ok().flatten() {
+            if !before.guided_corpus.is_empty() {
+                meta.guided_corpus = before.guided_corpus;
+            }
+        }
+    }
     announce_corpus(options, &scenarios, &searches);
     meta::write(&options.out, &meta)?;
     let mut records = previous.records;
