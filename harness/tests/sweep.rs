@@ -565,13 +565,13 @@ fn a_guided_sweep_goes_on_from_an_earlier_sweeps_corpus_without_its_finds() {
     let again = root.join("night-2-again");
     sweep::sweep(&next(&again, Some(&night1), 1)).unwrap();
     assert_eq!(guided_runs(&again), runs);
-    // Stopped after its first batch and resumed without --corpus: the same
-    // night, and sweep.json still names the corpus it started from.
+    // Stopped after its first batch and resumed with another --corpus: the
+    // same night, and sweep.json still names the corpus it started from.
     let resumed = root.join("night-2-resumed");
     let mut stopped = next(&resumed, Some(&night1), 2);
     stopped.time_budget = Some(Duration::from_millis(1));
     assert!(!sweep::sweep(&stopped).unwrap().complete());
-    let mut rest = next(&resumed, None, 2);
+    let mut rest = next(&resumed, Some(&again), 2);
     rest.resume = true;
     assert!(sweep::sweep(&rest).unwrap().complete());
     assert_eq!(guided_runs(&resumed), runs);

@@ -132,12 +132,15 @@ fn read_state(scenario: &Scenario, path: &Path) -> Result<(Guide, String), Strin
 }
 
 /// Every search of the sweep, resumed from `--out` when `resume` is set and a
-/// state was written, else started from `--corpus`'s state of the same
-/// scenario and variant when there is one; an error names a state file that
-/// does not read back, or a `--corpus` that holds no guided sweep's states.
+/// state was written (its record of a carried corpus is the one `before`,
+/// the sweep.json it started with, holds), else started from `--corpus`'s
+/// state of the same scenario and variant when there is one; an error names a
+/// state file that does not read back, or a `--corpus` that holds no guided
+/// sweep's states.
 pub(super) fn searches(
     options: &SweepOptions,
     scenarios: &[Scenario],
+    before: &[Carried],
 ) -> Result<Vec<Search>, String> {
     let budget = (options.seeds.end() - options.seeds.start() + 1) as usize;
     let first = *options.seeds.start();
@@ -155,37 +158,35 @@ pub(super) fn searches(
             if options.variant.as_ref().is_some_and(|name| *name != v.name) {
                 continue;
             }
-            let from = match &options.corpus {
-                Some(dir) => corpus_state(dir, scenario, &v.name)?,
-                None => None,
-            };
-            let carried = match &from {
-                Some(path) => {
-                    let (guide, digest) = read_state(scenario, path)?;
-                    Some((guide.carried(first), digest))
-                }
-                None => None,
-            };
-            let record = |guide: &Guide, digest: &str, path: &Path| Carried {
-                scenario: scenario.file.clone(),
-                variant: v.name.clone(),
-                state: path.display().to_string(),
-                digest: digest.to_string(),
-                entries: guide.corpus_len(),
-            };
             let path = options.out.join(state_path(scenario, &v.name));
             let (guide, carried) = if options.resume && std::fs::symlink_metadata(&path).is_ok() {
-                // The resumed state holds the corpus it started with.
-                let carried = carried
-                    .as_ref()
-                    .zip(from.as_ref())
-                    .map(|((g, d), p)| record(g, d, p));
+                // The resumed state holds the corpus it started with,
+                // whatever `--corpus` says now.
+                let carried = before
+                    .iter()
+                    .find(|c| c.scenario == scenario.file && c.variant == v.name)
+                    .cloned();
                 (read_state(scenario, &path)?.0, carried)
-            } else if let (Some((guide, digest)), Some(path)) = (carried, from.as_ref()) {
-                let shown = record(&guide, &digest, path);
-                (guide, Some(shown))
             } else {
-                (Guide::new(scenario, first, first), None)
+                let from = match &options.corpus {
+                    Some(dir) => corpus_state(dir, scenario, &v.name)?,
+                    None => None,
+                };
+                match from {
+                    Some(from) => {
+                        let (guide, digest) = read_state(scenario, &from)?;
+                        let guide = guide.carried(first);
+                        let carried = Carried {
+                            scenario: scenario.file.clone(),
+                            variant: v.name.clone(),
+                            state: from.display().to_string(),
+                            digest,
+                            entries: guide.corpus_len(),
+                        };
+                        (guide, Some(carried))
+                    }
+                    None => (Guide::new(scenario, first, first), None),
+                }
             };
             out.push(Search {
                 file,

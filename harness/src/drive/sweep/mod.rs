@@ -217,15 +217,6 @@ pub fn sweep(options: &SweepOptions) -> Result<Summary, Error> {
     };
     let mut meta = first_meta(options, &scenarios, items.len(), done_before);
     meta.guided_corpus = searches.iter().filter_map(|s| s.carried.clone()).collect();
-    if options.resume {
-        // A resumed search holds the corpus it started with, whatever
-        // `--corpus` says now: so does the record of it.
-        if let Some(before) = meta::read(&options.out).ok().flatten() {
-            if !before.guided_corpus.is_empty() {
-                meta.guided_corpus = before.guided_corpus;
-            }
-        }
-    }
     announce_corpus(options, &scenarios, &searches);
     meta::write(&options.out, &meta)?;
     let mut records = previous.records;
@@ -421,7 +412,16 @@ fn guided_searches(
     if !options.guided {
         return Ok(Vec::new());
     }
-    let mut searches = guided::searches(options, scenarios).map_err(Error::Input)?;
+    // What the sweep being resumed recorded of the corpora it started from.
+    let before = if options.resume {
+        meta::read(&options.out)
+            .map_err(Error::Input)?
+            .map(|m| m.guided_corpus)
+            .unwrap_or_default()
+    } else {
+        Vec::new()
+    };
+    let mut searches = guided::searches(options, scenarios, &before).map_err(Error::Input)?;
     searches.retain(|s| matches!(unbuilt.get(&(s.file, s.variant)), Some(None) | None));
     Ok(searches)
 }
@@ -457,7 +457,8 @@ fn announce_corpus(options: &SweepOptions, scenarios: &[Scenario], searches: &[g
             crate::base::text::printable(&scenario.variants[search.variant].name).into_owned();
         match &search.carried {
             Some(c) => eprintln!(
-                "sweep: {name} [{variant}] starts from {dir}'s corpus ({} entries)",
+                "sweep: {name} [{variant}] starts from the corpus of {} ({} entries)",
+                crate::base::text::printable(&c.state),
                 c.entries
             ),
             None => eprintln!(
